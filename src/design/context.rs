@@ -1,0 +1,121 @@
+//! What an executor may do: its window onto the world.
+//!
+//! An executor never touches the clock, the network or an RNG. It reacts to a tool call, a
+//! response or a timer, reads and writes its journal, and pushes commands (send, set a timer,
+//! report to the agent) that the world carries out after the handler returns. This is what
+//! lets the same design code run under random simulation, replay and, later, search.
+
+use super::journal::{Journal, OpState};
+use crate::sim::Millis;
+use crate::world::ids::*;
+use crate::world::protocol::{Request, ToolResult};
+use crate::world::trace::{Component, Trace};
+
+/// A command from an executor to the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecCommand {
+    Send {
+        attempt: AttemptId,
+        op: OpId,
+        request: Request,
+    },
+    Timer {
+        at_ms: Millis,
+        tag: u64,
+    },
+    Report {
+        call: CallId,
+        result: ToolResult,
+    },
+}
+
+/// Counters that mint fresh identifiers across the whole run.
+#[derive(Debug, Default)]
+pub(crate) struct Minted {
+    pub attempts: u32,
+    pub keys: u64,
+}
+
+/// The context handed to every executor callback.
+pub struct ExecCtx<'a> {
+    pub(crate) now: Millis,
+    pub(crate) worker: WorkerId,
+    pub(crate) journal: &'a mut Journal,
+    pub(crate) out: &'a mut Vec<ExecCommand>,
+    pub(crate) minted: &'a mut Minted,
+    pub(crate) trace: &'a mut Trace,
+}
+
+impl ExecCtx<'_> {
+    /// Current virtual time.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// The worker running this executor.
+    pub fn worker(&self) -> WorkerId {
+        self.worker
+    }
+
+    /// The operation records, shared by all workers; durable or volatile per the model.
+    pub fn journal(&mut self) -> &mut Journal {
+        self.journal
+    }
+
+    /// Read-only view of the journal.
+    pub fn journal_ref(&self) -> &Journal {
+        self.journal
+    }
+
+    /// Moves an operation to `state` and records the change.
+    pub fn transition(&mut self, op: OpId, state: OpState) {
+        let now = self.now;
+        if let Some(before) = self.journal.transition(op, state, now)
+            && before != state
+        {
+            let w = self.worker;
+            self.trace.log(now, Component::Executor, || {
+                format!("{w}: {op} {} -> {}", before.name(), state.name())
+            });
+        }
+    }
+
+    /// A key never used before in this run.
+    pub fn new_key(&mut self) -> Key {
+        self.minted.keys += 1;
+        Key(self.minted.keys)
+    }
+
+    /// Sends `request` for operation `op`. The response (a reply or a timeout) comes back
+    /// through `on_response` with the returned attempt id.
+    pub fn send(&mut self, op: OpId, request: Request) -> AttemptId {
+        self.minted.attempts += 1;
+        let attempt = AttemptId(self.minted.attempts);
+        self.out.push(ExecCommand::Send {
+            attempt,
+            op,
+            request,
+        });
+        attempt
+    }
+
+    /// Calls `on_timer(tag)` after `delay_ms`, unless this worker crashes first.
+    pub fn set_timer(&mut self, delay_ms: Millis, tag: u64) {
+        self.out.push(ExecCommand::Timer {
+            at_ms: self.now.saturating_add(delay_ms),
+            tag,
+        });
+    }
+
+    /// Tells the agent the result of tool call `call`.
+    pub fn report(&mut self, call: CallId, result: ToolResult) {
+        self.out.push(ExecCommand::Report { call, result });
+    }
+
+    /// Adds a line to the trace (free when tracing is off).
+    pub fn note(&mut self, text: impl FnOnce() -> String) {
+        let (now, w) = (self.now, self.worker);
+        self.trace
+            .log(now, Component::Executor, || format!("{w}: {}", text()));
+    }
+}

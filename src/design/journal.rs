@@ -1,0 +1,290 @@
+//! The executor's journal: one durable record per operation.
+//!
+//! An operation is the executor's record of an intent: its identity, the call it serves, the
+//! provider key, the parameter fingerprint, its state and its receipt. A durable journal
+//! survives a worker crash; a volatile one loses the crashed worker's operations. State
+//! changes go through [`Journal::transition`], which also measures how long each operation
+//! stayed unknown before it was resolved (the reconciliation time).
+
+use std::collections::BTreeMap;
+
+use crate::model::Durability;
+use crate::sim::Millis;
+use crate::world::ids::*;
+use crate::world::protocol::ToolCall;
+
+/// Lifecycle of an operation. `Unknown` is first-class: a transport error never becomes
+/// `Failed` by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum OpState {
+    /// Recorded, not yet approved to run.
+    Proposed,
+    /// Approved; may be dispatched.
+    Authorized,
+    /// A request is out.
+    Dispatched,
+    /// The provider answered 202: accepted, not completed; the work may still fail.
+    Accepted,
+    /// The effect exists, with evidence.
+    Confirmed,
+    /// Definitely not done.
+    Failed,
+    /// The executor does not know whether the effect exists.
+    Unknown,
+    /// Handed to a human; the executor stopped trying.
+    Escalated,
+    /// Undone by a separate compensating operation.
+    Compensated,
+}
+
+impl OpState {
+    /// Whether the outcome is known and final.
+    pub fn is_settled(self) -> bool {
+        matches!(
+            self,
+            OpState::Confirmed | OpState::Failed | OpState::Compensated
+        )
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpState::Proposed => "proposed",
+            OpState::Authorized => "authorized",
+            OpState::Dispatched => "dispatched",
+            OpState::Accepted => "accepted",
+            OpState::Confirmed => "confirmed",
+            OpState::Failed => "failed",
+            OpState::Unknown => "unknown",
+            OpState::Escalated => "escalated",
+            OpState::Compensated => "compensated",
+        }
+    }
+}
+
+/// One operation record.
+#[derive(Clone, Debug)]
+pub struct Operation {
+    pub id: OpId,
+    pub auth: AuthId,
+    /// The latest tool call this operation serves; results are reported to it.
+    pub call: ToolCall,
+    /// The provider key, if the design uses one.
+    pub key: Option<Key>,
+    /// Parameters the operation was created with.
+    pub fingerprint: Params,
+    /// The worker that runs it.
+    pub owner: WorkerId,
+    /// Sends since the last agent call.
+    pub attempts: u32,
+    /// The attempt whose response is awaited.
+    pub last_attempt: Option<AttemptId>,
+    /// The resource, once known.
+    pub receipt: Option<ResourceId>,
+    /// Whether the agent is still owed a result for `call`.
+    pub owes_report: bool,
+    state: OpState,
+    created_ms: Millis,
+    unknown_since_ms: Option<Millis>,
+}
+
+impl Operation {
+    pub fn state(&self) -> OpState {
+        self.state
+    }
+
+    pub fn created_ms(&self) -> Millis {
+        self.created_ms
+    }
+
+    /// When the operation first became unknown, if it has not been resolved since.
+    pub fn unknown_since_ms(&self) -> Option<Millis> {
+        self.unknown_since_ms
+    }
+}
+
+/// All operation records of a run, shared by the workers.
+#[derive(Debug)]
+pub struct Journal {
+    durability: Durability,
+    ops: BTreeMap<OpId, Operation>,
+    next_id: u32,
+    /// Time each resolved operation spent unknown (observer data, survives crashes).
+    reconciliation_ms: Vec<Millis>,
+}
+
+impl Journal {
+    pub fn new(durability: Durability) -> Self {
+        Self {
+            durability,
+            ops: BTreeMap::new(),
+            next_id: 0,
+            reconciliation_ms: Vec::new(),
+        }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.ops.clear();
+        self.next_id = 0;
+        self.reconciliation_ms.clear();
+    }
+
+    /// Records a new operation for `call` in state `Proposed`.
+    pub fn create(
+        &mut self,
+        call: &ToolCall,
+        key: Option<Key>,
+        owner: WorkerId,
+        now: Millis,
+    ) -> OpId {
+        let id = OpId(self.next_id);
+        self.next_id += 1;
+        self.ops.insert(
+            id,
+            Operation {
+                id,
+                auth: call.auth,
+                call: *call,
+                key,
+                fingerprint: call.params,
+                owner,
+                attempts: 0,
+                last_attempt: None,
+                receipt: None,
+                owes_report: true,
+                state: OpState::Proposed,
+                created_ms: now,
+                unknown_since_ms: None,
+            },
+        );
+        id
+    }
+
+    pub fn get(&self, id: OpId) -> Option<&Operation> {
+        self.ops.get(&id)
+    }
+
+    /// Mutable access to every field but the state (see [`Journal::transition`]).
+    pub fn get_mut(&mut self, id: OpId) -> Option<&mut Operation> {
+        self.ops.get_mut(&id)
+    }
+
+    /// The newest operation bound to `auth`.
+    pub fn find_by_auth(&self, auth: AuthId) -> Option<OpId> {
+        self.ops
+            .values()
+            .rev()
+            .find(|o| o.auth == auth)
+            .map(|o| o.id)
+    }
+
+    /// The newest operation serving tool call `call`.
+    pub fn find_by_call(&self, call: CallId) -> Option<OpId> {
+        self.ops
+            .values()
+            .rev()
+            .find(|o| o.call.call == call)
+            .map(|o| o.id)
+    }
+
+    /// Operations owned by `owner` that are not settled, oldest first.
+    pub fn open_ops(&self, owner: WorkerId) -> Vec<OpId> {
+        self.ops
+            .values()
+            .filter(|o| o.owner == owner && !o.state.is_settled())
+            .map(|o| o.id)
+            .collect()
+    }
+
+    /// Every operation, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Operation> {
+        self.ops.values()
+    }
+
+    /// Moves `id` to `state` at `now`. Entering `Unknown` starts its unknown period; settling
+    /// ends it and records the reconciliation time. Returns the previous state.
+    pub(crate) fn transition(&mut self, id: OpId, state: OpState, now: Millis) -> Option<OpState> {
+        let op = self.ops.get_mut(&id)?;
+        let before = op.state;
+        op.state = state;
+        if state == OpState::Unknown && op.unknown_since_ms.is_none() {
+            op.unknown_since_ms = Some(now);
+        }
+        if state.is_settled()
+            && let Some(since) = op.unknown_since_ms.take()
+        {
+            self.reconciliation_ms.push(now - since);
+        }
+        Some(before)
+    }
+
+    /// A worker crashed: a volatile journal forgets the operations it owned.
+    pub(crate) fn crash(&mut self, owner: WorkerId) {
+        if self.durability == Durability::Volatile {
+            self.ops.retain(|_, o| o.owner != owner);
+        }
+    }
+
+    pub fn reconciliation_ms(&self) -> &[Millis] {
+        &self.reconciliation_ms
+    }
+
+    /// Operations that became unknown and were never resolved.
+    pub fn unknown_count(&self) -> u64 {
+        self.ops
+            .values()
+            .filter(|o| o.unknown_since_ms.is_some())
+            .count() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call() -> ToolCall {
+        ToolCall {
+            call: CallId(1),
+            auth: AuthId(0),
+            tenant: Tenant(0),
+            endpoint: Endpoint(0),
+            params: Params(1),
+            tag: IntentTag(IntentId(0)),
+        }
+    }
+
+    #[test]
+    fn reconciliation_time_runs_from_first_unknown_to_settlement() {
+        let mut j = Journal::new(Durability::Durable);
+        let op = j.create(&call(), None, WorkerId(0), 0);
+        j.transition(op, OpState::Dispatched, 10);
+        j.transition(op, OpState::Unknown, 100);
+        j.transition(op, OpState::Dispatched, 150);
+        j.transition(op, OpState::Unknown, 300);
+        assert_eq!(j.unknown_count(), 1);
+        j.transition(op, OpState::Confirmed, 1_100);
+        assert_eq!(j.reconciliation_ms(), &[1_000]);
+        assert_eq!(j.unknown_count(), 0);
+    }
+
+    #[test]
+    fn volatile_journal_forgets_crashed_workers_ops() {
+        for (durability, left) in [(Durability::Durable, 2), (Durability::Volatile, 1)] {
+            let mut j = Journal::new(durability);
+            j.create(&call(), None, WorkerId(0), 0);
+            j.create(&call(), None, WorkerId(1), 0);
+            j.crash(WorkerId(0));
+            assert_eq!(j.iter().count(), left);
+        }
+    }
+
+    #[test]
+    fn finds_newest_by_auth_and_call() {
+        let mut j = Journal::new(Durability::Durable);
+        let a = j.create(&call(), None, WorkerId(0), 0);
+        let b = j.create(&call(), None, WorkerId(0), 0);
+        assert_eq!(j.find_by_auth(AuthId(0)), Some(b));
+        assert_eq!(j.find_by_call(CallId(1)), Some(b));
+        assert_ne!(a, b);
+        assert_eq!(j.find_by_auth(AuthId(9)), None);
+    }
+}

@@ -1,0 +1,68 @@
+//! Executor designs: the systems under test.
+//!
+//! A [`Design`] builds an [`Executor`] for each worker incarnation: a crash drops the
+//! executor and everything it held in memory; the restarted worker gets a fresh one, and
+//! only the [`Journal`] (if durable) carries over. One design per file; the core three share
+//! the transport loop in [`retrying`].
+
+pub mod context;
+pub mod journal;
+pub mod new_key_after_replan;
+pub mod no_dedup;
+pub mod retrying;
+pub mod same_key;
+
+pub use context::{ExecCommand, ExecCtx};
+pub use journal::{Journal, OpState, Operation};
+
+use crate::model::ExecutorModel;
+use crate::world::ids::{AttemptId, OpId};
+use crate::world::protocol::{Response, ToolCall};
+
+/// An executor design: a name and a factory of executors.
+pub trait Design: Send + Sync {
+    /// The name used in model files and on the command line.
+    fn name(&self) -> &str;
+    /// One line on what the design does.
+    fn summary(&self) -> &str;
+    /// A fresh executor for one worker incarnation.
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor>;
+}
+
+/// The executor of one worker incarnation: sans-IO, driven by the world.
+pub trait Executor {
+    /// The agent made a tool call (a new one, or one it re-runs).
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall);
+    /// The transport's answer for an attempt this executor sent.
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        attempt: AttemptId,
+        response: Response,
+    );
+    /// A timer set with [`ExecCtx::set_timer`] fired.
+    fn on_timer(&mut self, _ctx: &mut ExecCtx<'_>, _tag: u64) {}
+    /// The worker restarted after a crash: recover from the journal.
+    fn on_restart(&mut self, _ctx: &mut ExecCtx<'_>) {}
+}
+
+static NO_DEDUP: no_dedup::NoDedup = no_dedup::NoDedup;
+static SAME_KEY: same_key::SameKey = same_key::SameKey;
+static NEW_KEY_AFTER_REPLAN: new_key_after_replan::NewKeyAfterReplan =
+    new_key_after_replan::NewKeyAfterReplan;
+
+/// Every built-in design, in the order they are listed to users.
+pub fn all() -> [&'static dyn Design; 3] {
+    [&NO_DEDUP, &SAME_KEY, &NEW_KEY_AFTER_REPLAN]
+}
+
+/// The built-in design called `name`.
+pub fn find(name: &str) -> Option<&'static dyn Design> {
+    all().into_iter().find(|d| d.name() == name)
+}
+
+/// Names of the built-in designs.
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|d| d.name()).collect()
+}

@@ -1,0 +1,186 @@
+//! The transport loop shared by the core designs.
+//!
+//! The core designs differ only in *identity*: which operation a tool call belongs to and
+//! which key it carries. Everything else is this loop: dispatch, bounded transport retries
+//! with exponential backoff, classification of replies, and recovery after a crash.
+//!
+//! Classification is honest about uncertainty: a timeout, a 5xx and a 409 "in progress" leave
+//! the operation *unknown*, and when the attempts run out the agent is told `Unknown`, never
+//! `Failure`. What the agent then does is the agent model's business.
+
+use super::Executor;
+use super::context::ExecCtx;
+use super::journal::OpState;
+use crate::model::ExecutorModel;
+use crate::sim::Millis;
+use crate::world::ids::{AttemptId, OpId};
+use crate::world::protocol::{Reply, Request, Response, ToolCall, ToolResult};
+
+/// How a design maps a tool call to an operation record.
+pub trait Identity {
+    /// The operation `call` belongs to: an existing one it continues, or a new one.
+    fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId;
+}
+
+/// What a response means for the operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Done(ToolResult),
+    Failed,
+    /// The effect may or may not exist; retrying is allowed.
+    Uncertain,
+}
+
+/// Reads a response to a create.
+pub fn classify(response: Response) -> Verdict {
+    match response {
+        Response::Reply(Reply::Created { resource, .. })
+        | Response::Reply(Reply::Found { resource }) => Verdict::Done(ToolResult::Success {
+            resource: Some(resource),
+        }),
+        // The key was used before: the effect exists, but no receipt came with the answer.
+        Response::Reply(Reply::AlreadyExists) => {
+            Verdict::Done(ToolResult::Success { resource: None })
+        }
+        Response::Reply(
+            Reply::Mismatch | Reply::Expired | Reply::MissingKey | Reply::Unsupported,
+        ) => Verdict::Failed,
+        Response::Reply(
+            Reply::InProgress | Reply::ServerError { .. } | Reply::NotFound | Reply::Pending,
+        )
+        | Response::Timeout => Verdict::Uncertain,
+    }
+}
+
+/// An executor made of an [`Identity`] and the shared transport loop.
+pub struct Retrying<I> {
+    identity: I,
+    attempts: u32,
+    backoff_ms: Millis,
+}
+
+impl<I: Identity> Retrying<I> {
+    pub fn new(identity: I, config: &ExecutorModel) -> Self {
+        Self {
+            identity,
+            attempts: config.attempts,
+            backoff_ms: config.backoff_ms,
+        }
+    }
+
+    fn dispatch(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        let Some(o) = ctx.journal().get_mut(op) else {
+            return;
+        };
+        o.attempts += 1;
+        let request = Request::create(&o.call, o.key);
+        ctx.transition(op, OpState::Dispatched);
+        let attempt = ctx.send(op, request);
+        if let Some(o) = ctx.journal().get_mut(op) {
+            o.last_attempt = Some(attempt);
+        }
+    }
+
+    fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
+        ctx.transition(op, state);
+        let Some(o) = ctx.journal().get_mut(op) else {
+            return;
+        };
+        if let ToolResult::Success { resource } = result {
+            o.receipt = resource.or(o.receipt);
+        }
+        if o.owes_report {
+            o.owes_report = false;
+            let call = o.call.call;
+            ctx.report(call, result);
+        }
+    }
+
+    fn backoff(&self, attempts_done: u32) -> Millis {
+        let doublings = attempts_done.saturating_sub(1).min(31);
+        self.backoff_ms.saturating_mul(1 << doublings)
+    }
+}
+
+impl<I: Identity> Executor for Retrying<I> {
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+        let op = self.identity.operation(ctx, &call);
+        let Some(o) = ctx.journal().get_mut(op) else {
+            return;
+        };
+        o.call = call;
+        o.owes_report = true;
+        match o.state() {
+            OpState::Confirmed => {
+                // Already done: answer from the journal without a remote call.
+                let resource = o.receipt;
+                self.settle(
+                    ctx,
+                    op,
+                    OpState::Confirmed,
+                    ToolResult::Success { resource },
+                );
+            }
+            // A send is out; its answer will be reported to this call.
+            OpState::Dispatched => {}
+            _ => {
+                o.attempts = 0;
+                self.dispatch(ctx, op);
+            }
+        }
+    }
+
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        attempt: AttemptId,
+        response: Response,
+    ) {
+        let Some(o) = ctx.journal_ref().get(op) else {
+            return;
+        };
+        if o.state() != OpState::Dispatched || o.last_attempt != Some(attempt) {
+            return;
+        }
+        let attempts_done = o.attempts;
+        match classify(response) {
+            Verdict::Done(result) => self.settle(ctx, op, OpState::Confirmed, result),
+            Verdict::Failed => self.settle(ctx, op, OpState::Failed, ToolResult::Failure),
+            Verdict::Uncertain => {
+                ctx.transition(op, OpState::Unknown);
+                if attempts_done < self.attempts {
+                    ctx.set_timer(self.backoff(attempts_done), u64::from(op.0));
+                } else if let Some(o) = ctx.journal().get_mut(op)
+                    && o.owes_report
+                {
+                    o.owes_report = false;
+                    let call = o.call.call;
+                    ctx.report(call, ToolResult::Unknown);
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
+        let op = OpId(tag as u32);
+        if ctx.journal_ref().get(op).map(|o| o.state()) == Some(OpState::Unknown) {
+            self.dispatch(ctx, op);
+        }
+    }
+
+    /// Resumes every operation this worker still owed an answer for, with its recorded
+    /// identity and key: at-least-once recovery, as a durable job queue does.
+    fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
+        let worker = ctx.worker();
+        for op in ctx.journal_ref().open_ops(worker) {
+            let Some(o) = ctx.journal().get_mut(op) else {
+                continue;
+            };
+            if o.owes_report {
+                o.attempts = 0;
+                self.dispatch(ctx, op);
+            }
+        }
+    }
+}

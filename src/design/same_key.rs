@@ -1,0 +1,42 @@
+//! `same_key`: one operation and one key per authorized intent.
+//!
+//! The operation is bound to the user's authorization, so transport retries, re-runs of the
+//! call *and* the agent's replans all go through the same record and present the same key.
+//! Safe as far as the provider's key contract reaches (scope, retention, atomicity); a
+//! changed argument under the same key is the provider's mismatch rule to judge.
+
+use super::context::ExecCtx;
+use super::retrying::{Identity, Retrying};
+use super::{Design, Executor};
+use crate::model::ExecutorModel;
+use crate::world::ids::OpId;
+use crate::world::protocol::ToolCall;
+
+pub struct SameKey;
+
+impl Design for SameKey {
+    fn name(&self) -> &str {
+        "same_key"
+    }
+
+    fn summary(&self) -> &str {
+        "one key per authorized intent, reused by every retry and replan"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Retrying::new(PerIntent, config))
+    }
+}
+
+struct PerIntent;
+
+impl Identity for PerIntent {
+    fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
+        if let Some(op) = ctx.journal_ref().find_by_auth(call.auth) {
+            return op;
+        }
+        let key = Some(ctx.new_key());
+        let (worker, now) = (ctx.worker(), ctx.now());
+        ctx.journal().create(call, key, worker, now)
+    }
+}

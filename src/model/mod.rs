@@ -1,0 +1,124 @@
+//! Model files: JSON scenarios, read with path-precise errors.
+//!
+//! Every problem names the JSON path and the line and column it applies to, whether serde
+//! found it (bad JSON, wrong type, unknown field, negative number) or the checks after parsing
+//! did (impossible or inconsistent values, unknown designs).
+
+pub mod locate;
+pub mod range;
+pub mod schema;
+mod validate;
+
+use std::fmt;
+use std::path::Path;
+
+pub use range::Range;
+pub use schema::*;
+
+/// One problem in a model file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// JSON path such as `provider.retention_ms`, or `(root)`.
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Why a model file was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelError {
+    /// The file name (or another label) the text came from.
+    pub origin: String,
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.problems.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(
+                f,
+                "{}:{}:{}: {}: {}",
+                self.origin, p.line, p.column, p.path, p.message
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+impl Model {
+    /// Reads and checks a model file.
+    pub fn load(path: &Path) -> Result<Model, ModelError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ModelError {
+            origin: origin.clone(),
+            problems: vec![Problem {
+                path: "(root)".into(),
+                line: 0,
+                column: 0,
+                message: format!("cannot read the file: {e}"),
+            }],
+        })?;
+        Model::from_json(&text, &origin)
+    }
+
+    /// Parses and checks model text; `origin` labels the errors.
+    pub fn from_json(text: &str, origin: &str) -> Result<Model, ModelError> {
+        let model = parse(text).map_err(|p| ModelError {
+            origin: origin.to_string(),
+            problems: vec![p],
+        })?;
+        let problems: Vec<Problem> = validate::check(&model)
+            .into_iter()
+            .map(|(path, message)| {
+                let (line, column) = locate::locate(text, &locate::parse_path(&path));
+                Problem {
+                    path,
+                    line,
+                    column,
+                    message,
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(model)
+        } else {
+            Err(ModelError {
+                origin: origin.to_string(),
+                problems,
+            })
+        }
+    }
+}
+
+fn parse(text: &str) -> Result<Model, Problem> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let model: Model = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = match e.path().to_string() {
+            p if p == "." || p.is_empty() => "(root)".to_string(),
+            p => p,
+        };
+        serde_problem(path, e.into_inner())
+    })?;
+    de.end()
+        .map_err(|e| serde_problem("(root)".to_string(), e))?;
+    Ok(model)
+}
+
+fn serde_problem(path: String, e: serde_json::Error) -> Problem {
+    // serde_json appends " at line L column C"; the position has its own fields here.
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    Problem {
+        path,
+        line: e.line(),
+        column: e.column(),
+        message,
+    }
+}

@@ -1,0 +1,436 @@
+//! The model file: one scenario, read from JSON. Unknown fields are rejected everywhere.
+//!
+//! Durations are integer milliseconds of virtual time (`*_ms`); probabilities are
+//! [`Ratio`]s; a [`Range`] is a constant or `{"min", "max"}` drawn uniformly.
+
+use serde::{Deserialize, Serialize};
+
+use super::range::Range;
+use crate::sim::{Millis, Ratio};
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// A run stops at this virtual time; whatever is still open then is unresolved.
+    pub horizon_ms: Millis,
+    /// Designs compared when the command line names none.
+    pub designs: Vec<String>,
+    pub workload: WorkloadModel,
+    pub agent: AgentModel,
+    #[serde(default)]
+    pub executor: ExecutorModel,
+    #[serde(default)]
+    pub workers: WorkersModel,
+    #[serde(default)]
+    pub network: NetworkModel,
+    pub provider: ProviderModel,
+    /// Faults that happen exactly, beside the random ones.
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+}
+
+/// Intents arriving over time.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadModel {
+    /// How many intents the user expresses in a run.
+    pub intents: u32,
+    /// Time between two consecutive intents.
+    #[serde(default)]
+    pub spacing_ms: Range,
+    /// Probability that an intent genuinely repeats the previous one's parameters: the user
+    /// really wants a second, identical resource.
+    #[serde(default)]
+    pub genuine_repeat: Ratio,
+    /// Intents are spread over this many tenants, round-robin.
+    #[serde(default = "one")]
+    pub tenants: u32,
+}
+
+/// The LLM planner's reaction to an error or an unknown outcome.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentModel {
+    /// How long the agent waits for a tool result before treating it as unknown.
+    pub tool_timeout_ms: Millis,
+    /// Most tool calls the agent makes for one intent; then it reports what it last saw.
+    pub max_calls: u32,
+    /// Time the agent takes before acting on a failure or an unknown outcome.
+    #[serde(default)]
+    pub think_ms: Range,
+    /// Reaction weights after a definite failure.
+    pub on_failure: Reaction,
+    /// Reaction weights after an unknown outcome (timeout, indeterminate error).
+    pub on_unknown: Reaction,
+}
+
+/// Relative weights of the agent's possible reactions; at least one must be non-zero.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reaction {
+    /// Re-run the same tool call (same call id).
+    #[serde(default)]
+    pub retry_same: u32,
+    /// Plan again: a fresh tool call with the same arguments.
+    #[serde(default)]
+    pub replan: u32,
+    /// Plan again with changed arguments (parameter drift).
+    #[serde(default)]
+    pub change_args: u32,
+    /// Tell the user it failed.
+    #[serde(default)]
+    pub give_up: u32,
+    /// Tell the user the outcome is unresolved and ask them.
+    #[serde(default)]
+    pub ask_user: u32,
+}
+
+impl Reaction {
+    pub fn weights(&self) -> [u32; 5] {
+        [
+            self.retry_same,
+            self.replan,
+            self.change_args,
+            self.give_up,
+            self.ask_user,
+        ]
+    }
+}
+
+/// Transport-level settings of the executor, shared by every design of the model.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutorModel {
+    /// Sends per operation before the executor reports to the agent (1 = no transport retry).
+    #[serde(default = "one")]
+    pub attempts: u32,
+    /// Wait before the n-th retry: `backoff_ms * 2^(n-1)`.
+    #[serde(default)]
+    pub backoff_ms: Millis,
+    /// Client timeout of one send; a reply after it is discarded.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: Millis,
+}
+
+impl Default for ExecutorModel {
+    fn default() -> Self {
+        Self {
+            attempts: 1,
+            backoff_ms: 0,
+            timeout_ms: default_timeout_ms(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// The journal survives a worker crash.
+    #[default]
+    Durable,
+    /// A crashed worker loses the operations it owned.
+    Volatile,
+}
+
+/// The processes that run the executor.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkersModel {
+    #[serde(default = "one")]
+    pub count: u32,
+    #[serde(default = "default_restart_ms")]
+    pub restart_delay_ms: Millis,
+    #[serde(default)]
+    pub journal: Durability,
+    /// Random crash probability at each crash point.
+    #[serde(default)]
+    pub crash: CrashModel,
+    /// Random crashes stop after this many in a run (scripted crashes always happen).
+    #[serde(default = "one")]
+    pub max_crashes: u32,
+}
+
+impl Default for WorkersModel {
+    fn default() -> Self {
+        Self {
+            count: 1,
+            restart_delay_ms: default_restart_ms(),
+            journal: Durability::Durable,
+            crash: CrashModel::default(),
+            max_crashes: 1,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrashModel {
+    #[serde(default)]
+    pub before_dispatch: Ratio,
+    #[serde(default)]
+    pub after_send: Ratio,
+    #[serde(default)]
+    pub after_reply: Ratio,
+}
+
+/// Named points at which a worker can crash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CrashPoint {
+    /// The operation is recorded as dispatched but the request has not left.
+    BeforeDispatch,
+    /// The request has left; the worker dies before its reply.
+    AfterSend,
+    /// The reply arrived but the worker dies before recording it.
+    AfterReply,
+}
+
+impl CrashPoint {
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashPoint::BeforeDispatch => "before_dispatch",
+            CrashPoint::AfterSend => "after_send",
+            CrashPoint::AfterReply => "after_reply",
+        }
+    }
+}
+
+/// Each request and reply.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkModel {
+    /// One-way latency.
+    #[serde(default = "default_latency")]
+    pub latency_ms: Range,
+    #[serde(default)]
+    pub request_loss: Ratio,
+    #[serde(default)]
+    pub reply_loss: Ratio,
+    /// Probability that a request is delivered twice.
+    #[serde(default)]
+    pub duplicate: Ratio,
+}
+
+impl Default for NetworkModel {
+    fn default() -> Self {
+        Self {
+            latency_ms: default_latency(),
+            request_loss: Ratio::ZERO,
+            reply_loss: Ratio::ZERO,
+            duplicate: Ratio::ZERO,
+        }
+    }
+}
+
+/// The remote API and its idempotency contract (DESIGN.md §4).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderModel {
+    /// Where this contract comes from (a documentation URL and section).
+    #[serde(default)]
+    pub source: String,
+    pub dedup: Dedup,
+    #[serde(default)]
+    pub key_scope: KeyScope,
+    /// Records are kept at least this long; absent means forever.
+    #[serde(default)]
+    pub retention_ms: Option<Millis>,
+    #[serde(default)]
+    pub retention_from: RetentionFrom,
+    #[serde(default)]
+    pub after_expiry: AfterExpiry,
+    #[serde(default)]
+    pub atomicity: Atomicity,
+    #[serde(default)]
+    pub in_flight: InFlight,
+    #[serde(default)]
+    pub mismatch: Mismatch,
+    #[serde(default)]
+    pub stored_outcomes: StoredOutcomes,
+    #[serde(default)]
+    pub replay: ReplayMode,
+    /// A create without a key is rejected with 400 (IETF draft).
+    #[serde(default)]
+    pub require_key: bool,
+    #[serde(default)]
+    pub lookup: Lookup,
+    /// Time from commit until a lookup can see the effect.
+    #[serde(default)]
+    pub visibility_lag_ms: Range,
+    #[serde(default = "default_processing")]
+    pub processing_ms: Range,
+    /// Probability that processing fails before anything is committed (a 5xx).
+    #[serde(default)]
+    pub error_before_commit: Ratio,
+    /// Probability of a 5xx reply although the effect was committed.
+    #[serde(default)]
+    pub error_after_commit: Ratio,
+    /// Probability that the provider crashes in the middle of processing, between writing
+    /// the key record and the effect (which comes first depends on `atomicity`).
+    #[serde(default)]
+    pub crash_during_processing: Ratio,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dedup {
+    /// Every request is a new effect.
+    None,
+    /// Requests carrying a key already seen (in scope, within retention) are deduplicated.
+    ByKey,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyScope {
+    Global,
+    #[default]
+    Tenant,
+    TenantEndpoint,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetentionFrom {
+    #[default]
+    FirstRequest,
+    Completion,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AfterExpiry {
+    /// The expired key is forgotten: the request is processed as new (Stripe).
+    #[default]
+    NewRequest,
+    /// The request is refused (Azure's 412).
+    Reject,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Atomicity {
+    /// Key record and effect commit together; a crash leaves neither.
+    #[default]
+    Atomic,
+    /// The key record is written first; a crash leaves a key without an effect.
+    KeyThenEffect,
+    /// The effect is written first and the key only at completion: concurrent same-key
+    /// requests both execute, and a crash leaves an effect without a key.
+    EffectThenKey,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InFlight {
+    /// 409 Conflict, retryable; not stored.
+    #[default]
+    Reject,
+    /// Held until the first finishes, then answered with its result.
+    Wait,
+    /// Processed independently: a race that can commit twice.
+    ProcessBoth,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mismatch {
+    /// 422 (or 400): the key was used with other parameters.
+    #[default]
+    Reject,
+    /// Answer as for the original request, ignoring the new parameters.
+    ReturnOriginal,
+    /// Process it as a new request.
+    TreatAsNew,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredOutcomes {
+    /// Every final result is stored and replayed, 5xx included (Stripe v1).
+    #[default]
+    All,
+    /// Only 2xx; a failed key is forgotten and the retry re-executes.
+    SuccessOnly,
+    /// 2xx and 4xx; a 5xx is re-executed (Azure repeatable requests).
+    SuccessAndClientErrors,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayMode {
+    /// The stored status and body.
+    #[default]
+    StoredResponse,
+    /// The current state of the resource the key created (AWS, PayPal).
+    CurrentState,
+    /// A bare "already exists" without the resource.
+    AlreadyExists,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lookup {
+    #[default]
+    None,
+    ByKey,
+    ByResourceId,
+    Search,
+}
+
+/// A fault that happens exactly. Attempts are numbered from 1 in the order the executor
+/// asks to send them, across the whole run.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fault {
+    /// The request of this attempt never reaches the provider.
+    DropRequest { attempt: u32 },
+    /// The reply to this attempt is lost (after the provider processed it).
+    DropReply { attempt: u32 },
+    /// The worker handling this attempt crashes at `point`.
+    CrashWorker {
+        attempt: u32,
+        point: CrashPoint,
+        /// Only if this worker handles the attempt.
+        #[serde(default)]
+        worker: Option<u32>,
+    },
+    /// The provider crashes while processing this attempt.
+    CrashProvider { attempt: u32 },
+    /// Processing of this attempt takes exactly this long (a delayed success).
+    SlowProcessing { attempt: u32, ms: Millis },
+    /// A component is frozen: its events in `[from_ms, from_ms + duration_ms)` wait until
+    /// the end of the pause.
+    Pause {
+        component: Paused,
+        from_ms: Millis,
+        duration_ms: Millis,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Paused {
+    Agent,
+    Executor,
+    Provider,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_timeout_ms() -> Millis {
+    5_000
+}
+fn default_restart_ms() -> Millis {
+    1_000
+}
+fn default_latency() -> Range {
+    Range::constant(10)
+}
+fn default_processing() -> Range {
+    Range::constant(50)
+}

@@ -1,0 +1,134 @@
+//! Checks a parsed model for values that are impossible or inconsistent.
+//!
+//! Each check yields `(json path, message)`; the caller turns paths into positions.
+
+use super::schema::*;
+use crate::design;
+
+type Problems = Vec<(String, String)>;
+
+pub(super) fn check(m: &Model) -> Problems {
+    let mut p = Problems::new();
+    positive(&mut p, "horizon_ms", m.horizon_ms);
+    designs(&mut p, &m.designs);
+    positive(&mut p, "workload.intents", m.workload.intents.into());
+    positive(&mut p, "workload.tenants", m.workload.tenants.into());
+    agent(&mut p, &m.agent);
+    executor(&mut p, &m.executor);
+    positive(&mut p, "workers.count", m.workers.count.into());
+    provider(&mut p, &m.provider);
+    for (i, f) in m.faults.iter().enumerate() {
+        fault(&mut p, i, f, m.workers.count);
+    }
+    p
+}
+
+fn positive(p: &mut Problems, path: &str, v: u64) {
+    if v == 0 {
+        p.push((path.into(), "must be at least 1".into()));
+    }
+}
+
+fn designs(p: &mut Problems, names: &[String]) {
+    if names.is_empty() {
+        p.push((
+            "designs".into(),
+            format!(
+                "list at least one design; known designs: {}",
+                design::names().join(", ")
+            ),
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        if design::find(name).is_none() {
+            p.push((
+                format!("designs[{i}]"),
+                format!(
+                    "unknown design \"{name}\"; known designs: {}",
+                    design::names().join(", ")
+                ),
+            ));
+        } else if names[..i].contains(name) {
+            p.push((
+                format!("designs[{i}]"),
+                format!("design \"{name}\" is listed twice"),
+            ));
+        }
+    }
+}
+
+fn agent(p: &mut Problems, a: &AgentModel) {
+    positive(p, "agent.tool_timeout_ms", a.tool_timeout_ms);
+    positive(p, "agent.max_calls", a.max_calls.into());
+    for (field, r) in [("on_failure", &a.on_failure), ("on_unknown", &a.on_unknown)] {
+        if r.weights().iter().all(|&w| w == 0) {
+            p.push((
+                format!("agent.{field}"),
+                "every reaction weight is 0; give at least one of retry_same, replan, change_args, give_up, ask_user a positive weight".into(),
+            ));
+        }
+    }
+}
+
+/// More transport attempts than this is a configuration mistake, and it keeps backoff
+/// arithmetic far from overflow.
+const MAX_ATTEMPTS: u32 = 32;
+
+fn executor(p: &mut Problems, e: &ExecutorModel) {
+    positive(p, "executor.attempts", e.attempts.into());
+    if e.attempts > MAX_ATTEMPTS {
+        p.push((
+            "executor.attempts".into(),
+            format!(
+                "{} attempts is more than the limit of {MAX_ATTEMPTS}",
+                e.attempts
+            ),
+        ));
+    }
+    positive(p, "executor.timeout_ms", e.timeout_ms);
+}
+
+fn provider(p: &mut Problems, v: &ProviderModel) {
+    if v.retention_ms == Some(0) {
+        p.push((
+            "provider.retention_ms".into(),
+            "must be at least 1; leave the field out for keys that are kept forever".into(),
+        ));
+    }
+    if v.dedup == Dedup::None && v.require_key {
+        p.push((
+            "provider.require_key".into(),
+            "a provider without deduplication (dedup \"none\") cannot require a key".into(),
+        ));
+    }
+}
+
+fn fault(p: &mut Problems, i: usize, f: &Fault, workers: u32) {
+    let at = |field: &str| format!("faults[{i}].{field}");
+    let attempt = match f {
+        Fault::DropRequest { attempt } => Some(("drop_request", *attempt)),
+        Fault::DropReply { attempt } => Some(("drop_reply", *attempt)),
+        Fault::CrashWorker { attempt, .. } => Some(("crash_worker", *attempt)),
+        Fault::CrashProvider { attempt } => Some(("crash_provider", *attempt)),
+        Fault::SlowProcessing { attempt, .. } => Some(("slow_processing", *attempt)),
+        Fault::Pause { .. } => None,
+    };
+    if let Some((kind, 0)) = attempt {
+        p.push((
+            at(&format!("{kind}.attempt")),
+            "attempts are numbered from 1".into(),
+        ));
+    }
+    match f {
+        Fault::CrashWorker {
+            worker: Some(w), ..
+        } if *w >= workers => p.push((
+            at("crash_worker.worker"),
+            format!("worker {w} does not exist: workers.count is {workers} (workers are numbered from 0)"),
+        )),
+        Fault::Pause { duration_ms: 0, .. } => {
+            p.push((at("pause.duration_ms"), "must be at least 1".into()))
+        }
+        _ => {}
+    }
+}

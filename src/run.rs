@@ -1,0 +1,54 @@
+//! Running a model: many seeds for metrics, or one run with its timeline and choices.
+
+use std::ops::Range;
+
+use crate::check::Metrics;
+use crate::design::Design;
+use crate::model::Model;
+use crate::sim::{Choice, ChoiceVector, Chooser, RandomChooser, Recorder};
+use crate::world::World;
+
+/// Runs `design` on `model` once per seed in `seeds` and sums the metrics.
+pub fn run_seeds(model: &Model, design: &dyn Design, seeds: Range<u64>) -> Metrics {
+    let mut world = World::new(model, design, false);
+    let mut chooser = RandomChooser::new(seeds.start);
+    let mut metrics = Metrics::default();
+    for seed in seeds {
+        chooser.reset(seed);
+        world.run(&mut chooser);
+        metrics.add_run(&world);
+    }
+    metrics
+}
+
+/// One run, observed in full.
+#[derive(Clone, Debug)]
+pub struct Traced {
+    pub metrics: Metrics,
+    /// The timeline, one line per event.
+    pub timeline: String,
+    /// Every decision the run made, in order.
+    pub choices: Vec<Choice>,
+}
+
+impl Traced {
+    /// The choice vector that replays this run.
+    pub fn vector(&self) -> ChoiceVector {
+        ChoiceVector::from_choices(&self.choices)
+    }
+}
+
+/// Runs `design` on `model` once with decisions from `chooser`, recording the timeline and
+/// the choice vector.
+pub fn run_traced(model: &Model, design: &dyn Design, chooser: &mut dyn Chooser) -> Traced {
+    let mut world = World::new(model, design, true);
+    let mut recorder = Recorder::new(chooser);
+    world.run(&mut recorder);
+    let mut metrics = Metrics::default();
+    metrics.add_run(&world);
+    Traced {
+        metrics,
+        timeline: world.trace().render(),
+        choices: recorder.choices,
+    }
+}

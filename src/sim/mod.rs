@@ -1,0 +1,19 @@
+//! The engine: virtual time, the event queue and the one choice point.
+//!
+//! Nothing in here knows about agents or providers. The world (`crate::world`) is built on
+//! these pieces; later search strategies (exhaustive, shrink) plug in behind [`Chooser`].
+
+pub mod chooser;
+pub mod queue;
+pub mod random;
+pub mod ratio;
+pub mod replay;
+
+pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Purpose, Recorder};
+pub use queue::EventQueue;
+pub use random::RandomChooser;
+pub use ratio::Ratio;
+pub use replay::{ChoiceVector, ReplayChooser, ReplayError};
+
+/// Virtual time in milliseconds since the start of a run. Never read from a wall clock.
+pub type Millis = u64;

@@ -1,0 +1,69 @@
+//! Identifiers of the simulated world. Plain integers, assigned in order within a run.
+
+use std::fmt;
+
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident($t:ty), $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub $t);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($prefix, "{}"), self.0)
+            }
+        }
+    };
+}
+
+id!(
+    /// Ground-truth identity of one intent of the user. Only checkers see it.
+    IntentId(u32), "intent "
+);
+id!(
+    /// One tool call proposed by the agent. A replan is a new call.
+    CallId(u32), "call "
+);
+id!(
+    /// The user's authorization of one intent: the business identity a design may bind its
+    /// operation to. A genuine repeat has its own.
+    AuthId(u32), "auth "
+);
+id!(
+    /// An operation record in the executor's journal.
+    OpId(u32), "op "
+);
+id!(
+    /// One send to the provider, numbered from 1 across the run.
+    AttemptId(u32), "attempt "
+);
+id!(
+    /// One worker process of the executor.
+    WorkerId(u32), "worker "
+);
+id!(
+    /// An idempotency key (or client token) as the provider sees it.
+    Key(u64), "k"
+);
+id!(
+    /// A resource created by a committed effect.
+    ResourceId(u32), "r"
+);
+id!(
+    /// The account a request is made for.
+    Tenant(u32), "tenant "
+);
+id!(
+    /// The API operation (create ticket, book room...).
+    Endpoint(u32), "endpoint "
+);
+id!(
+    /// The arguments of a request, as one value: equal params mean identical requests.
+    Params(u64), "params "
+);
+
+/// The ground-truth intent behind a request, carried through the executor to the provider so
+/// that the ledger can tag each effect. Designs can copy it but never read it: it has no
+/// public accessor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntentTag(pub(crate) IntentId);

@@ -1,0 +1,41 @@
+//! Ground truth: every committed effect, tagged with the intent that caused it.
+//!
+//! Written by the provider as it commits; read only by checkers and metrics. No design can
+//! reach it.
+
+use super::ids::*;
+use crate::sim::Millis;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effect {
+    pub resource: ResourceId,
+    pub intent: IntentId,
+    pub tenant: Tenant,
+    pub endpoint: Endpoint,
+    pub params: Params,
+    pub key: Option<Key>,
+    pub at_ms: Millis,
+}
+
+#[derive(Debug, Default)]
+pub struct Ledger {
+    effects: Vec<Effect>,
+}
+
+impl Ledger {
+    pub(crate) fn clear(&mut self) {
+        self.effects.clear();
+    }
+
+    pub(crate) fn commit(&mut self, effect: Effect) {
+        self.effects.push(effect);
+    }
+
+    pub fn effects(&self) -> &[Effect] {
+        &self.effects
+    }
+
+    pub fn count_for(&self, intent: IntentId) -> usize {
+        self.effects.iter().filter(|e| e.intent == intent).count()
+    }
+}

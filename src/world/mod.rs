@@ -1,0 +1,577 @@
+//! The simulated world: workload, agent, executor workers, network, provider and ledger,
+//! advanced by one discrete-event loop over virtual time.
+//!
+//! Components are sans-IO: each reacts to an event and returns commands. Only this loop
+//! touches the queue, the clock and the chooser routing, so one run is a pure function of
+//! (model, design, chooser answers).
+
+pub mod agent;
+pub mod faults;
+pub mod ids;
+pub mod keystore;
+pub mod ledger;
+pub mod network;
+pub mod protocol;
+pub mod provider;
+pub mod trace;
+pub mod workers;
+pub mod workload;
+
+use agent::{Act, Agent, AgentOut};
+use faults::Faults;
+use ids::*;
+use ledger::Ledger;
+use network::{Network, Transit};
+use protocol::{Reply, Request, Response, ToolCall, ToolResult};
+use provider::{Provider, ProviderOut};
+use trace::{Component, Trace};
+use workers::Worker;
+use workload::Workload;
+
+use crate::design::context::Minted;
+use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
+use crate::model::{CrashPoint, Model, Paused};
+use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Arrival,
+    AgentAct {
+        intent: IntentId,
+        act: Act,
+    },
+    AgentTimeout {
+        call: CallId,
+    },
+    ToolResult {
+        call: CallId,
+        result: ToolResult,
+    },
+    CallDelivered {
+        worker: WorkerId,
+        call: ToolCall,
+    },
+    ExecTimer {
+        worker: WorkerId,
+        incarnation: u32,
+        tag: u64,
+    },
+    AttemptTimeout {
+        attempt: AttemptId,
+    },
+    ReplyArrives {
+        attempt: AttemptId,
+        reply: Reply,
+    },
+    RequestArrives {
+        attempt: AttemptId,
+        request: Request,
+    },
+    ProviderWake {
+        job: u32,
+    },
+    WorkerRestart {
+        worker: WorkerId,
+    },
+}
+
+impl Event {
+    /// The component whose pause holds this event back.
+    fn component(&self) -> Option<Paused> {
+        match self {
+            Event::Arrival => None,
+            Event::AgentAct { .. } | Event::AgentTimeout { .. } | Event::ToolResult { .. } => {
+                Some(Paused::Agent)
+            }
+            Event::RequestArrives { .. } | Event::ProviderWake { .. } => Some(Paused::Provider),
+            _ => Some(Paused::Executor),
+        }
+    }
+}
+
+/// One send, as the transport sees it.
+#[derive(Clone, Copy, Debug)]
+struct AttemptInfo {
+    worker: WorkerId,
+    op: OpId,
+    /// Waiting for a reply: neither answered, timed out, nor orphaned by a crash.
+    open: bool,
+}
+
+/// A world for one model and one design, reusable across seeds.
+pub struct World<'a> {
+    model: &'a Model,
+    design: &'a dyn Design,
+    queue: EventQueue<Event>,
+    now: Millis,
+    faults: Faults,
+    workload: Workload,
+    agent: Agent,
+    network: Network,
+    provider: Provider,
+    ledger: Ledger,
+    journal: Journal,
+    workers: Vec<Worker>,
+    random_crashes: u32,
+    attempts: Vec<AttemptInfo>,
+    minted: Minted,
+    remote_calls: u64,
+    trace: Trace,
+    exec_out: Vec<ExecCommand>,
+    provider_out: Vec<ProviderOut>,
+}
+
+impl<'a> World<'a> {
+    pub fn new(model: &'a Model, design: &'a dyn Design, trace: bool) -> Self {
+        Self {
+            model,
+            design,
+            queue: EventQueue::default(),
+            now: 0,
+            faults: Faults::new(&model.faults),
+            workload: Workload::new(model.workload.clone()),
+            agent: Agent::new(model.agent.clone()),
+            network: Network::new(model.network.clone()),
+            provider: Provider::new(model.provider.clone()),
+            ledger: Ledger::default(),
+            journal: Journal::new(model.workers.journal),
+            workers: Vec::new(),
+            random_crashes: 0,
+            attempts: Vec::new(),
+            minted: Minted::default(),
+            remote_calls: 0,
+            trace: Trace::new(trace),
+            exec_out: Vec::new(),
+            provider_out: Vec::new(),
+        }
+    }
+
+    fn reset(&mut self) {
+        self.queue.clear();
+        self.now = 0;
+        self.workload.clear();
+        self.agent.clear();
+        self.provider.clear();
+        self.ledger.clear();
+        self.journal.reset();
+        self.workers.clear();
+        for _ in 0..self.model.workers.count {
+            self.workers
+                .push(Worker::new(self.design.executor(&self.model.executor)));
+        }
+        self.random_crashes = 0;
+        self.attempts.clear();
+        self.minted = Minted::default();
+        self.remote_calls = 0;
+        self.trace.clear();
+    }
+
+    /// Runs from time 0 to the horizon (or until nothing is left to happen), taking every
+    /// decision from `ch`.
+    pub fn run(&mut self, ch: &mut dyn Chooser) {
+        self.reset();
+        self.queue.push(0, Event::Arrival);
+        while let Some((at, event)) = self.queue.pop() {
+            if at > self.model.horizon_ms {
+                break;
+            }
+            self.now = at;
+            if let Some(until) = event
+                .component()
+                .and_then(|c| self.faults.paused_until(c, at))
+            {
+                self.queue.push(until, event);
+                continue;
+            }
+            self.handle(event, ch);
+        }
+    }
+
+    fn handle(&mut self, event: Event, ch: &mut dyn Chooser) {
+        let now = self.now;
+        match event {
+            Event::Arrival => {
+                let (intent, next) = self.workload.arrive(now, ch);
+                self.trace
+                    .log(now, Component::Workload, || match intent.repeat_of {
+                        Some(p) => format!("{} arrives: genuinely repeats {p}", intent.id),
+                        None => format!("{} arrives ({})", intent.id, intent.tenant),
+                    });
+                if let Some(t) = next {
+                    self.queue.push(t, Event::Arrival);
+                }
+                let out = self.agent.start(intent, now, &mut self.trace);
+                self.agent_out(Some(out), ch);
+            }
+            Event::AgentAct { intent, act } => {
+                let out = self.agent.act(intent, act, now, &mut self.trace);
+                self.agent_out(out, ch);
+            }
+            Event::AgentTimeout { call } => {
+                let out = self.agent.on_timeout(call, now, ch, &mut self.trace);
+                self.agent_out(out, ch);
+            }
+            Event::ToolResult { call, result } => {
+                let out = self.agent.on_result(call, result, now, ch, &mut self.trace);
+                self.agent_out(out, ch);
+            }
+            Event::CallDelivered { worker, call } => {
+                let w = &mut self.workers[worker.0 as usize];
+                if w.up {
+                    self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));
+                } else {
+                    w.inbox.push(call);
+                    self.trace.log(now, Component::Executor, || {
+                        format!("{worker} is down; {} waits for its restart", call.call)
+                    });
+                }
+            }
+            Event::ExecTimer {
+                worker,
+                incarnation,
+                tag,
+            } => {
+                if self.workers[worker.0 as usize].incarnation == incarnation {
+                    self.exec(worker, ch, |e, ctx| e.on_timer(ctx, tag));
+                }
+            }
+            Event::AttemptTimeout { attempt } => self.attempt_timeout(attempt, ch),
+            Event::ReplyArrives { attempt, reply } => self.reply_arrives(attempt, reply, ch),
+            Event::RequestArrives { attempt, request } => {
+                let mut out = std::mem::take(&mut self.provider_out);
+                self.provider.on_request(
+                    now,
+                    attempt,
+                    request,
+                    &self.faults,
+                    ch,
+                    &mut self.trace,
+                    &mut out,
+                );
+                self.provider_commands(&mut out, ch);
+                self.provider_out = out;
+            }
+            Event::ProviderWake { job } => {
+                let mut out = std::mem::take(&mut self.provider_out);
+                self.provider
+                    .on_wake(now, job, &self.faults, ch, &mut self.trace, &mut out);
+                self.provider_commands(&mut out, ch);
+                self.provider_out = out;
+            }
+            Event::WorkerRestart { worker } => self.restart(worker, ch),
+        }
+    }
+
+    fn agent_out(&mut self, out: Option<AgentOut>, ch: &mut dyn Chooser) {
+        match out {
+            None => {}
+            Some(AgentOut::Call {
+                call,
+                timeout_at_ms,
+            }) => {
+                let n = u64::from(self.model.workers.count);
+                let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
+                self.queue
+                    .push(self.now, Event::CallDelivered { worker, call });
+                self.queue
+                    .push(timeout_at_ms, Event::AgentTimeout { call: call.call });
+            }
+            Some(AgentOut::Later { intent, act, at_ms }) => {
+                self.queue.push(at_ms, Event::AgentAct { intent, act });
+            }
+        }
+    }
+
+    /// Runs one executor callback on `worker`, then carries out its commands.
+    fn exec(
+        &mut self,
+        worker: WorkerId,
+        ch: &mut dyn Chooser,
+        f: impl FnOnce(&mut dyn Executor, &mut ExecCtx<'_>),
+    ) {
+        let Some(mut executor) = self.workers[worker.0 as usize].executor.take() else {
+            return;
+        };
+        let mut out = std::mem::take(&mut self.exec_out);
+        let mut ctx = ExecCtx {
+            now: self.now,
+            worker,
+            journal: &mut self.journal,
+            out: &mut out,
+            minted: &mut self.minted,
+            trace: &mut self.trace,
+        };
+        f(executor.as_mut(), &mut ctx);
+        self.workers[worker.0 as usize].executor = Some(executor);
+        self.exec_commands(worker, &mut out, ch);
+        out.clear();
+        self.exec_out = out;
+    }
+
+    fn exec_commands(
+        &mut self,
+        worker: WorkerId,
+        cmds: &mut Vec<ExecCommand>,
+        ch: &mut dyn Chooser,
+    ) {
+        let now = self.now;
+        for cmd in cmds.drain(..) {
+            if !self.workers[worker.0 as usize].up {
+                break;
+            }
+            match cmd {
+                ExecCommand::Send {
+                    attempt,
+                    op,
+                    request,
+                } => {
+                    if self.crash_check(worker, attempt, CrashPoint::BeforeDispatch, ch) {
+                        self.crash(worker, attempt, CrashPoint::BeforeDispatch);
+                        break;
+                    }
+                    self.send(worker, attempt, op, request, ch);
+                    if self.crash_check(worker, attempt, CrashPoint::AfterSend, ch) {
+                        self.crash(worker, attempt, CrashPoint::AfterSend);
+                        break;
+                    }
+                }
+                ExecCommand::Timer { at_ms, tag } => {
+                    let incarnation = self.workers[worker.0 as usize].incarnation;
+                    self.queue.push(
+                        at_ms,
+                        Event::ExecTimer {
+                            worker,
+                            incarnation,
+                            tag,
+                        },
+                    );
+                }
+                ExecCommand::Report { call, result } => {
+                    self.trace.log(now, Component::Executor, || {
+                        format!("{worker}: reports {result:?} for {call}")
+                    });
+                    self.queue.push(now, Event::ToolResult { call, result });
+                }
+            }
+        }
+    }
+
+    fn send(
+        &mut self,
+        worker: WorkerId,
+        attempt: AttemptId,
+        op: OpId,
+        request: Request,
+        ch: &mut dyn Chooser,
+    ) {
+        let now = self.now;
+        let index = attempt.0 as usize - 1;
+        if self.attempts.len() <= index {
+            let unsent = AttemptInfo {
+                worker,
+                op,
+                open: false,
+            };
+            self.attempts.resize(index + 1, unsent);
+        }
+        self.attempts[index] = AttemptInfo {
+            worker,
+            op,
+            open: true,
+        };
+        self.remote_calls += 1;
+        self.trace.log(now, Component::Executor, || {
+            let key = request
+                .key
+                .map_or("no key".to_string(), |k| format!("key {k}"));
+            format!("{worker}: {op} sends {attempt} ({key}, {:?})", request.kind)
+        });
+        self.queue.push(
+            now + self.model.executor.timeout_ms,
+            Event::AttemptTimeout { attempt },
+        );
+        match self.network.request(attempt, &self.faults, ch) {
+            Transit::Lost { scripted } => self.trace.log(now, Component::Network, || {
+                format!("request of {attempt} lost{}", scripted_note(scripted))
+            }),
+            Transit::Delivered {
+                latency_ms,
+                duplicate_ms,
+            } => {
+                self.queue
+                    .push(now + latency_ms, Event::RequestArrives { attempt, request });
+                if let Some(d) = duplicate_ms {
+                    self.trace.log(now, Component::Network, || {
+                        format!("request of {attempt} duplicated")
+                    });
+                    self.queue
+                        .push(now + d, Event::RequestArrives { attempt, request });
+                }
+            }
+        }
+    }
+
+    fn attempt_timeout(&mut self, attempt: AttemptId, ch: &mut dyn Chooser) {
+        let info = &mut self.attempts[attempt.0 as usize - 1];
+        if !info.open {
+            return;
+        }
+        info.open = false;
+        let (worker, op) = (info.worker, info.op);
+        self.trace.log(self.now, Component::Executor, || {
+            format!("{worker}: {attempt} timed out")
+        });
+        self.exec(worker, ch, |e, ctx| {
+            e.on_response(ctx, op, attempt, Response::Timeout)
+        });
+    }
+
+    fn reply_arrives(&mut self, attempt: AttemptId, reply: Reply, ch: &mut dyn Chooser) {
+        let info = &mut self.attempts[attempt.0 as usize - 1];
+        if !info.open {
+            self.trace.log(self.now, Component::Network, || {
+                format!(
+                    "reply to {attempt} arrives after its timeout or its worker's crash: discarded"
+                )
+            });
+            return;
+        }
+        info.open = false;
+        let (worker, op) = (info.worker, info.op);
+        if self.crash_check(worker, attempt, CrashPoint::AfterReply, ch) {
+            self.crash(worker, attempt, CrashPoint::AfterReply);
+            return;
+        }
+        self.trace.log(self.now, Component::Executor, || {
+            format!("{worker}: reply to {attempt}: {} {reply:?}", reply.status())
+        });
+        self.exec(worker, ch, |e, ctx| {
+            e.on_response(ctx, op, attempt, Response::Reply(reply))
+        });
+    }
+
+    fn provider_commands(&mut self, out: &mut Vec<ProviderOut>, ch: &mut dyn Chooser) {
+        let now = self.now;
+        for o in out.drain(..) {
+            match o {
+                ProviderOut::Reply { attempt, reply } => {
+                    match self.network.reply(attempt, &self.faults, ch) {
+                        Transit::Lost { scripted } => {
+                            self.trace.log(now, Component::Network, || {
+                                format!("reply to {attempt} lost{}", scripted_note(scripted))
+                            })
+                        }
+                        Transit::Delivered { latency_ms, .. } => self
+                            .queue
+                            .push(now + latency_ms, Event::ReplyArrives { attempt, reply }),
+                    }
+                }
+                ProviderOut::Wake { job, at_ms } => {
+                    self.queue.push(at_ms, Event::ProviderWake { job })
+                }
+                ProviderOut::Commit(effect) => {
+                    self.trace.log(now, Component::Ledger, || {
+                        format!("effect {} committed for {}", effect.resource, effect.intent)
+                    });
+                    self.ledger.commit(effect);
+                }
+            }
+        }
+    }
+
+    /// Whether `worker` crashes at `point` of `attempt`: a scripted fault, or a random one
+    /// while the run's crash budget lasts.
+    fn crash_check(
+        &mut self,
+        worker: WorkerId,
+        attempt: AttemptId,
+        point: CrashPoint,
+        ch: &mut dyn Chooser,
+    ) -> bool {
+        if self.faults.crashes_worker(attempt, point, worker) {
+            return true;
+        }
+        if self.random_crashes >= self.model.workers.max_crashes {
+            return false;
+        }
+        let c = &self.model.workers.crash;
+        let p = match point {
+            CrashPoint::BeforeDispatch => c.before_dispatch,
+            CrashPoint::AfterSend => c.after_send,
+            CrashPoint::AfterReply => c.after_reply,
+        };
+        let crashed = ch.chance(Purpose::WorkerCrash, p);
+        self.random_crashes += u32::from(crashed);
+        crashed
+    }
+
+    fn crash(&mut self, worker: WorkerId, attempt: AttemptId, point: CrashPoint) {
+        self.workers[worker.0 as usize].crash();
+        for a in self.attempts.iter_mut().filter(|a| a.worker == worker) {
+            a.open = false;
+        }
+        self.journal.crash(worker);
+        let restart_at = self.now + self.model.workers.restart_delay_ms;
+        self.trace.log(self.now, Component::Executor, || {
+            format!(
+                "{worker} crashes {} of {attempt}; restarts at {restart_at} ms",
+                point.name()
+            )
+        });
+        self.queue.push(restart_at, Event::WorkerRestart { worker });
+    }
+
+    fn restart(&mut self, worker: WorkerId, ch: &mut dyn Chooser) {
+        let executor = self.design.executor(&self.model.executor);
+        let w = &mut self.workers[worker.0 as usize];
+        w.restart(executor);
+        let inbox = std::mem::take(&mut w.inbox);
+        self.trace.log(self.now, Component::Executor, || {
+            format!("{worker} restarts and recovers from its journal")
+        });
+        self.exec(worker, ch, |e, ctx| e.on_restart(ctx));
+        for call in inbox {
+            if self.workers[worker.0 as usize].up {
+                self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));
+            } else {
+                self.workers[worker.0 as usize].inbox.push(call);
+            }
+        }
+    }
+
+    pub fn model(&self) -> &Model {
+        self.model
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    pub fn provider(&self) -> &Provider {
+        &self.provider
+    }
+
+    pub fn remote_calls(&self) -> u64 {
+        self.remote_calls
+    }
+
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+}
+
+fn scripted_note(scripted: bool) -> &'static str {
+    if scripted { " (scripted fault)" } else { "" }
+}

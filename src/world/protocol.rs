@@ -1,0 +1,137 @@
+//! What crosses the boundaries: agent ↔ executor (tool calls and results) and
+//! executor ↔ provider (requests and replies).
+
+use super::ids::*;
+
+/// A tool call from the agent to the executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolCall {
+    /// Fresh for every call the agent proposes; the same when the agent re-runs a call.
+    pub call: CallId,
+    /// The authorization of the user's intent this call serves.
+    pub auth: AuthId,
+    pub tenant: Tenant,
+    pub endpoint: Endpoint,
+    pub params: Params,
+    pub tag: IntentTag,
+}
+
+/// What the executor tells the agent about a tool call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolResult {
+    /// The effect exists; `resource` when the executor holds a receipt.
+    Success { resource: Option<ResourceId> },
+    /// Definitely not done.
+    Failure,
+    /// The executor does not know whether the effect exists.
+    Unknown,
+}
+
+/// A request to the provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub tenant: Tenant,
+    pub endpoint: Endpoint,
+    pub key: Option<Key>,
+    pub kind: RequestKind,
+    pub tag: IntentTag,
+}
+
+impl Request {
+    /// A create for `call`, under `key`.
+    pub fn create(call: &ToolCall, key: Option<Key>) -> Request {
+        Request {
+            tenant: call.tenant,
+            endpoint: call.endpoint,
+            key,
+            kind: RequestKind::Create {
+                params: call.params,
+            },
+            tag: call.tag,
+        }
+    }
+
+    /// A read-back for `call`'s tenant and endpoint.
+    pub fn lookup(call: &ToolCall, query: LookupQuery) -> Request {
+        Request {
+            tenant: call.tenant,
+            endpoint: call.endpoint,
+            key: None,
+            kind: RequestKind::Lookup(query),
+            tag: call.tag,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestKind {
+    /// A mutation: creates a resource when it commits.
+    Create { params: Params },
+    /// A read-back; never mutates.
+    Lookup(LookupQuery),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LookupQuery {
+    /// The resource created under this key.
+    Key(Key),
+    /// A resource by its id.
+    Resource(ResourceId),
+    /// Any resource of the tenant and endpoint with these parameters.
+    Search { params: Params },
+}
+
+/// The provider's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// 201: the resource exists; `replayed` when answered from the key record.
+    Created {
+        resource: ResourceId,
+        replayed: bool,
+    },
+    /// 409-style replay that says only "already exists", without the resource.
+    AlreadyExists,
+    /// 409: a request with this key is still in progress; retry later with the same key.
+    InProgress,
+    /// 422/400: the key was first used with other parameters.
+    Mismatch,
+    /// 412: the key is outside the provider's window.
+    Expired,
+    /// 400: this endpoint requires a key.
+    MissingKey,
+    /// 5xx: indeterminate, the effect may or may not exist.
+    ServerError { replayed: bool },
+    /// Lookup hit.
+    Found { resource: ResourceId },
+    /// Lookup miss. Not proof of absence: the index may lag.
+    NotFound,
+    /// Lookup: a record for the key exists but has no visible result yet.
+    Pending,
+    /// Lookup of a kind this provider does not offer.
+    Unsupported,
+}
+
+impl Reply {
+    /// The HTTP status a real provider would use.
+    pub fn status(&self) -> u16 {
+        match self {
+            Reply::Created { .. } => 201,
+            Reply::Found { .. } => 200,
+            Reply::Pending => 202,
+            Reply::AlreadyExists | Reply::InProgress => 409,
+            Reply::Mismatch => 422,
+            Reply::Expired => 412,
+            Reply::MissingKey | Reply::Unsupported => 400,
+            Reply::NotFound => 404,
+            Reply::ServerError { .. } => 500,
+        }
+    }
+}
+
+/// What the transport hands the executor for one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Response {
+    Reply(Reply),
+    /// The client timeout fired first. Says nothing about whether the effect exists.
+    Timeout,
+}

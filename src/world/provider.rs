@@ -1,0 +1,513 @@
+//! The provider: a remote API with an idempotency contract (DESIGN.md §4).
+//!
+//! A create is processed in two steps: on arrival the contract decides (new, replay, reject,
+//! wait, race); after the processing time the job commits its effect and stores its result
+//! as the contract says. A crash in between leaves what the `atomicity` knob says it leaves:
+//! nothing (atomic), a key without an effect (key then effect) or an effect without a key
+//! (effect then key). Lookups read the provider's resources through a visibility lag.
+
+use super::faults::Faults;
+use super::ids::*;
+use super::keystore::{KeyStore, Record, ScopedKey, Slot};
+use super::ledger::Effect;
+use super::protocol::{LookupQuery, Reply, Request, RequestKind};
+use super::trace::{Component, Trace};
+use crate::model::*;
+use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+
+/// Something the provider asks the world to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderOut {
+    Reply {
+        attempt: AttemptId,
+        reply: Reply,
+    },
+    /// Call `on_wake(job)` at `at_ms`.
+    Wake {
+        job: u32,
+        at_ms: Millis,
+    },
+    /// An effect was committed: ground truth for the ledger.
+    Commit(Effect),
+}
+
+#[derive(Clone, Debug)]
+struct Job {
+    attempt: AttemptId,
+    request: Request,
+    params: Params,
+    started_ms: Millis,
+    /// The key record this job writes when it finishes, if any.
+    record: Option<ScopedKey>,
+    /// Same-key requests held until this job finishes (`in_flight: wait`).
+    waiters: Vec<AttemptId>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Resource {
+    tenant: Tenant,
+    endpoint: Endpoint,
+    params: Params,
+    visible_at_ms: Millis,
+}
+
+#[derive(Debug)]
+pub struct Provider {
+    config: ProviderModel,
+    store: KeyStore,
+    jobs: Vec<Job>,
+    resources: Vec<Resource>,
+}
+
+impl Provider {
+    pub fn new(config: ProviderModel) -> Self {
+        Self {
+            config,
+            store: KeyStore::default(),
+            jobs: Vec::new(),
+            resources: Vec::new(),
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.store.clear();
+        self.jobs.clear();
+        self.resources.clear();
+    }
+
+    pub fn store(&self) -> &KeyStore {
+        &self.store
+    }
+
+    fn scope(&self, request: &Request, key: Key) -> ScopedKey {
+        let (tenant, endpoint) = match self.config.key_scope {
+            KeyScope::Global => (None, None),
+            KeyScope::Tenant => (Some(request.tenant), None),
+            KeyScope::TenantEndpoint => (Some(request.tenant), Some(request.endpoint)),
+        };
+        ScopedKey {
+            tenant,
+            endpoint,
+            key,
+        }
+    }
+
+    fn expired(&self, record: &Record, now: Millis) -> bool {
+        let Some(retention) = self.config.retention_ms else {
+            return false;
+        };
+        let since = match self.config.retention_from {
+            RetentionFrom::FirstRequest => Some(record.first_request_ms),
+            RetentionFrom::Completion => record.completed_ms,
+        };
+        since.is_some_and(|t| now >= t.saturating_add(retention))
+    }
+
+    /// A request arrives.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn on_request(
+        &mut self,
+        now: Millis,
+        attempt: AttemptId,
+        request: Request,
+        faults: &Faults,
+        ch: &mut dyn Chooser,
+        trace: &mut Trace,
+        out: &mut Vec<ProviderOut>,
+    ) {
+        match request.kind {
+            RequestKind::Lookup(query) => {
+                let reply = self.lookup(now, &request, query);
+                trace.log(now, Component::Provider, || {
+                    format!(
+                        "{attempt}: lookup {query:?} -> {} {reply:?}",
+                        reply.status()
+                    )
+                });
+                out.push(ProviderOut::Reply { attempt, reply });
+            }
+            RequestKind::Create { params } => {
+                self.create(now, attempt, request, params, faults, ch, trace, out)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        &mut self,
+        now: Millis,
+        attempt: AttemptId,
+        request: Request,
+        params: Params,
+        faults: &Faults,
+        ch: &mut dyn Chooser,
+        trace: &mut Trace,
+        out: &mut Vec<ProviderOut>,
+    ) {
+        let answer = |reply: Reply, why: &str, trace: &mut Trace, out: &mut Vec<ProviderOut>| {
+            trace.log(now, Component::Provider, || {
+                format!("{attempt}: {why} -> {} {reply:?}", reply.status())
+            });
+            out.push(ProviderOut::Reply { attempt, reply });
+        };
+        let key = match (self.config.dedup, request.key) {
+            (_, None) if self.config.require_key => {
+                return answer(Reply::MissingKey, "no key", trace, out);
+            }
+            (Dedup::ByKey, Some(key)) => key,
+            _ => return self.start(now, attempt, request, params, None, faults, ch, trace, out),
+        };
+        let scoped = self.scope(&request, key);
+        if let Some(record) = self.store.get(&scoped)
+            && self.expired(record, now)
+        {
+            match self.config.after_expiry {
+                AfterExpiry::NewRequest => {
+                    self.store.remove(&scoped);
+                    trace.log(now, Component::Provider, || {
+                        format!("{attempt}: key {key} expired and was forgotten")
+                    });
+                }
+                AfterExpiry::Reject => {
+                    return answer(Reply::Expired, &format!("key {key} expired"), trace, out);
+                }
+            }
+        }
+        let Some(record) = self.store.get(&scoped).copied() else {
+            if self.config.atomicity != Atomicity::EffectThenKey {
+                self.store.insert(
+                    scoped,
+                    Record {
+                        fingerprint: params,
+                        first_request_ms: now,
+                        completed_ms: None,
+                        slot: Slot::InFlight {
+                            job: self.jobs.len() as u32,
+                        },
+                    },
+                );
+            }
+            return self.start(
+                now,
+                attempt,
+                request,
+                params,
+                Some(scoped),
+                faults,
+                ch,
+                trace,
+                out,
+            );
+        };
+        if record.fingerprint != params {
+            match self.config.mismatch {
+                Mismatch::Reject => {
+                    return answer(
+                        Reply::Mismatch,
+                        &format!("key {key} was first used with {}", record.fingerprint),
+                        trace,
+                        out,
+                    );
+                }
+                Mismatch::TreatAsNew => {
+                    return self.start(now, attempt, request, params, None, faults, ch, trace, out);
+                }
+                Mismatch::ReturnOriginal => {}
+            }
+        }
+        match record.slot {
+            Slot::Done { reply, resource } => {
+                let reply = self.replay(reply, resource);
+                answer(reply, &format!("key {key} seen: replay"), trace, out)
+            }
+            Slot::InFlight { .. } | Slot::Orphaned => match self.config.in_flight {
+                InFlight::Reject => answer(
+                    Reply::InProgress,
+                    &format!("key {key} in progress"),
+                    trace,
+                    out,
+                ),
+                InFlight::Wait => {
+                    if let Slot::InFlight { job } = record.slot {
+                        self.jobs[job as usize].waiters.push(attempt);
+                    }
+                    trace.log(now, Component::Provider, || {
+                        format!("{attempt}: key {key} in progress; waits for it")
+                    });
+                }
+                InFlight::ProcessBoth => {
+                    self.start(now, attempt, request, params, None, faults, ch, trace, out)
+                }
+            },
+        }
+    }
+
+    fn replay(&self, stored: Reply, resource: Option<ResourceId>) -> Reply {
+        let stored = match stored {
+            Reply::Created { resource, .. } => Reply::Created {
+                resource,
+                replayed: true,
+            },
+            Reply::ServerError { .. } => Reply::ServerError { replayed: true },
+            other => other,
+        };
+        match (self.config.replay, resource) {
+            (ReplayMode::CurrentState, Some(resource)) => Reply::Created {
+                resource,
+                replayed: true,
+            },
+            (ReplayMode::AlreadyExists, Some(_)) => Reply::AlreadyExists,
+            _ => stored,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &mut self,
+        now: Millis,
+        attempt: AttemptId,
+        request: Request,
+        params: Params,
+        record: Option<ScopedKey>,
+        faults: &Faults,
+        ch: &mut dyn Chooser,
+        trace: &mut Trace,
+        out: &mut Vec<ProviderOut>,
+    ) {
+        let job = self.jobs.len() as u32;
+        let p = self.config.processing_ms;
+        let processing = faults
+            .slow_processing(attempt)
+            .unwrap_or_else(|| ch.between(Purpose::Processing, p.min, p.max));
+        self.jobs.push(Job {
+            attempt,
+            request,
+            params,
+            started_ms: now,
+            record,
+            waiters: Vec::new(),
+        });
+        trace.log(now, Component::Provider, || {
+            let key = match (request.key, record) {
+                (None, _) => "no key".to_string(),
+                (Some(k), Some(_)) => format!("new key {k}"),
+                (Some(k), None) => format!("key {k} not deduplicated"),
+            };
+            format!("{attempt}: {key}; processing for {processing} ms")
+        });
+        out.push(ProviderOut::Wake {
+            job,
+            at_ms: now + processing,
+        });
+    }
+
+    /// A job finishes processing.
+    pub(crate) fn on_wake(
+        &mut self,
+        now: Millis,
+        job: u32,
+        faults: &Faults,
+        ch: &mut dyn Chooser,
+        trace: &mut Trace,
+        out: &mut Vec<ProviderOut>,
+    ) {
+        let j = self.jobs[job as usize].clone();
+        if faults.crashes_provider(j.attempt)
+            || ch.chance(Purpose::ProviderCrash, self.config.crash_during_processing)
+        {
+            return self.crash(now, job, &j, ch, trace, out);
+        }
+        let (reply, resource) =
+            if ch.chance(Purpose::ProviderError, self.config.error_before_commit) {
+                (Reply::ServerError { replayed: false }, None)
+            } else {
+                let resource = self.commit(now, &j, ch, out);
+                let reply = if ch.chance(Purpose::ProviderError, self.config.error_after_commit) {
+                    Reply::ServerError { replayed: false }
+                } else {
+                    Reply::Created {
+                        resource,
+                        replayed: false,
+                    }
+                };
+                (reply, Some(resource))
+            };
+        if let Some(scoped) = j.record {
+            self.finish_record(now, job, &j, scoped, reply, resource);
+        }
+        trace.log(now, Component::Provider, || {
+            format!("{}: done -> {} {reply:?}", j.attempt, reply.status())
+        });
+        out.push(ProviderOut::Reply {
+            attempt: j.attempt,
+            reply,
+        });
+        for &waiter in &j.waiters {
+            out.push(ProviderOut::Reply {
+                attempt: waiter,
+                reply: self.replay(reply, resource),
+            });
+        }
+    }
+
+    fn crash(
+        &mut self,
+        now: Millis,
+        job: u32,
+        j: &Job,
+        ch: &mut dyn Chooser,
+        trace: &mut Trace,
+        out: &mut Vec<ProviderOut>,
+    ) {
+        let left = match self.config.atomicity {
+            Atomicity::Atomic => {
+                if let Some(scoped) = j.record
+                    && self.owns(scoped, job)
+                {
+                    self.store.remove(&scoped);
+                }
+                "nothing (rolled back)"
+            }
+            Atomicity::KeyThenEffect => {
+                if let Some(scoped) = j.record
+                    && self.owns(scoped, job)
+                    && let Some(r) = self.store.get_mut(&scoped)
+                {
+                    r.slot = Slot::Orphaned;
+                }
+                "a key without an effect"
+            }
+            Atomicity::EffectThenKey => {
+                self.commit(now, j, ch, out);
+                "an effect without a key"
+            }
+        };
+        trace.log(now, Component::Provider, || {
+            format!(
+                "{}: provider crashed mid-processing, leaving {left}; no reply",
+                j.attempt
+            )
+        });
+    }
+
+    fn owns(&self, scoped: ScopedKey, job: u32) -> bool {
+        matches!(self.store.get(&scoped), Some(r) if r.slot == Slot::InFlight { job })
+    }
+
+    fn commit(
+        &mut self,
+        now: Millis,
+        j: &Job,
+        ch: &mut dyn Chooser,
+        out: &mut Vec<ProviderOut>,
+    ) -> ResourceId {
+        let resource = ResourceId(self.resources.len() as u32);
+        let lag = if self.config.lookup == Lookup::None {
+            0
+        } else {
+            let l = self.config.visibility_lag_ms;
+            ch.between(Purpose::VisibilityLag, l.min, l.max)
+        };
+        self.resources.push(Resource {
+            tenant: j.request.tenant,
+            endpoint: j.request.endpoint,
+            params: j.params,
+            visible_at_ms: now + lag,
+        });
+        out.push(ProviderOut::Commit(Effect {
+            resource,
+            intent: j.request.tag.0,
+            tenant: j.request.tenant,
+            endpoint: j.request.endpoint,
+            params: j.params,
+            key: j.request.key,
+            at_ms: now,
+        }));
+        resource
+    }
+
+    /// Stores the job's result under its key, if the contract stores this kind of outcome;
+    /// otherwise forgets the key so that a retry executes again.
+    fn finish_record(
+        &mut self,
+        now: Millis,
+        job: u32,
+        j: &Job,
+        scoped: ScopedKey,
+        reply: Reply,
+        resource: Option<ResourceId>,
+    ) {
+        let stored = match self.config.stored_outcomes {
+            StoredOutcomes::All => true,
+            StoredOutcomes::SuccessOnly => reply.status() < 300,
+            StoredOutcomes::SuccessAndClientErrors => reply.status() < 500,
+        };
+        let ours = match self.config.atomicity {
+            Atomicity::EffectThenKey => self.store.get(&scoped).is_none(),
+            _ => self.owns(scoped, job),
+        };
+        if !ours {
+            return;
+        }
+        if !stored {
+            self.store.remove(&scoped);
+            return;
+        }
+        self.store.insert(
+            scoped,
+            Record {
+                fingerprint: j.params,
+                first_request_ms: j.started_ms,
+                completed_ms: Some(now),
+                slot: Slot::Done { reply, resource },
+            },
+        );
+    }
+
+    fn visible(&self, resource: ResourceId, now: Millis) -> bool {
+        self.resources
+            .get(resource.0 as usize)
+            .is_some_and(|r| r.visible_at_ms <= now)
+    }
+
+    fn lookup(&self, now: Millis, request: &Request, query: LookupQuery) -> Reply {
+        let found = |r: ResourceId| {
+            if self.visible(r, now) {
+                Reply::Found { resource: r }
+            } else {
+                Reply::NotFound
+            }
+        };
+        match (self.config.lookup, query) {
+            (Lookup::ByKey, LookupQuery::Key(key)) => {
+                match self.store.get(&self.scope(request, key)).map(|r| r.slot) {
+                    Some(Slot::Done {
+                        resource: Some(r), ..
+                    }) => found(r),
+                    Some(Slot::InFlight { .. } | Slot::Orphaned) => Reply::Pending,
+                    _ => Reply::NotFound,
+                }
+            }
+            (Lookup::ByResourceId, LookupQuery::Resource(r)) => {
+                match self.resources.get(r.0 as usize) {
+                    Some(res) if res.tenant == request.tenant => found(r),
+                    _ => Reply::NotFound,
+                }
+            }
+            (Lookup::Search, LookupQuery::Search { params }) => self
+                .resources
+                .iter()
+                .enumerate()
+                .find(|(_, r)| {
+                    r.tenant == request.tenant
+                        && r.endpoint == request.endpoint
+                        && r.params == params
+                        && r.visible_at_ms <= now
+                })
+                .map_or(Reply::NotFound, |(i, _)| Reply::Found {
+                    resource: ResourceId(i as u32),
+                }),
+            _ => Reply::Unsupported,
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! The worker processes that run the executor.
+//!
+//! A worker is up or down. A crash drops its executor (and so everything the executor held
+//! in memory) and bumps its incarnation, so timers and replies meant for the old process are
+//! recognised as stale. Calls that arrive while it is down wait in its inbox.
+
+use super::protocol::ToolCall;
+use crate::design::Executor;
+
+pub struct Worker {
+    pub up: bool,
+    pub incarnation: u32,
+    pub(crate) executor: Option<Box<dyn Executor>>,
+    pub(crate) inbox: Vec<ToolCall>,
+}
+
+impl Worker {
+    pub(crate) fn new(executor: Box<dyn Executor>) -> Self {
+        Self {
+            up: true,
+            incarnation: 0,
+            executor: Some(executor),
+            inbox: Vec::new(),
+        }
+    }
+
+    /// The process dies: its executor and memory are gone.
+    pub(crate) fn crash(&mut self) {
+        self.up = false;
+        self.executor = None;
+        self.incarnation += 1;
+    }
+
+    /// A new process starts with a fresh executor.
+    pub(crate) fn restart(&mut self, executor: Box<dyn Executor>) {
+        self.up = true;
+        self.executor = Some(executor);
+    }
+}

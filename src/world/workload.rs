@@ -1,0 +1,69 @@
+//! The user's intents, arriving over time.
+//!
+//! Intent `i` arrives `spacing_ms` after intent `i-1`. With probability `genuine_repeat` it
+//! carries the same parameters as the previous intent: the user really wants a second,
+//! identical resource, which a correct executor must not merge into the first.
+
+use super::ids::*;
+use crate::model::WorkloadModel;
+use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intent {
+    pub id: IntentId,
+    pub arrival_ms: Millis,
+    pub tenant: Tenant,
+    pub endpoint: Endpoint,
+    pub params: Params,
+    /// The earlier intent this one genuinely repeats.
+    pub repeat_of: Option<IntentId>,
+}
+
+#[derive(Debug)]
+pub struct Workload {
+    config: WorkloadModel,
+    intents: Vec<Intent>,
+}
+
+impl Workload {
+    pub fn new(config: WorkloadModel) -> Self {
+        Self {
+            config,
+            intents: Vec::new(),
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.intents.clear();
+    }
+
+    /// The next intent arrives now. Returns it and when the one after it arrives, if any.
+    pub(crate) fn arrive(&mut self, now: Millis, ch: &mut dyn Chooser) -> (Intent, Option<Millis>) {
+        let i = self.intents.len() as u32;
+        let previous = self.intents.last().copied();
+        let repeat_of = match previous {
+            Some(p) if ch.chance(Purpose::Repeat, self.config.genuine_repeat) => Some(p),
+            _ => None,
+        };
+        let tenant = Tenant(i % self.config.tenants);
+        let intent = Intent {
+            id: IntentId(i),
+            arrival_ms: now,
+            // A repeat is the same request again, so for the same tenant.
+            tenant: repeat_of.map_or(tenant, |p| p.tenant),
+            endpoint: Endpoint(0),
+            params: repeat_of.map_or(Params(u64::from(i) + 1), |p| p.params),
+            repeat_of: repeat_of.map(|p| p.id),
+        };
+        self.intents.push(intent);
+        let next = (i + 1 < self.config.intents).then(|| {
+            let s = self.config.spacing_ms;
+            now + ch.between(Purpose::Arrival, s.min, s.max)
+        });
+        (intent, next)
+    }
+
+    pub fn intents(&self) -> &[Intent] {
+        &self.intents
+    }
+}
