@@ -98,23 +98,59 @@ impl Model {
 
 fn parse(text: &str) -> Result<Model, Problem> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let model: Model = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = match e.path().to_string() {
-            p if p == "." || p.is_empty() => "(root)".to_string(),
-            p => p,
-        };
-        serde_problem(path, e.into_inner())
-    })?;
+    let model: Model = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| serde_problem(path_name(e.path()), e.into_inner()))?;
     de.end()
         .map_err(|e| serde_problem("(root)".to_string(), e))?;
     Ok(model)
 }
 
+/// The path serde stopped at, written like validation paths (`faults[0].drop_reply.attempt`).
+///
+/// serde_path_to_error marks a map key it could not read (a syntax error between members,
+/// such as a missing comma) with a `?` segment; the problem is then in the enclosing value,
+/// so the path stops before it.
+fn path_name(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Unknown => break,
+        }
+    }
+    if out.is_empty() {
+        "(root)".to_string()
+    } else {
+        out
+    }
+}
+
+/// serde names the Rust type it expected; a model author knows JSON, not `u64`.
+const EXPECTED_TYPES: [(&str, &str); 2] = [
+    (", expected u64", ", expected a non-negative integer"),
+    (
+        ", expected u32",
+        ", expected a non-negative integer no larger than 4294967295",
+    ),
+];
+
 fn serde_problem(path: String, e: serde_json::Error) -> Problem {
     // serde_json appends " at line L column C"; the position has its own fields here.
     let full = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    let mut message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    for (rust, json) in EXPECTED_TYPES {
+        if let Some(head) = message.strip_suffix(rust) {
+            message = format!("{head}{json}");
+        }
+    }
     Problem {
         path,
         line: e.line(),

@@ -23,6 +23,16 @@ pub enum Told {
     Unresolved,
 }
 
+impl Told {
+    pub fn name(self) -> &'static str {
+        match self {
+            Told::Success => "success",
+            Told::Failure => "failure",
+            Told::Unresolved => "unresolved",
+        }
+    }
+}
+
 /// A reaction to a failure or an unknown outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Act {
@@ -164,7 +174,7 @@ impl Agent {
         let s = &self.intents[intent.0 as usize];
         if s.told.is_some() || s.current != Some(call) {
             trace.log(now, Component::Agent, || {
-                format!("{call}: late result {result:?} ignored")
+                format!("{call}: late result ({result}) ignored")
             });
             return None;
         }
@@ -271,7 +281,7 @@ impl Agent {
     fn tell(&mut self, intent: IntentId, told: Told, now: Millis, trace: &mut Trace) {
         self.intents[intent.0 as usize].told = Some((told, now));
         trace.log(now, Component::Agent, || {
-            format!("{intent}: tells the user {told:?}")
+            format!("{intent}: tells the user {}", told.name())
         });
     }
 }

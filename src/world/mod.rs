@@ -348,7 +348,7 @@ impl<'a> World<'a> {
                 }
                 ExecCommand::Report { call, result } => {
                     self.trace.log(now, Component::Executor, || {
-                        format!("{worker}: reports {result:?} for {call}")
+                        format!("{worker}: reports {result} for {call}")
                     });
                     self.queue.push(now, Event::ToolResult { call, result });
                 }
@@ -384,7 +384,7 @@ impl<'a> World<'a> {
             let key = request
                 .key
                 .map_or("no key".to_string(), |k| format!("key {k}"));
-            format!("{worker}: {op} sends {attempt} ({key}, {:?})", request.kind)
+            format!("{worker}: {op} sends {attempt}: {}, {key}", request.kind)
         });
         self.queue.push(
             now + self.model.executor.timeout_ms,
@@ -443,7 +443,7 @@ impl<'a> World<'a> {
             return;
         }
         self.trace.log(self.now, Component::Executor, || {
-            format!("{worker}: reply to {attempt}: {} {reply:?}", reply.status())
+            format!("{worker}: reply to {attempt}: {reply}")
         });
         self.exec(worker, ch, |e, ctx| {
             e.on_response(ctx, op, attempt, Response::Reply(reply))

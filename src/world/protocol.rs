@@ -1,6 +1,8 @@
 //! What crosses the boundaries: agent ↔ executor (tool calls and results) and
 //! executor ↔ provider (requests and replies).
 
+use std::fmt;
+
 use super::ids::*;
 
 /// A tool call from the agent to the executor.
@@ -134,4 +136,57 @@ pub enum Response {
     Reply(Reply),
     /// The client timeout fired first. Says nothing about whether the effect exists.
     Timeout,
+}
+
+impl fmt::Display for ToolResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolResult::Success { resource: Some(r) } => write!(f, "success ({r})"),
+            ToolResult::Success { resource: None } => write!(f, "success (no receipt)"),
+            ToolResult::Failure => write!(f, "failure"),
+            ToolResult::Unknown => write!(f, "unknown"),
+        }
+    }
+}
+
+impl fmt::Display for RequestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestKind::Create { params } => write!(f, "create with {params}"),
+            RequestKind::Lookup(q) => write!(f, "lookup {q}"),
+        }
+    }
+}
+
+impl fmt::Display for LookupQuery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LookupQuery::Key(k) => write!(f, "by key {k}"),
+            LookupQuery::Resource(r) => write!(f, "by id {r}"),
+            LookupQuery::Search { params } => write!(f, "search for {params}"),
+        }
+    }
+}
+
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let replayed = |r: bool| if r { ", replayed" } else { "" };
+        write!(f, "{} ", self.status())?;
+        match self {
+            Reply::Created {
+                resource,
+                replayed: r,
+            } => write!(f, "created {resource}{}", replayed(*r)),
+            Reply::AlreadyExists => write!(f, "already exists"),
+            Reply::InProgress => write!(f, "in progress"),
+            Reply::Mismatch => write!(f, "key reused with other parameters"),
+            Reply::Expired => write!(f, "key expired"),
+            Reply::MissingKey => write!(f, "key required"),
+            Reply::ServerError { replayed: r } => write!(f, "server error{}", replayed(*r)),
+            Reply::Found { resource } => write!(f, "found {resource}"),
+            Reply::NotFound => write!(f, "not found"),
+            Reply::Pending => write!(f, "pending"),
+            Reply::Unsupported => write!(f, "lookup not supported"),
+        }
+    }
 }

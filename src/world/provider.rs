@@ -119,10 +119,7 @@ impl Provider {
             RequestKind::Lookup(query) => {
                 let reply = self.lookup(now, &request, query);
                 trace.log(now, Component::Provider, || {
-                    format!(
-                        "{attempt}: lookup {query:?} -> {} {reply:?}",
-                        reply.status()
-                    )
+                    format!("{attempt}: lookup {query} -> {reply}")
                 });
                 out.push(ProviderOut::Reply { attempt, reply });
             }
@@ -146,7 +143,7 @@ impl Provider {
     ) {
         let answer = |reply: Reply, why: &str, trace: &mut Trace, out: &mut Vec<ProviderOut>| {
             trace.log(now, Component::Provider, || {
-                format!("{attempt}: {why} -> {} {reply:?}", reply.status())
+                format!("{attempt}: {why} -> {reply}")
             });
             out.push(ProviderOut::Reply { attempt, reply });
         };
@@ -336,7 +333,7 @@ impl Provider {
             self.finish_record(now, job, &j, scoped, reply, resource);
         }
         trace.log(now, Component::Provider, || {
-            format!("{}: done -> {} {reply:?}", j.attempt, reply.status())
+            format!("{}: done -> {reply}", j.attempt)
         });
         out.push(ProviderOut::Reply {
             attempt: j.attempt,
