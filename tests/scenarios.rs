@@ -32,7 +32,10 @@ fn no_fault_every_design_completes_with_one_call() {
 fn lost_reply_after_commit_reproduces_the_seed_table() {
     let v = lost_reply();
     let t = expect(&v, "no_dedup", c(2, 1, 1, 0, 0, 0, 2));
-    assert_eq!(t.metrics.unknown_ops, 1, "the first call's outcome is never learned");
+    assert_eq!(
+        t.metrics.unknown_ops, 1,
+        "the first call's outcome is never learned"
+    );
     let t = expect(&v, "same_key", c(1, 1, 0, 0, 0, 0, 2));
     // Unknown at the 5 s timeout; the replan's replay answers 20 ms later.
     assert_eq!(t.metrics.reconciliation_ms, vec![20]);
@@ -53,7 +56,11 @@ fn request_that_never_arrived_is_safe_to_send_again() {
 
 #[test]
 fn transport_retries_reuse_the_key_but_no_dedup_has_none() {
-    let v = set(lost_reply(), "executor", json!({ "attempts": 3, "backoff_ms": 100 }));
+    let v = set(
+        lost_reply(),
+        "executor",
+        json!({ "attempts": 3, "backoff_ms": 100 }),
+    );
     for d in ["same_key", "new_key_after_replan"] {
         let t = expect(&v, d, c(1, 1, 0, 0, 0, 0, 2));
         assert_eq!(t.metrics.time_to_outcome_ms, vec![5_120], "{d}");
@@ -79,7 +86,11 @@ fn agent_reactions_decide_what_an_unknown_becomes() {
 
 #[test]
 fn changed_arguments_under_the_same_key_follow_the_mismatch_rule() {
-    let v = set(lost_reply(), "agent.on_unknown", json!({ "change_args": 1 }));
+    let v = set(
+        lost_reply(),
+        "agent.on_unknown",
+        json!({ "change_args": 1 }),
+    );
     // Rejected: the changed action never happens; the original effect exists but the agent
     // gave up on a failure, so the user hears "failed" about a ticket that exists.
     expect(&v, "same_key", c(1, 0, 0, 0, 1, 0, 2));
@@ -92,8 +103,15 @@ fn changed_arguments_under_the_same_key_follow_the_mismatch_rule() {
 
 /// Attempt 1 processes for 8 s; the retry (at 7 s after 2 s backoff) overlaps it.
 fn overlapping() -> serde_json::Value {
-    let v = set(base(), "executor", json!({ "attempts": 3, "backoff_ms": 2_000 }));
-    faults(v, json!([{ "slow_processing": { "attempt": 1, "ms": 8_000 } }]))
+    let v = set(
+        base(),
+        "executor",
+        json!({ "attempts": 3, "backoff_ms": 2_000 }),
+    );
+    faults(
+        v,
+        json!([{ "slow_processing": { "attempt": 1, "ms": 8_000 } }]),
+    )
 }
 
 #[test]
@@ -107,7 +125,11 @@ fn overlapping_attempts_with_the_same_key_follow_the_in_flight_rule() {
     let both = set(overlapping(), "provider.in_flight", json!("process_both"));
     expect(&both, "same_key", c(2, 1, 1, 0, 0, 0, 2));
     // Effect-then-key keeps no in-flight marker: the overlap executes twice.
-    let etk = set(overlapping(), "provider.atomicity", json!("effect_then_key"));
+    let etk = set(
+        overlapping(),
+        "provider.atomicity",
+        json!("effect_then_key"),
+    );
     expect(&etk, "same_key", c(2, 1, 1, 0, 0, 0, 2));
 }
 
@@ -140,7 +162,11 @@ fn a_retry_after_retention_expired_duplicates_silently() {
 fn retention_is_measured_from_first_request_or_completion() {
     // Key written at 10 ms, completed at 60 ms; the retry arrives at 1025 ms.
     let v = set(lost_reply(), "provider.retention_ms", json!(1_000));
-    let v = set(v, "executor", json!({ "attempts": 2, "backoff_ms": 15, "timeout_ms": 1_000 }));
+    let v = set(
+        v,
+        "executor",
+        json!({ "attempts": 2, "backoff_ms": 15, "timeout_ms": 1_000 }),
+    );
     expect(&v, "same_key", c(2, 1, 1, 0, 0, 0, 2));
     let from_completion = set(v, "provider.retention_from", json!("completion"));
     expect(&from_completion, "same_key", c(1, 1, 0, 0, 0, 0, 2));
@@ -177,7 +203,12 @@ fn stored_outcomes_and_replay_mode_decide_what_a_retry_of_a_5xx_does() {
 fn bare_already_exists_is_success_without_a_receipt() {
     let v = set(lost_reply(), "provider.replay", json!("already_exists"));
     let t = expect(&v, "same_key", c(1, 1, 0, 0, 0, 0, 2));
-    assert!(t.timeline.contains("reports success (no receipt) for call 2"), "{}", t.timeline);
+    assert!(
+        t.timeline
+            .contains("reports success (no receipt) for call 2"),
+        "{}",
+        t.timeline
+    );
 }
 
 #[test]
@@ -287,7 +318,11 @@ fn run_custom(v: &serde_json::Value, d: &dyn Design) -> retrylab::check::Metrics
 
 #[test]
 fn genuine_repeats_are_kept_apart_unless_the_key_hashes_the_arguments() {
-    let v = set(base(), "workload", json!({ "intents": 2, "genuine_repeat": 1, "spacing_ms": 1_000 }));
+    let v = set(
+        base(),
+        "workload",
+        json!({ "intents": 2, "genuine_repeat": 1, "spacing_ms": 1_000 }),
+    );
     for d in ALL {
         let m = run(&v, d, 1);
         assert_eq!((m.effects, m.completed, m.merged_repeats), (2, 2, 0), "{d}");
@@ -301,11 +336,18 @@ fn genuine_repeats_are_kept_apart_unless_the_key_hashes_the_arguments() {
 
 #[test]
 fn key_scope_decides_whether_tenants_collide() {
-    let v = set(base(), "workload", json!({ "intents": 2, "tenants": 2, "spacing_ms": 1_000 }));
+    let v = set(
+        base(),
+        "workload",
+        json!({ "intents": 2, "tenants": 2, "spacing_ms": 1_000 }),
+    );
     let global = set(v.clone(), "provider.key_scope", json!("global"));
     // Tenant 1's request meets tenant 0's key with other parameters: 422, a true failure.
     let m = run_custom(&global, &OneKey);
-    assert_eq!((m.effects, m.completed, m.false_failure, m.unresolved), (1, 1, 0, 0));
+    assert_eq!(
+        (m.effects, m.completed, m.false_failure, m.unresolved),
+        (1, 1, 0, 0)
+    );
     for scope in ["tenant", "tenant_endpoint"] {
         let s = set(v.clone(), "provider.key_scope", json!(scope));
         let m = run_custom(&s, &OneKey);
@@ -315,10 +357,22 @@ fn key_scope_decides_whether_tenants_collide() {
 
 #[test]
 fn random_faults_never_duplicate_under_an_atomic_keyed_contract() {
-    let v = set(base(), "network", json!({ "latency_ms": { "min": 1, "max": 400 }, "reply_loss": "1/3", "request_loss": "1/10" }));
-    let v = set(v, "executor", json!({ "attempts": 3, "backoff_ms": 50, "timeout_ms": 1_000 }));
+    let v = set(
+        base(),
+        "network",
+        json!({ "latency_ms": { "min": 1, "max": 400 }, "reply_loss": "1/3", "request_loss": "1/10" }),
+    );
+    let v = set(
+        v,
+        "executor",
+        json!({ "attempts": 3, "backoff_ms": 50, "timeout_ms": 1_000 }),
+    );
     let v = set(v, "agent.max_calls", json!(4));
-    let v = set(v, "provider.processing_ms", json!({ "min": 10, "max": 900 }));
+    let v = set(
+        v,
+        "provider.processing_ms",
+        json!({ "min": 10, "max": 900 }),
+    );
     let same = run(&v, "same_key", 2_000);
     assert_eq!(same.duplicate_effects, 0);
     assert_eq!(same.false_success, 0);

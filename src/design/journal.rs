@@ -3,7 +3,7 @@
 //! An operation is the executor's record of an intent: its identity, the call it serves, the
 //! provider key, the parameter fingerprint, its state and its receipt. A durable journal
 //! survives a worker crash; a volatile one loses the crashed worker's operations. State
-//! changes go through [`Journal::transition`], which also measures how long each operation
+//! changes go through [`ExecCtx::transition`](super::ExecCtx::transition), which also measures how long each operation
 //! stayed unknown before it was resolved (the reconciliation time).
 
 use std::collections::BTreeMap;
@@ -163,7 +163,7 @@ impl Journal {
         self.ops.get(&id)
     }
 
-    /// Mutable access to every field but the state (see [`Journal::transition`]).
+    /// Mutable access to every field but the state (see [`ExecCtx::transition`](super::ExecCtx::transition)).
     pub fn get_mut(&mut self, id: OpId) -> Option<&mut Operation> {
         self.ops.get_mut(&id)
     }

@@ -5,9 +5,9 @@
 use retrylab::check::Metrics;
 use retrylab::design::{self, Design};
 use retrylab::model::Model;
-use retrylab::run::{run_seeds, run_traced, Traced};
+use retrylab::run::{Traced, run_seeds, run_traced};
 use retrylab::sim::RandomChooser;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// One intent; 10 ms each way, 50 ms processing, 5 s client timeout, one attempt per call;
 /// the agent replans after an unknown (two calls at most) and gives up after a failure.
@@ -102,7 +102,15 @@ pub fn expect(v: &Value, design_name: &str, want: Counts) -> Traced {
     t
 }
 
-pub fn c(effects: u64, completed: u64, dup: u64, false_ok: u64, false_fail: u64, unresolved: u64, calls: u64) -> Counts {
+pub fn c(
+    effects: u64,
+    completed: u64,
+    dup: u64,
+    false_ok: u64,
+    false_fail: u64,
+    unresolved: u64,
+    calls: u64,
+) -> Counts {
     Counts {
         effects,
         completed,
