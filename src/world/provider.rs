@@ -508,3 +508,156 @@ impl Provider {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::RandomChooser;
+    use crate::world::protocol::ToolCall;
+
+    fn provider(lookup: &str) -> Provider {
+        let config: ProviderModel = serde_json::from_value(serde_json::json!({
+            "dedup": "by_key", "lookup": lookup, "visibility_lag_ms": 100, "processing_ms": 50
+        }))
+        .unwrap();
+        Provider::new(config)
+    }
+
+    fn call(tenant: u32) -> ToolCall {
+        ToolCall {
+            call: CallId(1),
+            auth: AuthId(0),
+            tenant: Tenant(tenant),
+            endpoint: Endpoint(0),
+            params: Params(5),
+            tag: IntentTag(IntentId(0)),
+        }
+    }
+
+    /// Sends `request` at `now` and returns the provider's outputs.
+    fn send(p: &mut Provider, now: Millis, attempt: u32, request: Request) -> Vec<ProviderOut> {
+        let mut out = Vec::new();
+        let mut ch = RandomChooser::new(0);
+        let faults = Faults::default();
+        p.on_request(
+            now,
+            AttemptId(attempt),
+            request,
+            &faults,
+            &mut ch,
+            &mut Trace::default(),
+            &mut out,
+        );
+        out
+    }
+
+    fn lookup(p: &mut Provider, now: Millis, tenant: u32, q: LookupQuery) -> Reply {
+        match send(p, now, 99, Request::lookup(&call(tenant), q))[..] {
+            [ProviderOut::Reply { reply, .. }] => reply,
+            ref other => panic!("{other:?}"),
+        }
+    }
+
+    /// Creates under key k1 at 0 ms; the effect commits at 50 ms and is visible at 150 ms.
+    fn created(p: &mut Provider) {
+        let out = send(p, 0, 1, Request::create(&call(0), Some(Key(1))));
+        assert_eq!(out, [ProviderOut::Wake { job: 0, at_ms: 50 }]);
+        let mut out = Vec::new();
+        let mut ch = RandomChooser::new(0);
+        p.on_wake(
+            50,
+            0,
+            &Faults::default(),
+            &mut ch,
+            &mut Trace::default(),
+            &mut out,
+        );
+        assert!(matches!(
+            out[0],
+            ProviderOut::Commit(Effect {
+                resource: ResourceId(0),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn lookup_by_key_sees_pending_then_lagging_then_found() {
+        let mut p = provider("by_key");
+        send(&mut p, 0, 1, Request::create(&call(0), Some(Key(1))));
+        assert_eq!(
+            lookup(&mut p, 10, 0, LookupQuery::Key(Key(1))),
+            Reply::Pending
+        );
+        let mut p = provider("by_key");
+        created(&mut p);
+        // Committed at 50 ms, but the read path lags: "not found" is not proof of absence.
+        assert_eq!(
+            lookup(&mut p, 60, 0, LookupQuery::Key(Key(1))),
+            Reply::NotFound
+        );
+        let found = Reply::Found {
+            resource: ResourceId(0),
+        };
+        assert_eq!(lookup(&mut p, 150, 0, LookupQuery::Key(Key(1))), found);
+        assert_eq!(
+            lookup(&mut p, 150, 0, LookupQuery::Key(Key(2))),
+            Reply::NotFound
+        );
+        assert_eq!(
+            lookup(&mut p, 150, 0, LookupQuery::Resource(ResourceId(0))),
+            Reply::Unsupported
+        );
+    }
+
+    #[test]
+    fn lookup_by_resource_id_and_search_respect_lag_and_tenant() {
+        let mut p = provider("by_resource_id");
+        created(&mut p);
+        let q = LookupQuery::Resource(ResourceId(0));
+        assert_eq!(lookup(&mut p, 149, 0, q), Reply::NotFound);
+        assert_eq!(
+            lookup(&mut p, 150, 0, q),
+            Reply::Found {
+                resource: ResourceId(0)
+            }
+        );
+        assert_eq!(lookup(&mut p, 150, 1, q), Reply::NotFound);
+        let mut p = provider("search");
+        created(&mut p);
+        let q = LookupQuery::Search { params: Params(5) };
+        assert_eq!(lookup(&mut p, 149, 0, q), Reply::NotFound);
+        assert_eq!(
+            lookup(&mut p, 150, 0, q),
+            Reply::Found {
+                resource: ResourceId(0)
+            }
+        );
+        assert_eq!(
+            lookup(&mut p, 150, 0, LookupQuery::Search { params: Params(6) }),
+            Reply::NotFound
+        );
+        assert_eq!(lookup(&mut p, 150, 1, q), Reply::NotFound);
+    }
+
+    #[test]
+    fn no_lookup_and_required_keys() {
+        let mut p = provider("none");
+        created(&mut p);
+        assert_eq!(
+            lookup(&mut p, 500, 0, LookupQuery::Key(Key(1))),
+            Reply::Unsupported
+        );
+        let mut config = provider("none").config;
+        config.require_key = true;
+        let mut p = Provider::new(config);
+        let out = send(&mut p, 0, 1, Request::create(&call(0), None));
+        assert_eq!(
+            out,
+            [ProviderOut::Reply {
+                attempt: AttemptId(1),
+                reply: Reply::MissingKey
+            }]
+        );
+    }
+}
