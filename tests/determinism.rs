@@ -156,7 +156,12 @@ fn committed_report_is_current() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("reports/ticket_lost_response.json"),
     )
     .unwrap();
-    let fresh = retrylab(&["run", &path("ticket_lost_response.json"), "--format", "json"]);
+    let fresh = retrylab(&[
+        "run",
+        &path("ticket_lost_response.json"),
+        "--format",
+        "json",
+    ]);
     assert!(
         committed == fresh,
         "reports/ticket_lost_response.json is stale; regenerate it with the command in reports/README.md"

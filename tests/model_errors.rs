@@ -1,59 +1,904 @@
-use retrylab::model::Model;
-const VALID: &str = include_str!("../models/ticket_lost_response.json");
-fn show(label: &str, text: &str) {
+//! Bad model input: every class of mistake is refused with the exact JSON path, line and
+//! column of the problem and a message that names it, both through the library and through
+//! the `retrylab` binary (exit code 2, `file:line:column: path: message`, never a panic).
+//!
+//! Each bad text is [`VALID`] with one or a few exact edits, so positions are predictable.
+//! Two kinds of positions appear:
+//! - problems found while parsing (syntax, types, unknown fields, negative numbers,
+//!   probabilities, ranges) are where serde_json stopped: the last character of the
+//!   offending token (the closing quote of a string or key, the last digit of a number, the
+//!   closing brace of an object);
+//! - problems found by the checks after parsing (zero counts, unknown designs, impossible
+//!   faults) point at the first character of the offending value.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use retrylab::model::{Model, Problem};
+
+/// A valid model; every test below edits it. Line numbers are 1-based, as in the errors.
+const VALID: &str = r#"{
+  "name": "bad_input",
+  "horizon_ms": 600000,
+  "designs": ["no_dedup", "same_key"],
+  "workload": { "intents": 1 },
+  "agent": {
+    "tool_timeout_ms": 60000,
+    "max_calls": 2,
+    "think_ms": { "min": 200, "max": 1500 },
+    "on_failure": { "replan": 1 },
+    "on_unknown": { "replan": 1 }
+  },
+  "executor": { "attempts": 1, "timeout_ms": 5000 },
+  "workers": { "count": 1 },
+  "network": { "latency_ms": { "min": 5, "max": 80 }, "reply_loss": 0 },
+  "provider": {
+    "dedup": "by_key",
+    "retention_ms": 86400000,
+    "atomicity": "atomic",
+    "processing_ms": { "min": 20, "max": 300 }
+  },
+  "faults": [{ "drop_reply": { "attempt": 1 } }]
+}
+"#;
+
+const KNOWN_DESIGNS: &str = "known designs: no_dedup, same_key, new_key_after_replan";
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+/// `text` with `from` replaced by `to`; `from` must occur exactly once.
+fn edited(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "the edit {from:?} must match exactly once"
+    );
+    text.replacen(from, to, 1)
+}
+
+/// [`VALID`] with one edit.
+fn edit(from: &str, to: &str) -> String {
+    edited(VALID, from, to)
+}
+
+/// The problems of a text that must be refused.
+fn problems(text: &str) -> Vec<Problem> {
     match Model::from_json(text, "m.json") {
-        Ok(_) => println!("{label}: OK"),
-        Err(e) => println!("{label}:\n{e}\n{:?}\n", e.problems),
+        Ok(_) => panic!("the model was accepted:\n{text}"),
+        Err(e) => {
+            assert_eq!(e.origin, "m.json");
+            assert!(!e.problems.is_empty(), "an error without problems");
+            e.problems
+        }
     }
 }
-fn rep(a: &str, b: &str) -> String { assert!(VALID.contains(a), "{a}"); VALID.replacen(a, b, 1) }
+
+/// The rest of the line of `text` from the 1-based `line` and `column`.
+fn text_at(text: &str, line: usize, column: usize) -> &str {
+    let l = text
+        .split('\n')
+        .nth(line - 1)
+        .unwrap_or_else(|| panic!("no line {line}"));
+    &l[column - 1..]
+}
+
+/// Asserts one problem exactly: path, line and column, what the text holds at that
+/// position, and words the message must contain.
+#[track_caller]
+fn assert_problem(
+    text: &str,
+    p: &Problem,
+    path: &str,
+    (line, column): (usize, usize),
+    at: &str,
+    words: &[&str],
+) {
+    assert_eq!(
+        (p.path.as_str(), p.line, p.column),
+        (path, line, column),
+        "{p:?}"
+    );
+    let here = text_at(text, line, column);
+    assert!(
+        here.starts_with(at),
+        "{path} at {line}:{column} should point at {at:?}, the text there is {here:?}"
+    );
+    for w in words {
+        assert!(p.message.contains(w), "message {:?} lacks {w:?}", p.message);
+    }
+}
+
+/// Asserts the first problem of a refused text (see [`assert_problem`]).
+#[track_caller]
+fn assert_first(text: &str, path: &str, at_pos: (usize, usize), at: &str, words: &[&str]) {
+    let ps = problems(text);
+    assert_problem(text, &ps[0], path, at_pos, at, words);
+}
+
+/// A fresh directory under the system temp dir, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "retrylab-model-errors-{}-{test}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the scratch directory");
+        Scratch(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).expect("write a model file");
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn retrylab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(args)
+        .output()
+        .expect("start the retrylab binary")
+}
+
+fn arg(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 temp path")
+}
+
+/// Asserts a bad-input failure (exit 2, nothing on stdout, no panic); returns stderr.
+#[track_caller]
+fn assert_input_error(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "panic:\n{stderr}");
+    assert_eq!(out.status.code(), Some(2), "stderr:\n{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+/// The problem lines of stderr: every line, without the `error: ` the command line puts
+/// before its first line, must start with `file:`.
+#[track_caller]
+fn problem_lines(stderr: &str, file: &Path) -> Vec<String> {
+    let prefix = format!("{}:", file.display());
+    stderr
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let l = if i == 0 {
+                l.strip_prefix("error: ").unwrap_or(l)
+            } else {
+                l
+            };
+            assert!(
+                l.starts_with(&prefix),
+                "line {l:?} does not start with {prefix:?}"
+            );
+            l.to_string()
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// The base model
+// ---------------------------------------------------------------------------------------
+
 #[test]
-fn explore() {
-    show("valid", VALID);
-    show("missing comma", &rep("\"horizon_ms\": 600000,", "\"horizon_ms\": 600000"));
-    show("nested comma", &rep("\"dedup\": \"by_key\",", "\"dedup\": \"by_key\""));
-    show("array comma", &rep("\"no_dedup\", \"same_key\"", "\"no_dedup\" \"same_key\""));
-    show("fault comma", &rep("{ \"attempt\": 1 }", "{ \"attempt\": 1 \"x\": 1 }"));
-    show("bad key", &rep("\"horizon_ms\"", "horizon_ms"));
-    show("big u32", &rep("\"count\": 1", "\"count\": 5000000000"));
-    show("trailing", &format!("{VALID} x"));
-    show("trailing2", &format!("{VALID}}}"));
-    show("empty", "");
-    show("wrong type", &rep("600000", "\"soon\""));
-    show("unknown top", &rep("\"horizon_ms\"", "\"horizon\": 1, \"horizon_ms\""));
-    show("unknown nested", &rep("\"dedup\": \"by_key\",", "\"dedup\": \"by_key\", \"retention_msec\": 5,"));
-    show("unknown in range", &rep("{ \"min\": 5, \"max\": 80 }", "{ \"min\": 5, \"maks\": 80 }"));
-    show("unknown in fault", &rep("{ \"attempt\": 1 }", "{ \"attempt\": 1, \"x\": 2 }"));
-    show("unknown fault kind", &rep("\"drop_reply\"", "\"drop_replies\""));
-    show("unknown design", &rep("\"same_key\"", "\"same_keys\""));
-    show("neg retention", &rep("\"dedup\": \"by_key\",", "\"dedup\": \"by_key\", \"retention_ms\": -1,"));
-    show("neg latency", &rep("{ \"min\": 5, \"max\": 80 }", "-5"));
-    show("neg latency min", &rep("{ \"min\": 5, \"max\": 80 }", "{ \"min\": -5, \"max\": 80 }"));
-    show("neg count", &rep("\"count\": 1", "\"count\": -1"));
-    show("float", &rep("600000", "1.5"));
-    show("reply_loss", &rep("{ \"latency_ms\": { \"min\": 5, \"max\": 80 } }", "{ \"latency_ms\": { \"min\": 5, \"max\": 80 }, \"reply_loss\": \"3/2\" }"));
-    show("reply_loss num", &rep("{ \"latency_ms\": { \"min\": 5, \"max\": 80 } }", "{ \"latency_ms\": { \"min\": 5, \"max\": 80 }, \"reply_loss\": 2 }"));
-    show("reversed", &rep("{ \"min\": 200, \"max\": 1500 }", "{ \"min\": 9, \"max\": 3 }"));
-    show("reversed multi", &rep("{ \"min\": 200, \"max\": 1500 }", "{\n      \"min\": 9,\n      \"max\": 3\n    }"));
-    show("count0", &rep("\"count\": 1", "\"count\": 0"));
-    show("weights0", &rep("\"on_failure\": { \"replan\": 1 }", "\"on_failure\": { \"replan\": 0 }"));
-    show("crash worker", &rep("{ \"drop_reply\": { \"attempt\": 1 } }", "{ \"crash_worker\": { \"attempt\": 1, \"point\": \"after_send\", \"worker\": 1 } }"));
-    show("attempt0", &rep("{ \"attempt\": 1 }", "{ \"attempt\": 0 }"));
-    show("retention0", &rep("\"dedup\": \"by_key\",", "\"dedup\": \"by_key\", \"retention_ms\": 0,"));
-    show("atomicity", &rep("\"atomic\"", "\"sometimes\""));
-    show("missing max_calls", &rep("\"max_calls\": 2,", ""));
-    show("missing name", &rep("\"name\": \"ticket_lost_response\",", ""));
-    show("dup field", &rep("\"horizon_ms\": 600000,", "\"horizon_ms\": 600000, \"horizon_ms\": 1,"));
-    show("several", &rep("\"count\": 1", "\"count\": 0").replacen("\"same_key\"", "\"nope\"", 1).replacen("\"max_calls\": 2", "\"max_calls\": 0", 1));
-    show("array root", "[]");
-    show("fault bad point", &rep("{ \"drop_reply\": { \"attempt\": 1 } }", "{ \"crash_worker\": { \"attempt\": 1, \"point\": \"later\" } }"));
-    show("fault two keys", &rep("{ \"drop_reply\": { \"attempt\": 1 } }", "{ \"drop_reply\": { \"attempt\": 1 }, \"drop_request\": { \"attempt\": 1 } }"));
-    show("attempt neg", &rep("{ \"attempt\": 1 }", "{ \"attempt\": -1 }"));
-    show("designs empty", &rep("[\"no_dedup\", \"same_key\", \"new_key_after_replan\"]", "[]"));
-    show("null", &rep("600000", "null"));
-    show("bigint", &rep("600000", "99999999999999999999999"));
-    show("unterminated", &VALID[..100]);
-    show("unicode", &rep("\"description\": \"", "\"description\": \"é€ ").replacen("\"same_key\"", "\"nope\"", 1));
-    show("unicode serde", &rep("\"description\": \"", "\"description\": \"é€ ").replacen("\"count\": 1", "\"count\": -1", 1));
-    show("pause0", &rep("{ \"drop_reply\": { \"attempt\": 1 } }", "{ \"pause\": { \"component\": \"agent\", \"from_ms\": 1, \"duration_ms\": 0 } }"));
+fn base_model_is_valid() {
+    let m = Model::from_json(VALID, "m.json").expect("VALID must be a valid model");
+    assert_eq!(m.name, "bad_input");
+    assert_eq!(m.workers.count, 1);
+    assert_eq!(m.provider.retention_ms, Some(86_400_000));
+}
+
+// ---------------------------------------------------------------------------------------
+// (1) Malformed JSON
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn malformed_json_missing_comma_between_members() {
+    let text = edit("\"horizon_ms\": 600000,", "\"horizon_ms\": 600000");
+    // Found at the next key, which should have been preceded by a comma. The path is the
+    // object that lacks the comma, never serde_path_to_error's unknown-key marker `?`.
+    assert_first(
+        &text,
+        "(root)",
+        (4, 3),
+        "\"designs\"",
+        &["expected `,` or `}`"],
+    );
+}
+
+#[test]
+fn malformed_json_missing_comma_in_nested_object() {
+    let text = edit("\"dedup\": \"by_key\",", "\"dedup\": \"by_key\"");
+    assert_first(
+        &text,
+        "provider",
+        (18, 5),
+        "\"retention_ms\"",
+        &["expected `,` or `}`"],
+    );
+}
+
+#[test]
+fn malformed_json_trailing_garbage_after_the_object() {
+    // VALID ends with "}\n": the garbage is on line 24.
+    let text = format!("{VALID}x");
+    assert_first(&text, "(root)", (24, 1), "x", &["trailing characters"]);
+    let text = format!("{VALID}{{}}");
+    assert_first(&text, "(root)", (24, 1), "{}", &["trailing characters"]);
+}
+
+#[test]
+fn malformed_json_truncated_file() {
+    // Cut just before "workload": the text ends with ",\n  " on line 5.
+    let text = &VALID[..VALID.find("\"workload\"").unwrap()];
+    assert_first(text, "(root)", (5, 2), " ", &["EOF while parsing"]);
+}
+
+#[test]
+fn malformed_or_truncated_text_never_panics_and_is_located() {
+    // Every prefix of VALID, and VALID without each one character: the reader must return
+    // (never panic), and every problem must have a real path and a position inside the text.
+    let mut texts: Vec<String> = (0..VALID.len()).map(|n| VALID[..n].to_string()).collect();
+    texts.extend((0..VALID.len()).map(|i| format!("{}{}", &VALID[..i], &VALID[i + 1..])));
+    let mut refused = 0;
+    for text in &texts {
+        let Err(e) = Model::from_json(text, "m.json") else {
+            continue;
+        };
+        refused += 1;
+        assert!(!e.problems.is_empty());
+        let lines: Vec<&str> = text.split('\n').collect();
+        for p in &e.problems {
+            assert!(
+                !p.path.is_empty() && !p.path.contains('?'),
+                "{p:?} in\n{text}"
+            );
+            assert!(p.line >= 1 && p.line <= lines.len(), "{p:?} in\n{text}");
+            assert!(p.column <= lines[p.line - 1].len() + 1, "{p:?} in\n{text}");
+            assert!(!p.message.is_empty());
+        }
+    }
+    // Every strict prefix is refused; most deletions are too.
+    assert!(refused > VALID.len(), "only {refused} refused");
+}
+
+// ---------------------------------------------------------------------------------------
+// (2) Wrong types
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn wrong_type_string_for_a_duration() {
+    let text = edit("600000", "\"soon\"");
+    // Points at the closing quote of "soon".
+    assert_first(
+        &text,
+        "horizon_ms",
+        (3, 22),
+        "\",",
+        &[
+            "invalid type",
+            "\"soon\"",
+            "expected a non-negative integer",
+        ],
+    );
+    // serde's Rust type names do not leak into messages.
+    assert!(!problems(&text)[0].message.contains("u64"));
+}
+
+#[test]
+fn wrong_type_nested_boolean_and_list() {
+    let text = edit(
+        "\"dedup\": \"by_key\",",
+        "\"dedup\": \"by_key\", \"require_key\": \"yes\",",
+    );
+    assert_first(
+        &text,
+        "provider.require_key",
+        (17, 43),
+        "\",",
+        &["invalid type", "\"yes\"", "expected a boolean"],
+    );
+    let text = edit("[\"no_dedup\", \"same_key\"]", "\"same_key\"");
+    assert_first(
+        &text,
+        "designs",
+        (4, 23),
+        "\",",
+        &["invalid type", "\"same_key\"", "expected a sequence"],
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// (3) Unknown fields
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn unknown_field_at_top_level() {
+    let text = edit("\"horizon_ms\"", "\"horizon\": 5,\n  \"horizon_ms\"");
+    // Points at the closing quote of the unknown key.
+    assert_first(
+        &text,
+        "horizon",
+        (3, 11),
+        "\": 5",
+        &["unknown field `horizon`", "expected one of", "`horizon_ms`"],
+    );
+}
+
+#[test]
+fn unknown_field_nested() {
+    let text = edit("\"retention_ms\"", "\"retention_msec\"");
+    assert_first(
+        &text,
+        "provider.retention_msec",
+        (18, 20),
+        "\": 86400000",
+        &["unknown field `retention_msec`", "`retention_ms`"],
+    );
+}
+
+#[test]
+fn unknown_field_in_a_range() {
+    let text = edit("\"max\": 80", "\"maks\": 80");
+    assert_first(
+        &text,
+        "network.latency_ms.maks",
+        (15, 47),
+        "\": 80",
+        &["unknown field `maks`", "expected `min` or `max`"],
+    );
+    // A bound given twice is refused too.
+    let text = edit("\"max\": 80", "\"min\": 80");
+    assert_first(
+        &text,
+        "network.latency_ms",
+        (15, 46),
+        "\": 80",
+        &["duplicate field `min`"],
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// (4) Unknown design
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn unknown_design_in_designs() {
+    let text = edit("\"same_key\"", "\"same_keys\"");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert_problem(
+        &text,
+        &ps[0],
+        "designs[1]",
+        (4, 27),
+        "\"same_keys\"",
+        &["unknown design \"same_keys\"", KNOWN_DESIGNS],
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// (5) Negative values
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn negative_retention_ms() {
+    let text = edit("86400000", "-1");
+    // Points at the last digit of -1.
+    assert_first(
+        &text,
+        "provider.retention_ms",
+        (18, 22),
+        "1,",
+        &["`-1`", "expected a non-negative integer"],
+    );
+}
+
+#[test]
+fn negative_latency_ms() {
+    // As a constant: the range reader names the problem itself.
+    let text = edit("{ \"min\": 5, \"max\": 80 }", "-5");
+    assert_first(
+        &text,
+        "network.latency_ms",
+        (15, 31),
+        "5,",
+        &["duration -5 is negative"],
+    );
+    // As a bound of a range.
+    let text = edit("\"min\": 5,", "\"min\": -5,");
+    assert_first(
+        &text,
+        "network.latency_ms.min",
+        (15, 40),
+        "5,",
+        &["`-5`", "expected a non-negative integer"],
+    );
+}
+
+#[test]
+fn negative_counts() {
+    let text = edit("\"count\": 1", "\"count\": -1");
+    assert_first(
+        &text,
+        "workers.count",
+        (14, 26),
+        "1 }",
+        &["`-1`", "expected a non-negative integer", "4294967295"],
+    );
+    let text = edit("\"attempt\": 1 ", "\"attempt\": -1 ");
+    assert_first(
+        &text,
+        "faults[0].drop_reply.attempt",
+        (22, 44),
+        "1 }",
+        &["`-1`", "expected a non-negative integer"],
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// (6) Impossible or inconsistent values
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn probability_above_one() {
+    let text = edit("\"reply_loss\": 0", "\"reply_loss\": \"3/2\"");
+    assert_first(
+        &text,
+        "network.reply_loss",
+        (15, 73),
+        "\" }",
+        &["probability \"3/2\"", "at most 1"],
+    );
+    let text = edit("\"reply_loss\": 0", "\"reply_loss\": 2");
+    assert_first(
+        &text,
+        "network.reply_loss",
+        (15, 69),
+        "2 }",
+        &["probability 2 is above 1"],
+    );
+    let text = edit("\"reply_loss\": 0", "\"reply_loss\": 1.5");
+    assert_first(
+        &text,
+        "network.reply_loss",
+        (15, 71),
+        "5 }",
+        &["probability 1.5 is not between 0 and 1"],
+    );
+    let text = edit("\"reply_loss\": 0", "\"reply_loss\": \"1/0\"");
+    assert_first(
+        &text,
+        "network.reply_loss",
+        (15, 73),
+        "\" }",
+        &["probability \"1/0\"", "denominator above 0"],
+    );
+}
+
+#[test]
+fn reversed_range() {
+    let text = edit(
+        "{ \"min\": 200, \"max\": 1500 }",
+        "{ \"min\": 9, \"max\": 3 }",
+    );
+    // Points at the closing brace of the range.
+    assert_first(
+        &text,
+        "agent.think_ms",
+        (9, 38),
+        "},",
+        &["min 9 is greater than max 3"],
+    );
+}
+
+#[test]
+fn zero_workers() {
+    let text = edit("\"count\": 1", "\"count\": 0");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert_problem(
+        &text,
+        &ps[0],
+        "workers.count",
+        (14, 25),
+        "0 }",
+        &["must be at least 1"],
+    );
+}
+
+#[test]
+fn all_reaction_weights_zero() {
+    let text = edit(
+        "\"on_unknown\": { \"replan\": 1 }",
+        "\"on_unknown\": { \"replan\": 0 }",
+    );
+    assert_first(
+        &text,
+        "agent.on_unknown",
+        (11, 19),
+        "{ \"replan\": 0 }",
+        &["every reaction weight is 0", "retry_same", "ask_user"],
+    );
+    // No weight at all is the same mistake.
+    let text = edit("\"on_failure\": { \"replan\": 1 }", "\"on_failure\": {}");
+    assert_first(
+        &text,
+        "agent.on_failure",
+        (10, 19),
+        "{}",
+        &["every reaction weight is 0"],
+    );
+}
+
+#[test]
+fn crash_worker_names_a_worker_past_the_count() {
+    let crash = |worker: u32| {
+        edit(
+            "{ \"drop_reply\": { \"attempt\": 1 } }",
+            &format!(
+                "{{ \"crash_worker\": {{ \"attempt\": 1, \"point\": \"after_send\", \"worker\": {worker} }} }}"
+            ),
+        )
+    };
+    // Workers are numbered from 0: with one worker, worker 0 exists and worker 1 does not.
+    Model::from_json(&crash(0), "m.json").expect("worker 0 exists");
+    let text = crash(1);
+    assert_first(
+        &text,
+        "faults[0].crash_worker.worker",
+        (22, 81),
+        "1 } }]",
+        &[
+            "worker 1 does not exist",
+            "workers.count is 1",
+            "numbered from 0",
+        ],
+    );
+    let text = edited(&crash(2), "\"count\": 1", "\"count\": 2");
+    assert_first(
+        &text,
+        "faults[0].crash_worker.worker",
+        (22, 81),
+        "2 } }]",
+        &["worker 2 does not exist", "workers.count is 2"],
+    );
+}
+
+#[test]
+fn fault_attempt_zero() {
+    let text = edit("\"attempt\": 1 ", "\"attempt\": 0 ");
+    assert_first(
+        &text,
+        "faults[0].drop_reply.attempt",
+        (22, 43),
+        "0 }",
+        &["attempts are numbered from 1"],
+    );
+}
+
+#[test]
+fn retention_ms_zero() {
+    let text = edit("86400000", "0");
+    assert_first(
+        &text,
+        "provider.retention_ms",
+        (18, 21),
+        "0,",
+        &["must be at least 1", "leave the field out", "forever"],
+    );
+}
+
+#[test]
+fn unknown_enum_value() {
+    let text = edit("\"atomic\"", "\"sometimes\"");
+    // Points at the closing quote of "sometimes".
+    assert_first(
+        &text,
+        "provider.atomicity",
+        (19, 28),
+        "\",",
+        &[
+            "unknown variant `sometimes`",
+            "`atomic`",
+            "`key_then_effect`",
+            "`effect_then_key`",
+        ],
+    );
+}
+
+#[test]
+fn unknown_fault_kind() {
+    let text = edit("\"drop_reply\"", "\"drop_replies\"");
+    assert_first(
+        &text,
+        "faults[0]",
+        (22, 29),
+        "\": {",
+        &[
+            "unknown variant `drop_replies`",
+            "`drop_reply`",
+            "`crash_worker`",
+        ],
+    );
+}
+
+#[test]
+fn missing_required_field() {
+    let text = edit("    \"max_calls\": 2,\n", "");
+    // The path is the object missing the field; the position is its closing brace.
+    assert_first(
+        &text,
+        "agent",
+        (11, 3),
+        "},",
+        &["missing field `max_calls`"],
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Several problems
+// ---------------------------------------------------------------------------------------
+
+/// Four independent mistakes found by the checks after parsing.
+fn four_problems() -> String {
+    let text = edit("\"same_key\"", "\"nope\"");
+    let text = edited(&text, "\"count\": 1", "\"count\": 0");
+    let text = edited(&text, "86400000", "0");
+    edited(&text, "\"attempt\": 1 ", "\"attempt\": 0 ")
+}
+
+#[test]
+fn several_problems_are_all_reported() {
+    let text = four_problems();
+    let e = Model::from_json(&text, "m.json").expect_err("four problems");
+    let ps = &e.problems;
+    assert_eq!(ps.len(), 4, "{ps:?}");
+    assert_problem(
+        &text,
+        &ps[0],
+        "designs[1]",
+        (4, 27),
+        "\"nope\"",
+        &["unknown design \"nope\"", KNOWN_DESIGNS],
+    );
+    assert_problem(
+        &text,
+        &ps[1],
+        "workers.count",
+        (14, 25),
+        "0 }",
+        &["must be at least 1"],
+    );
+    assert_problem(
+        &text,
+        &ps[2],
+        "provider.retention_ms",
+        (18, 21),
+        "0,",
+        &["must be at least 1"],
+    );
+    assert_problem(
+        &text,
+        &ps[3],
+        "faults[0].drop_reply.attempt",
+        (22, 43),
+        "0 }",
+        &["numbered from 1"],
+    );
+    // Displayed one line per problem: `origin:line:column: path: message`.
+    let shown = e.to_string();
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 4, "{shown}");
+    for (line, p) in lines.iter().zip(ps) {
+        assert_eq!(
+            *line,
+            format!("m.json:{}:{}: {}: {}", p.line, p.column, p.path, p.message)
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Through the binary
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn cli_valid_model_runs() {
+    let dir = Scratch::new("valid");
+    let file = dir.write("valid.json", VALID);
+    let out = retrylab(&["run", arg(&file), "--seeds", "20"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn cli_bad_model_files_exit_2_with_file_line_column() {
+    let dir = Scratch::new("bad_files");
+    // (file name, text, expected `line:column: path: ` after the file, message words)
+    let cases: [(&str, String, &str, &[&str]); 6] = [
+        (
+            "missing_comma.json",
+            edit("\"horizon_ms\": 600000,", "\"horizon_ms\": 600000"),
+            "4:3: (root): ",
+            &["expected `,` or `}`"],
+        ),
+        (
+            "trailing.json",
+            format!("{VALID}x"),
+            "24:1: (root): ",
+            &["trailing characters"],
+        ),
+        (
+            "wrong_type.json",
+            edit("600000", "\"soon\""),
+            "3:22: horizon_ms: ",
+            &["\"soon\"", "non-negative integer"],
+        ),
+        (
+            "unknown_field.json",
+            edit("\"retention_ms\"", "\"retention_msec\""),
+            "18:20: provider.retention_msec: ",
+            &["unknown field `retention_msec`"],
+        ),
+        (
+            "negative.json",
+            edit("{ \"min\": 5, \"max\": 80 }", "-5"),
+            "15:31: network.latency_ms: ",
+            &["duration -5 is negative"],
+        ),
+        (
+            "unknown_design.json",
+            edit("\"same_key\"", "\"same_keys\""),
+            "4:27: designs[1]: ",
+            &["unknown design \"same_keys\"", KNOWN_DESIGNS],
+        ),
+    ];
+    for (name, text, located, words) in cases {
+        let file = dir.write(name, &text);
+        let stderr = assert_input_error(&retrylab(&["run", arg(&file)]));
+        let lines = problem_lines(&stderr, &file);
+        assert_eq!(lines.len(), 1, "{name}: {stderr}");
+        let expected = format!("{}:{located}", file.display());
+        assert!(
+            lines[0].starts_with(&expected),
+            "{name}: {:?} should start with {expected:?}",
+            lines[0]
+        );
+        for w in words {
+            assert!(lines[0].contains(w), "{name}: {:?} lacks {w:?}", lines[0]);
+        }
+        // The binary prints exactly what the library reports.
+        let e = Model::from_json(&text, &file.display().to_string()).unwrap_err();
+        assert_eq!(lines[0], e.to_string(), "{name}");
+    }
+}
+
+#[test]
+fn cli_bad_model_is_refused_by_trace_and_replay_too() {
+    let dir = Scratch::new("trace_replay");
+    let file = dir.write("zero_workers.json", &edit("\"count\": 1", "\"count\": 0"));
+    let expected = format!(
+        "{}:14:25: workers.count: must be at least 1",
+        file.display()
+    );
+    for args in [
+        vec!["trace", arg(&file), "--design", "same_key"],
+        vec![
+            "replay",
+            arg(&file),
+            "--design",
+            "same_key",
+            "--choices",
+            "",
+        ],
+    ] {
+        let stderr = assert_input_error(&retrylab(&args));
+        let lines = problem_lines(&stderr, &file);
+        assert_eq!(lines.len(), 1, "{args:?}: {stderr}");
+        assert_eq!(lines[0], expected, "{args:?}");
+    }
+}
+
+#[test]
+fn cli_reports_every_problem_on_its_own_line() {
+    let dir = Scratch::new("several");
+    let file = dir.write("four.json", &four_problems());
+    let stderr = assert_input_error(&retrylab(&["run", arg(&file)]));
+    let lines = problem_lines(&stderr, &file);
+    let f = file.display();
+    let located: Vec<String> = lines
+        .iter()
+        .map(|l| l.split(": ").take(2).collect::<Vec<_>>().join(": "))
+        .collect();
+    assert_eq!(
+        located,
+        [
+            format!("{f}:4:27: designs[1]"),
+            format!("{f}:14:25: workers.count"),
+            format!("{f}:18:21: provider.retention_ms"),
+            format!("{f}:22:43: faults[0].drop_reply.attempt"),
+        ],
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cli_unknown_design_flag_names_known_designs() {
+    let dir = Scratch::new("design_flag");
+    let file = dir.write("valid.json", VALID);
+    for command in ["run", "trace"] {
+        let stderr = assert_input_error(&retrylab(&[command, arg(&file), "--design", "nope"]));
+        assert!(
+            stderr.contains("--design nope: unknown design"),
+            "{command}: {stderr}"
+        );
+        assert!(stderr.contains(KNOWN_DESIGNS), "{command}: {stderr}");
+    }
+}
+
+#[test]
+fn cli_missing_model_file() {
+    let dir = Scratch::new("missing");
+    let file = dir.0.join("does_not_exist.json");
+    let stderr = assert_input_error(&retrylab(&["run", arg(&file)]));
+    let lines = problem_lines(&stderr, &file);
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("(root): cannot read the file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cli_replay_malformed_choices() {
+    let dir = Scratch::new("choices_malformed");
+    let file = dir.write("valid.json", VALID);
+    let stderr = assert_input_error(&retrylab(&[
+        "replay",
+        arg(&file),
+        "--design",
+        "same_key",
+        "--choices",
+        "1,x",
+    ]));
+    assert!(
+        stderr.contains("--choices: choice 2 is \"x\": expected a non-negative integer"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cli_replay_impossible_choice() {
+    let dir = Scratch::new("choices_impossible");
+    let file = dir.write("valid.json", VALID);
+    let stderr = assert_input_error(&retrylab(&[
+        "replay",
+        arg(&file),
+        "--design",
+        "same_key",
+        "--choices",
+        "999999",
+    ]));
+    assert!(stderr.contains("--choices: choice 1 is 999999"), "{stderr}");
+    assert!(stderr.contains("not a possible one"), "{stderr}");
 }

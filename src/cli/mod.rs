@@ -124,6 +124,9 @@ fn run_after_help() -> String {
 pub enum CliError {
     /// Bad input: exit 2.
     Input(String),
+    /// A refused model file, already one `FILE:LINE:COLUMN: PATH: message` line per
+    /// problem: exit 2.
+    Model(String),
     /// Anything else: exit 1.
     Other(String),
 }
@@ -135,6 +138,10 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Input(msg)) => {
             eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Model(lines)) => {
+            eprintln!("{lines}");
             ExitCode::from(2)
         }
         Err(CliError::Other(msg)) => {
@@ -160,7 +167,7 @@ fn execute(command: Command) -> Result<(), CliError> {
 }
 
 fn load(path: &Path) -> Result<Model, CliError> {
-    Model::load(path).map_err(|e| CliError::Input(e.to_string()))
+    Model::load(path).map_err(|e| CliError::Model(e.to_string()))
 }
 
 fn find_design(name: &str) -> Result<&'static dyn Design, CliError> {

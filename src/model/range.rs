@@ -33,6 +33,16 @@ impl<'de> Deserialize<'de> for Range {
     }
 }
 
+/// The keys of `{"min", "max"}`. Read as an identifier (not as a `String`) so that an
+/// unknown key is refused while it is read, and its error path ends with that key, as it
+/// does for the derived structs of the schema.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Bound {
+    Min,
+    Max,
+}
+
 struct RangeVisitor;
 
 impl<'de> Visitor<'de> for RangeVisitor {
@@ -54,16 +64,19 @@ impl<'de> Visitor<'de> for RangeVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Range, A::Error> {
         let (mut min, mut max) = (None, None);
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "min" => min = Some(map.next_value::<u64>()?),
-                "max" => max = Some(map.next_value::<u64>()?),
-                other => return Err(de::Error::unknown_field(other, &["min", "max"])),
+        while let Some(bound) = map.next_key::<Bound>()? {
+            let (slot, name) = match bound {
+                Bound::Min => (&mut min, "min"),
+                Bound::Max => (&mut max, "max"),
+            };
+            if slot.is_some() {
+                return Err(de::Error::duplicate_field(name));
             }
+            *slot = Some(map.next_value::<u64>()?);
         }
         let min = min.ok_or_else(|| de::Error::missing_field("min"))?;
         let max = max.ok_or_else(|| de::Error::missing_field("max"))?;
-        // Checked again by validation with the position, but a reversed range is never valid.
+        // A reversed range is never valid; serde reports it at the range's position.
         if min > max {
             return Err(de::Error::custom(format!(
                 "min {min} is greater than max {max}"
