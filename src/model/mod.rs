@@ -5,6 +5,7 @@
 //! did (impossible or inconsistent values, unknown designs).
 
 pub mod locate;
+pub mod provider;
 pub mod range;
 pub mod schema;
 mod validate;

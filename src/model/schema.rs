@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::provider::ProviderModel;
 use super::range::Range;
 use crate::sim::{Millis, Ratio};
 
@@ -225,59 +226,12 @@ impl Default for NetworkModel {
     }
 }
 
-/// The remote API and its idempotency contract (DESIGN.md §4).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderModel {
-    /// Where this contract comes from (a documentation URL and section).
-    #[serde(default)]
-    pub source: String,
-    pub dedup: Dedup,
-    #[serde(default)]
-    pub key_scope: KeyScope,
-    /// Records are kept at least this long; absent means forever.
-    #[serde(default)]
-    pub retention_ms: Option<Millis>,
-    #[serde(default)]
-    pub retention_from: RetentionFrom,
-    #[serde(default)]
-    pub after_expiry: AfterExpiry,
-    #[serde(default)]
-    pub atomicity: Atomicity,
-    #[serde(default)]
-    pub in_flight: InFlight,
-    #[serde(default)]
-    pub mismatch: Mismatch,
-    #[serde(default)]
-    pub stored_outcomes: StoredOutcomes,
-    #[serde(default)]
-    pub replay: ReplayMode,
-    /// A create without a key is rejected with 400 (IETF draft).
-    #[serde(default)]
-    pub require_key: bool,
-    #[serde(default)]
-    pub lookup: Lookup,
-    /// Time from commit until a lookup can see the effect.
-    #[serde(default)]
-    pub visibility_lag_ms: Range,
-    #[serde(default = "default_processing")]
-    pub processing_ms: Range,
-    /// Probability that processing fails before anything is committed (a 5xx).
-    #[serde(default)]
-    pub error_before_commit: Ratio,
-    /// Probability of a 5xx reply although the effect was committed.
-    #[serde(default)]
-    pub error_after_commit: Ratio,
-    /// Probability that the provider crashes in the middle of processing, between writing
-    /// the key record and the effect (which comes first depends on `atomicity`).
-    #[serde(default)]
-    pub crash_during_processing: Ratio,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(Default)]
 pub enum Dedup {
     /// Every request is a new effect.
+    #[default]
     None,
     /// Requests carrying a key already seen (in scope, within retention) are deduplicated.
     ByKey,
@@ -290,6 +244,20 @@ pub enum KeyScope {
     #[default]
     Tenant,
     TenantEndpoint,
+    /// Per tenant and region: the same key sent to another region executes again (EC2).
+    TenantRegion,
+}
+
+/// Where the provider takes the idempotency key from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeySource {
+    /// The key the caller sends (a header or body field).
+    #[default]
+    Client,
+    /// A hash of the request's parameters, whatever the caller sends (AWS Lambda Powertools):
+    /// identical arguments are one request, genuine repeats included.
+    Payload,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -369,6 +337,10 @@ pub enum ReplayMode {
     CurrentState,
     /// A bare "already exists" without the resource.
     AlreadyExists,
+    /// Success returns the resource; failed or partial work is executed again to completion
+    /// (Stripe API v2): a stored 5xx whose effect committed returns that effect, one whose
+    /// effect did not commit runs again.
+    ReexecuteFailed,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -402,6 +374,8 @@ pub enum Fault {
     CrashProvider { attempt: u32 },
     /// Processing of this attempt takes exactly this long (a delayed success).
     SlowProcessing { attempt: u32, ms: Millis },
+    /// This attempt is sent to another region (a client failover).
+    Reroute { attempt: u32, region: u32 },
     /// A component is frozen: its events in `[from_ms, from_ms + duration_ms)` wait until
     /// the end of the pause.
     Pause {
@@ -431,6 +405,6 @@ fn default_restart_ms() -> Millis {
 fn default_latency() -> Range {
     Range::constant(10)
 }
-fn default_processing() -> Range {
+pub(crate) fn default_processing() -> Range {
     Range::constant(50)
 }

@@ -111,6 +111,7 @@ fn fault(p: &mut Problems, i: usize, f: &Fault, workers: u32) {
         Fault::CrashWorker { attempt, .. } => Some(("crash_worker", *attempt)),
         Fault::CrashProvider { attempt } => Some(("crash_provider", *attempt)),
         Fault::SlowProcessing { attempt, .. } => Some(("slow_processing", *attempt)),
+        Fault::Reroute { attempt, .. } => Some(("reroute", *attempt)),
         Fault::Pause { .. } => None,
     };
     if let Some((kind, 0)) = attempt {

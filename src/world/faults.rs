@@ -3,7 +3,7 @@
 //! Compiled once from the model into small lookup lists. Attempts are numbered from 1 in the
 //! order executors ask to send them, across the run.
 
-use super::ids::{AttemptId, WorkerId};
+use super::ids::{AttemptId, Region, WorkerId};
 use crate::model::{CrashPoint, Fault, Paused};
 use crate::sim::Millis;
 
@@ -14,6 +14,7 @@ pub struct Faults {
     crash_worker: Vec<(u32, CrashPoint, Option<u32>)>,
     crash_provider: Vec<u32>,
     slow: Vec<(u32, Millis)>,
+    reroute: Vec<(u32, u32)>,
     pauses: Vec<(Paused, Millis, Millis)>,
 }
 
@@ -31,6 +32,7 @@ impl Faults {
                 } => f.crash_worker.push((attempt, point, worker)),
                 Fault::CrashProvider { attempt } => f.crash_provider.push(attempt),
                 Fault::SlowProcessing { attempt, ms } => f.slow.push((attempt, ms)),
+                Fault::Reroute { attempt, region } => f.reroute.push((attempt, region)),
                 Fault::Pause {
                     component,
                     from_ms,
@@ -66,6 +68,16 @@ impl Faults {
             .iter()
             .find(|&&(n, _)| n == a.0)
             .map(|&(_, ms)| ms)
+    }
+
+    /// The region attempt `a` is sent to.
+    pub fn region(&self, a: AttemptId) -> Region {
+        Region(
+            self.reroute
+                .iter()
+                .find(|&&(n, _)| n == a.0)
+                .map_or(0, |&(_, r)| r),
+        )
     }
 
     /// If `component` is paused at `now`, when the pause ends.

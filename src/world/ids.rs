@@ -58,6 +58,10 @@ id!(
     Endpoint(u32), "endpoint "
 );
 id!(
+    /// The region (or zone) endpoint a request is sent to.
+    Region(u32), "region "
+);
+id!(
     /// The arguments of a request, as one value: equal params mean identical requests.
     Params(u64), "params "
 );

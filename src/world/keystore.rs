@@ -16,6 +16,7 @@ use crate::sim::Millis;
 pub struct ScopedKey {
     pub tenant: Option<Tenant>,
     pub endpoint: Option<Endpoint>,
+    pub region: Option<Region>,
     pub key: Key,
 }
 

@@ -379,6 +379,10 @@ impl<'a> World<'a> {
             op,
             open: true,
         };
+        let request = Request {
+            region: self.faults.region(attempt),
+            ..request
+        };
         self.remote_calls += 1;
         self.trace.log(now, Component::Executor, || {
             let key = request

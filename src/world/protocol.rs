@@ -34,6 +34,8 @@ pub enum ToolResult {
 pub struct Request {
     pub tenant: Tenant,
     pub endpoint: Endpoint,
+    /// Set by the transport: region 0 unless a `reroute` fault fails the attempt over.
+    pub region: Region,
     pub key: Option<Key>,
     pub kind: RequestKind,
     pub tag: IntentTag,
@@ -45,6 +47,7 @@ impl Request {
         Request {
             tenant: call.tenant,
             endpoint: call.endpoint,
+            region: Region(0),
             key,
             kind: RequestKind::Create {
                 params: call.params,
@@ -58,6 +61,7 @@ impl Request {
         Request {
             tenant: call.tenant,
             endpoint: call.endpoint,
+            region: Region(0),
             key: None,
             kind: RequestKind::Lookup(query),
             tag: call.tag,

@@ -80,14 +80,16 @@ impl Provider {
     }
 
     fn scope(&self, request: &Request, key: Key) -> ScopedKey {
-        let (tenant, endpoint) = match self.config.key_scope {
-            KeyScope::Global => (None, None),
-            KeyScope::Tenant => (Some(request.tenant), None),
-            KeyScope::TenantEndpoint => (Some(request.tenant), Some(request.endpoint)),
+        let (tenant, endpoint, region) = match self.config.key_scope {
+            KeyScope::Global => (None, None, None),
+            KeyScope::Tenant => (Some(request.tenant), None, None),
+            KeyScope::TenantEndpoint => (Some(request.tenant), Some(request.endpoint), None),
+            KeyScope::TenantRegion => (Some(request.tenant), None, Some(request.region)),
         };
         ScopedKey {
             tenant,
             endpoint,
+            region,
             key,
         }
     }
@@ -101,6 +103,14 @@ impl Provider {
             RetentionFrom::Completion => record.completed_ms,
         };
         since.is_some_and(|t| now >= t.saturating_add(retention))
+    }
+
+    fn in_progress_expired(&self, record: &Record, now: Millis) -> bool {
+        matches!(record.slot, Slot::InFlight { .. } | Slot::Orphaned)
+            && self
+                .config
+                .in_progress_expiry_ms
+                .is_some_and(|d| now >= record.first_request_ms.saturating_add(d))
     }
 
     /// A request arrives.
@@ -147,12 +157,16 @@ impl Provider {
             });
             out.push(ProviderOut::Reply { attempt, reply });
         };
-        let key = match (self.config.dedup, request.key) {
-            (_, None) if self.config.require_key => {
-                return answer(Reply::MissingKey, "no key", trace, out);
+        if request.key.is_none() && self.config.require_key {
+            return answer(Reply::MissingKey, "no key", trace, out);
+        }
+        let key = match (self.config.dedup, self.config.key_source, request.key) {
+            (Dedup::None, _, _) | (Dedup::ByKey, KeySource::Client, None) => {
+                return self.start(now, attempt, request, params, None, faults, ch, trace, out);
             }
-            (Dedup::ByKey, Some(key)) => key,
-            _ => return self.start(now, attempt, request, params, None, faults, ch, trace, out),
+            (Dedup::ByKey, KeySource::Client, Some(key)) => key,
+            // The provider keys the request by what it asks for, whoever asks.
+            (Dedup::ByKey, KeySource::Payload, _) => Key(params.0),
         };
         let scoped = self.scope(&request, key);
         if let Some(record) = self.store.get(&scoped)
@@ -169,6 +183,14 @@ impl Provider {
                     return answer(Reply::Expired, &format!("key {key} expired"), trace, out);
                 }
             }
+        }
+        if let Some(record) = self.store.get(&scoped)
+            && self.in_progress_expired(record, now)
+        {
+            self.store.remove(&scoped);
+            trace.log(now, Component::Provider, || {
+                format!("{attempt}: in-progress record of key {key} expired; executing again")
+            });
         }
         let Some(record) = self.store.get(&scoped).copied() else {
             if self.config.atomicity != Atomicity::EffectThenKey {
@@ -214,6 +236,31 @@ impl Provider {
         }
         match record.slot {
             Slot::Done { reply, resource } => {
+                if self.config.replay == ReplayMode::ReexecuteFailed
+                    && reply.status() >= 500
+                    && resource.is_none()
+                {
+                    // Failed work with no effect runs again, under the same record.
+                    if let Some(r) = self.store.get_mut(&scoped) {
+                        r.slot = Slot::InFlight {
+                            job: self.jobs.len() as u32,
+                        };
+                    }
+                    trace.log(now, Component::Provider, || {
+                        format!("{attempt}: key {key} failed before: executing again")
+                    });
+                    return self.start(
+                        now,
+                        attempt,
+                        request,
+                        params,
+                        Some(scoped),
+                        faults,
+                        ch,
+                        trace,
+                        out,
+                    );
+                }
                 let reply = self.replay(reply, resource);
                 answer(reply, &format!("key {key} seen: replay"), trace, out)
             }
@@ -249,10 +296,12 @@ impl Provider {
             other => other,
         };
         match (self.config.replay, resource) {
-            (ReplayMode::CurrentState, Some(resource)) => Reply::Created {
-                resource,
-                replayed: true,
-            },
+            (ReplayMode::CurrentState | ReplayMode::ReexecuteFailed, Some(resource)) => {
+                Reply::Created {
+                    resource,
+                    replayed: true,
+                }
+            }
             (ReplayMode::AlreadyExists, Some(_)) => Reply::AlreadyExists,
             _ => stored,
         }
