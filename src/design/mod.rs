@@ -7,8 +7,10 @@
 
 pub mod context;
 pub mod journal;
+pub mod key_per_attempt;
 pub mod new_key_after_replan;
 pub mod no_dedup;
+pub mod payload_hash_key;
 pub mod retrying;
 pub mod same_key;
 
@@ -51,10 +53,18 @@ static NO_DEDUP: no_dedup::NoDedup = no_dedup::NoDedup;
 static SAME_KEY: same_key::SameKey = same_key::SameKey;
 static NEW_KEY_AFTER_REPLAN: new_key_after_replan::NewKeyAfterReplan =
     new_key_after_replan::NewKeyAfterReplan;
+static KEY_PER_ATTEMPT: key_per_attempt::KeyPerAttempt = key_per_attempt::KeyPerAttempt;
+static PAYLOAD_HASH_KEY: payload_hash_key::PayloadHashKey = payload_hash_key::PayloadHashKey;
 
 /// Every built-in design, in the order they are listed to users.
-pub fn all() -> [&'static dyn Design; 3] {
-    [&NO_DEDUP, &SAME_KEY, &NEW_KEY_AFTER_REPLAN]
+pub fn all() -> Vec<&'static dyn Design> {
+    vec![
+        &NO_DEDUP,
+        &SAME_KEY,
+        &NEW_KEY_AFTER_REPLAN,
+        &KEY_PER_ATTEMPT,
+        &PAYLOAD_HASH_KEY,
+    ]
 }
 
 /// The built-in design called `name`.

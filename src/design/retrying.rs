@@ -13,13 +13,18 @@ use super::context::ExecCtx;
 use super::journal::OpState;
 use crate::model::ExecutorModel;
 use crate::sim::Millis;
-use crate::world::ids::{AttemptId, OpId};
+use crate::world::ids::{AttemptId, Key, OpId};
 use crate::world::protocol::{Reply, Request, Response, ToolCall, ToolResult};
 
 /// How a design maps a tool call to an operation record.
 pub trait Identity {
     /// The operation `call` belongs to: an existing one it continues, or a new one.
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId;
+
+    /// The key the next send of `op` carries: by default the operation's own key.
+    fn send_key(&self, ctx: &mut ExecCtx<'_>, op: OpId) -> Option<Key> {
+        ctx.journal_ref().get(op).and_then(|o| o.key)
+    }
 }
 
 /// What a response means for the operation.
@@ -69,11 +74,13 @@ impl<I: Identity> Retrying<I> {
     }
 
     fn dispatch(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        let key = self.identity.send_key(ctx, op);
         let Some(o) = ctx.journal().get_mut(op) else {
             return;
         };
         o.attempts += 1;
-        let request = Request::create(&o.call, o.key);
+        o.key = key;
+        let request = Request::create(&o.call, key);
         ctx.transition(op, OpState::Dispatched);
         let attempt = ctx.send(op, request);
         if let Some(o) = ctx.journal().get_mut(op) {
