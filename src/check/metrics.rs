@@ -52,11 +52,19 @@ impl Metrics {
         self.effects += effects.len() as u64;
         self.remote_calls += world.remote_calls();
         let intents = world.workload().intents();
-        let mut per_intent = vec![0u64; intents.len()];
+        // Effects per intent, on the stack for small workloads (no allocation per seed).
+        let mut small = [0u64; 16];
+        let mut large = Vec::new();
+        let per_intent: &mut [u64] = if intents.len() <= small.len() {
+            &mut small[..intents.len()]
+        } else {
+            large.resize(intents.len(), 0);
+            &mut large
+        };
         for effect in effects {
             per_intent[effect.intent.0 as usize] += 1;
         }
-        for (intent, &e) in intents.iter().zip(&per_intent) {
+        for (intent, &e) in intents.iter().zip(per_intent.iter()) {
             self.intents += 1;
             self.duplicate_effects += e.saturating_sub(1);
             match world.agent().told(intent.id) {

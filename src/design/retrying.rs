@@ -44,11 +44,17 @@ pub fn classify(response: Response) -> Verdict {
             resource: Some(resource),
         }),
         // The key was used before: the effect exists, but no receipt came with the answer.
-        Response::Reply(Reply::AlreadyExists) => {
+        // A 202 is read the way most wrappers read it, as done; it is not (the journal
+        // designs poll), and the metrics show the difference as false successes.
+        Response::Reply(Reply::AlreadyExists | Reply::Accepted { .. }) => {
             Verdict::Done(ToolResult::Success { resource: None })
         }
         Response::Reply(
-            Reply::Mismatch | Reply::Expired | Reply::MissingKey | Reply::Unsupported,
+            Reply::Mismatch
+            | Reply::Expired
+            | Reply::MissingKey
+            | Reply::Unsupported
+            | Reply::OperationFailed,
         ) => Verdict::Failed,
         Response::Reply(
             Reply::InProgress | Reply::ServerError { .. } | Reply::NotFound | Reply::Pending,

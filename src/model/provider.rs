@@ -71,6 +71,12 @@ provider_knobs! {
     mismatch: Mismatch = Mismatch::Reject;
     stored_outcomes: StoredOutcomes = StoredOutcomes::All;
     replay: ReplayMode = ReplayMode::StoredResponse;
+    /// Creates are answered 202 Accepted with a status handle at once and processed after;
+    /// the outcome is read by polling the handle (Azure long-running operations, RFC 9110
+    /// §15.3.3: 202 is noncommittal).
+    accept_async: bool = false;
+    /// Probability that accepted work fails later, without an effect.
+    async_failure: Ratio = Ratio::ZERO;
     /// A create without a key is rejected with 400 (IETF draft).
     require_key: bool = false;
     lookup: Lookup = Lookup::None;

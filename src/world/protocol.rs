@@ -85,6 +85,8 @@ pub enum LookupQuery {
     Resource(ResourceId),
     /// Any resource of the tenant and endpoint with these parameters.
     Search { params: Params },
+    /// The status of accepted (202) work, by its handle.
+    Operation(u32),
 }
 
 /// The provider's answer.
@@ -95,6 +97,11 @@ pub enum Reply {
         resource: ResourceId,
         replayed: bool,
     },
+    /// 202: accepted for processing, not completed; poll `handle` for the outcome. The work
+    /// may still fail.
+    Accepted { handle: u32 },
+    /// Status of accepted work: it failed, nothing was committed.
+    OperationFailed,
     /// 409-style replay that says only "already exists", without the resource.
     AlreadyExists,
     /// 409: a request with this key is still in progress; retry later with the same key.
@@ -123,7 +130,8 @@ impl Reply {
         match self {
             Reply::Created { .. } => 201,
             Reply::Found { .. } => 200,
-            Reply::Pending => 202,
+            Reply::Pending | Reply::Accepted { .. } => 202,
+            Reply::OperationFailed => 500,
             Reply::AlreadyExists | Reply::InProgress => 409,
             Reply::Mismatch => 422,
             Reply::Expired => 412,
@@ -168,6 +176,7 @@ impl fmt::Display for LookupQuery {
             LookupQuery::Key(k) => write!(f, "by key {k}"),
             LookupQuery::Resource(r) => write!(f, "by id {r}"),
             LookupQuery::Search { params } => write!(f, "search for {params}"),
+            LookupQuery::Operation(h) => write!(f, "status of operation {h}"),
         }
     }
 }
@@ -182,6 +191,8 @@ impl fmt::Display for Reply {
                 replayed: r,
             } => write!(f, "created {resource}{}", replayed(*r)),
             Reply::AlreadyExists => write!(f, "already exists"),
+            Reply::Accepted { handle } => write!(f, "accepted, operation {handle}"),
+            Reply::OperationFailed => write!(f, "operation failed"),
             Reply::InProgress => write!(f, "in progress"),
             Reply::Mismatch => write!(f, "key reused with other parameters"),
             Reply::Expired => write!(f, "key expired"),

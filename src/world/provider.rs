@@ -6,6 +6,8 @@
 //! nothing (atomic), a key without an effect (key then effect) or an effect without a key
 //! (effect then key). Lookups read the provider's resources through a visibility lag.
 
+use std::fmt;
+
 use super::faults::Faults;
 use super::ids::*;
 use super::keystore::{KeyStore, Record, ScopedKey, Slot};
@@ -41,6 +43,8 @@ struct Job {
     record: Option<ScopedKey>,
     /// Same-key requests held until this job finishes (`in_flight: wait`).
     waiters: Vec<AttemptId>,
+    /// The final result, once processing ended (what a status poll reads).
+    outcome: Option<(Reply, Option<ResourceId>)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -151,14 +155,18 @@ impl Provider {
         trace: &mut Trace,
         out: &mut Vec<ProviderOut>,
     ) {
-        let answer = |reply: Reply, why: &str, trace: &mut Trace, out: &mut Vec<ProviderOut>| {
+        // The reason is formatted only when tracing is on.
+        let answer = |reply: Reply,
+                      why: fmt::Arguments<'_>,
+                      trace: &mut Trace,
+                      out: &mut Vec<ProviderOut>| {
             trace.log(now, Component::Provider, || {
                 format!("{attempt}: {why} -> {reply}")
             });
             out.push(ProviderOut::Reply { attempt, reply });
         };
         if request.key.is_none() && self.config.require_key {
-            return answer(Reply::MissingKey, "no key", trace, out);
+            return answer(Reply::MissingKey, format_args!("no key"), trace, out);
         }
         let key = match (self.config.dedup, self.config.key_source, request.key) {
             (Dedup::None, _, _) | (Dedup::ByKey, KeySource::Client, None) => {
@@ -180,7 +188,12 @@ impl Provider {
                     });
                 }
                 AfterExpiry::Reject => {
-                    return answer(Reply::Expired, &format!("key {key} expired"), trace, out);
+                    return answer(
+                        Reply::Expired,
+                        format_args!("key {key} expired"),
+                        trace,
+                        out,
+                    );
                 }
             }
         }
@@ -223,7 +236,7 @@ impl Provider {
                 Mismatch::Reject => {
                     return answer(
                         Reply::Mismatch,
-                        &format!("key {key} was first used with {}", record.fingerprint),
+                        format_args!("key {key} was first used with {}", record.fingerprint),
                         trace,
                         out,
                     );
@@ -262,12 +275,18 @@ impl Provider {
                     );
                 }
                 let reply = self.replay(reply, resource);
-                answer(reply, &format!("key {key} seen: replay"), trace, out)
+                answer(reply, format_args!("key {key} seen: replay"), trace, out)
             }
+            Slot::InFlight { job } if self.config.accept_async => answer(
+                Reply::Accepted { handle: job },
+                format_args!("key {key} in progress: its status handle"),
+                trace,
+                out,
+            ),
             Slot::InFlight { .. } | Slot::Orphaned => match self.config.in_flight {
                 InFlight::Reject => answer(
                     Reply::InProgress,
-                    &format!("key {key} in progress"),
+                    format_args!("key {key} in progress"),
                     trace,
                     out,
                 ),
@@ -332,6 +351,7 @@ impl Provider {
             started_ms: now,
             record,
             waiters: Vec::new(),
+            outcome: None,
         });
         trace.log(now, Component::Provider, || {
             let key = match (request.key, record) {
@@ -345,6 +365,13 @@ impl Provider {
             job,
             at_ms: now + processing,
         });
+        if self.config.accept_async {
+            let reply = Reply::Accepted { handle: job };
+            trace.log(now, Component::Provider, || {
+                format!("{attempt}: -> {reply}")
+            });
+            out.push(ProviderOut::Reply { attempt, reply });
+        }
     }
 
     /// A job finishes processing.
@@ -363,27 +390,35 @@ impl Provider {
         {
             return self.crash(now, job, &j, ch, trace, out);
         }
-        let (reply, resource) =
-            if ch.chance(Purpose::ProviderError, self.config.error_before_commit) {
-                (Reply::ServerError { replayed: false }, None)
+        let (reply, resource) = if self.config.accept_async
+            && ch.chance(Purpose::ProviderError, self.config.async_failure)
+        {
+            (Reply::OperationFailed, None)
+        } else if ch.chance(Purpose::ProviderError, self.config.error_before_commit) {
+            (Reply::ServerError { replayed: false }, None)
+        } else {
+            let resource = self.commit(now, &j, ch, out);
+            let reply = if ch.chance(Purpose::ProviderError, self.config.error_after_commit) {
+                Reply::ServerError { replayed: false }
             } else {
-                let resource = self.commit(now, &j, ch, out);
-                let reply = if ch.chance(Purpose::ProviderError, self.config.error_after_commit) {
-                    Reply::ServerError { replayed: false }
-                } else {
-                    Reply::Created {
-                        resource,
-                        replayed: false,
-                    }
-                };
-                (reply, Some(resource))
+                Reply::Created {
+                    resource,
+                    replayed: false,
+                }
             };
+            (reply, Some(resource))
+        };
         if let Some(scoped) = j.record {
             self.finish_record(now, job, &j, scoped, reply, resource);
         }
+        self.jobs[job as usize].outcome = Some((reply, resource));
         trace.log(now, Component::Provider, || {
             format!("{}: done -> {reply}", j.attempt)
         });
+        if self.config.accept_async {
+            // Already answered 202; the outcome waits for a status poll.
+            return;
+        }
         out.push(ProviderOut::Reply {
             attempt: j.attempt,
             reply,
@@ -524,6 +559,16 @@ impl Provider {
                 Reply::NotFound
             }
         };
+        if let LookupQuery::Operation(handle) = query {
+            // The status monitor reports an effect once it is visible, and "running" until.
+            return match self.jobs.get(handle as usize).and_then(|j| j.outcome) {
+                Some((_, Some(resource))) if self.visible(resource, now) => {
+                    Reply::Found { resource }
+                }
+                Some((_, None)) => Reply::OperationFailed,
+                _ => Reply::Pending,
+            };
+        }
         match (self.config.lookup, query) {
             (Lookup::ByKey, LookupQuery::Key(key)) => {
                 match self.store.get(&self.scope(request, key)).map(|r| r.slot) {
