@@ -388,7 +388,14 @@ impl<'a> World<'a> {
             let key = request
                 .key
                 .map_or("no key".to_string(), |k| format!("key {k}"));
-            format!("{worker}: {op} sends {attempt}: {}, {key}", request.kind)
+            let region = match request.region.0 {
+                0 => String::new(),
+                _ => format!(", to {}", request.region),
+            };
+            format!(
+                "{worker}: {op} sends {attempt}: {}, {key}{region}",
+                request.kind
+            )
         });
         self.queue.push(
             now + self.model.executor.timeout_ms,

@@ -355,8 +355,8 @@ impl Provider {
         });
         trace.log(now, Component::Provider, || {
             let key = match (request.key, record) {
-                (None, _) => "no key".to_string(),
-                (Some(k), Some(_)) => format!("new key {k}"),
+                (_, Some(scoped)) => format!("new key {}", scoped.key),
+                (None, None) => "no key".to_string(),
                 (Some(k), None) => format!("key {k} not deduplicated"),
             };
             format!("{attempt}: {key}; processing for {processing} ms")
@@ -538,7 +538,11 @@ impl Provider {
             scoped,
             Record {
                 fingerprint: j.params,
-                first_request_ms: j.started_ms,
+                // A re-run (reexecute_failed) keeps the window of the first request.
+                first_request_ms: self
+                    .store
+                    .get(&scoped)
+                    .map_or(j.started_ms, |r| r.first_request_ms),
                 completed_ms: Some(now),
                 slot: Slot::Done { reply, resource },
             },

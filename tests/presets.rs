@@ -1,0 +1,1086 @@
+//! The provider presets of `models/providers/`: each behaviour their `notes` document, shown
+//! happening in the simulator with exact counts, times and trace lines.
+//!
+//! Timings are those of `common::base`: 10 ms each way, 50 ms processing (no preset sets
+//! `processing_ms`), a 5 s client timeout. In a plain run the first request reaches the
+//! provider at 10 ms and commits at 60 ms; its reply would arrive at 70 ms.
+
+mod common;
+
+use common::*;
+use retrylab::design::context::ExecCtx;
+use retrylab::design::retrying::{Identity, Retrying};
+use retrylab::design::{Design, Executor};
+use retrylab::model::ExecutorModel;
+use retrylab::run::{Traced, run_traced};
+use retrylab::sim::{ChoiceVector, RandomChooser, ReplayChooser};
+use retrylab::world::ids::{AttemptId, Endpoint, Key, OpId};
+use retrylab::world::protocol::{Response, ToolCall};
+use serde_json::{Value, json};
+
+const HOUR: u64 = 3_600_000;
+const DAY: u64 = 24 * HOUR;
+
+/// The base model with `provider` (a preset name or a patched preset).
+fn with(provider: Value) -> Value {
+    set(base(), "provider", provider)
+}
+
+/// `provider`, and the reply to attempt 1 is lost: the agent replans at 5 s under the same
+/// key (attempt 2 reaches the provider at 5010 ms).
+fn lost_reply(provider: Value) -> Value {
+    faults(with(provider), json!([{ "drop_reply": { "attempt": 1 } }]))
+}
+
+/// `provider`, and the agent replans the lost call with changed arguments under the same key.
+fn changed_args(provider: Value) -> Value {
+    set(
+        lost_reply(provider),
+        "agent.on_unknown",
+        json!({ "change_args": 1 }),
+    )
+}
+
+/// `provider`; attempt 1 processes for 8 s, so the transport retry (attempt 2, sent at 7 s
+/// after the 5 s timeout and 2 s of backoff) reaches the provider at 7010 ms while attempt 1
+/// is still in flight; attempt 3 follows at 11020 ms after 4 s more of backoff.
+fn overlapping(provider: Value) -> Value {
+    let v = set(
+        with(provider),
+        "executor",
+        json!({ "attempts": 3, "backoff_ms": 2_000 }),
+    );
+    faults(
+        v,
+        json!([{ "slow_processing": { "attempt": 1, "ms": 8_000 } }]),
+    )
+}
+
+/// `provider`, `first` happens to attempt 1, and the executor is frozen from 1 s on, so that
+/// its transport retry (attempt 2, same key, no backoff) is sent at `at_ms - 10` and reaches
+/// the provider at exactly `at_ms`. The first request reached it at 10 ms and (unless `first`
+/// prevents it) completed at 60 ms.
+fn retry_at(provider: Value, first: Value, at_ms: u64) -> Value {
+    assert!(at_ms > 5_010, "the pause must cover the 5 s timeout");
+    let v = set(with(provider), "executor.attempts", json!(2));
+    let v = set(v, "horizon_ms", json!(at_ms + 1_000_000));
+    let v = set(v, "agent.tool_timeout_ms", json!(at_ms + 100_000));
+    faults(
+        v,
+        json!([
+            first,
+            { "pause": { "component": "executor", "from_ms": 1_000, "duration_ms": at_ms - 1_010 } }
+        ]),
+    )
+}
+
+/// The reply to attempt 1 is lost; the retry reaches the provider at `at_ms`.
+fn lost_then_retry_at(provider: Value, at_ms: u64) -> Value {
+    retry_at(provider, json!({ "drop_reply": { "attempt": 1 } }), at_ms)
+}
+
+/// Asserts that the timeline has a line at `at_ms` ending with `text`.
+fn has_line(t: &Traced, at_ms: u64, text: &str) {
+    let prefix = format!("{at_ms:>12} ms  ");
+    assert!(
+        t.timeline
+            .lines()
+            .any(|l| l.starts_with(&prefix) && l.ends_with(text)),
+        "no line \"{text}\" at {at_ms} ms in\n{}",
+        t.timeline
+    );
+}
+
+/// Asserts that no line of the timeline contains `text`.
+fn lacks(t: &Traced, text: &str) {
+    assert!(
+        !t.timeline.contains(text),
+        "unexpected \"{text}\" in\n{}",
+        t.timeline
+    );
+}
+
+/// One run of `design_name` whose random decisions are exactly `choices` (then defaults):
+/// with a provider error probability of 1/2, `[1]` fails the first try and no later one.
+fn replayed(v: &Value, design_name: &str, choices: &[u64], want: Counts) -> Traced {
+    let mut ch = ReplayChooser::new(ChoiceVector(choices.to_vec()));
+    let t = run_traced(&model(v), design(design_name), &mut ch);
+    ch.finish()
+        .unwrap_or_else(|e| panic!("{e}\n{}", t.timeline));
+    assert_eq!(
+        counts(&t.metrics),
+        want,
+        "{design_name}: timeline was\n{}",
+        t.timeline
+    );
+    t
+}
+
+/// The first processing fails (before or after commit, per `knob`), later ones succeed.
+fn first_try_fails(provider: &str, knob: &str) -> Value {
+    with(json!({ "preset": provider, knob: "1/2" }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Custom designs for key scope: one constant key (k7) for every intent, optionally with intent
+// n's call sent to endpoint n.
+
+struct OneKey {
+    endpoint_per_intent: bool,
+}
+
+struct OneKeyIdentity;
+
+impl Identity for OneKeyIdentity {
+    fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
+        let (worker, now) = (ctx.worker(), ctx.now());
+        ctx.journal().create(call, Some(Key(7)), worker, now)
+    }
+}
+
+struct OneKeyExecutor {
+    inner: Retrying<OneKeyIdentity>,
+    endpoint_per_intent: bool,
+}
+
+impl Executor for OneKeyExecutor {
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, mut call: ToolCall) {
+        if self.endpoint_per_intent {
+            // One authorization per intent: intent n calls endpoint n.
+            call.endpoint = Endpoint(call.auth.0);
+        }
+        self.inner.on_call(ctx, call)
+    }
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        attempt: AttemptId,
+        response: Response,
+    ) {
+        self.inner.on_response(ctx, op, attempt, response)
+    }
+    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
+        self.inner.on_timer(ctx, tag)
+    }
+    fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
+        self.inner.on_restart(ctx)
+    }
+}
+
+impl Design for OneKey {
+    fn name(&self) -> &str {
+        "one_key"
+    }
+    fn summary(&self) -> &str {
+        "the same key for every request"
+    }
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(OneKeyExecutor {
+            inner: Retrying::new(OneKeyIdentity, config),
+            endpoint_per_intent: self.endpoint_per_intent,
+        })
+    }
+}
+
+/// Two intents 1 s apart (params 1 and 2) under one key k7: for two tenants on one endpoint,
+/// or for one tenant on two endpoints.
+fn one_key(provider: Value, across: &str) -> Traced {
+    let (tenants, endpoint_per_intent) = match across {
+        "tenants" => (2, false),
+        "endpoints" => (1, true),
+        other => panic!("{other}"),
+    };
+    let v = set(
+        with(provider),
+        "workload",
+        json!({ "intents": 2, "tenants": tenants, "spacing_ms": 1_000 }),
+    );
+    let design = OneKey {
+        endpoint_per_intent,
+    };
+    run_traced(&model(&v), &design, &mut RandomChooser::new(0))
+}
+
+/// (effects, completed, false_failure, unresolved) of a run.
+fn ecfu(t: &Traced) -> (u64, u64, u64, u64) {
+    let m = &t.metrics;
+    (m.effects, m.completed, m.false_failure, m.unresolved)
+}
+
+// ---------------------------------------------------------------------------------------------
+// no_dedup: a plain POST.
+
+#[test]
+fn no_dedup_executes_every_request_whatever_key_it_carries() {
+    let v = lost_reply(json!("no_dedup"));
+    for d in ["same_key", "new_key_after_replan", "no_dedup"] {
+        let t = expect(&v, d, c(2, 1, 1, 0, 0, 0, 2));
+        assert_eq!(t.metrics.time_to_outcome_ms, vec![5_070], "{d}");
+    }
+    let t = expect(&v, "same_key", c(2, 1, 1, 0, 0, 0, 2));
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 not deduplicated; processing for 50 ms",
+    );
+    has_line(&t, 5_060, "effect r1 committed for intent 0");
+    // An overlapping transport retry under the same key is a second effect too.
+    let t = expect(
+        &overlapping(json!("no_dedup")),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![7_070]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// stripe_v1
+
+#[test]
+fn stripe_v1_replays_the_same_key_within_24_hours() {
+    let t = expect(
+        &lost_reply(json!("stripe_v1")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![5_020]);
+    // The key was first seen at 10 ms and is pruned exactly 24 h later.
+    let t = expect(
+        &lost_then_retry_at(json!("stripe_v1"), 10 + DAY - 1),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        86_400_009,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    let t = expect(
+        &lost_then_retry_at(json!("stripe_v1"), 10 + DAY),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        86_400_010,
+        "attempt 2: key k1 expired and was forgotten",
+    );
+    has_line(
+        &t,
+        86_400_010,
+        "attempt 2: new key k1; processing for 50 ms",
+    );
+}
+
+#[test]
+fn stripe_v1_a_retry_after_a_30_hour_pause_is_a_new_request() {
+    let t = expect(
+        &lost_then_retry_at(json!("stripe_v1"), 30 * HOUR),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        108_000_000,
+        "attempt 2: key k1 expired and was forgotten",
+    );
+    has_line(&t, 108_000_050, "effect r1 committed for intent 0");
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![108_000_060]);
+}
+
+#[test]
+fn stripe_v1_stores_a_500_and_replays_it() {
+    // Committed at 60 ms but answered 500; the replan's request (80 ms) gets the stored 500.
+    let v = with(json!({ "preset": "stripe_v1", "error_after_commit": 1 }));
+    let t = expect(&v, "same_key", c(1, 0, 0, 0, 0, 1, 2));
+    has_line(&t, 60, "attempt 1: done -> 500 server error");
+    has_line(
+        &t,
+        80,
+        "attempt 2: key k1 seen: replay -> 500 server error, replayed",
+    );
+    // A 500 before commit is stored and replayed as well: the work is never retried.
+    let t = replayed(
+        &first_try_fails("stripe_v1", "error_before_commit"),
+        "same_key",
+        &[1],
+        c(0, 0, 0, 0, 0, 1, 2),
+    );
+    has_line(
+        &t,
+        80,
+        "attempt 2: key k1 seen: replay -> 500 server error, replayed",
+    );
+}
+
+#[test]
+fn stripe_v1_answers_409_while_the_key_is_in_flight_and_does_not_store_it() {
+    let t = expect(
+        &overlapping(json!("stripe_v1")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    // The 409 was not stored: attempt 3 gets the original's result.
+    has_line(
+        &t,
+        11_030,
+        "attempt 3: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![11_040]);
+}
+
+#[test]
+fn stripe_v1_rejects_a_different_request_under_the_same_key() {
+    // The changed call is refused; the user hears "failed" about a charge that exists.
+    let t = expect(
+        &changed_args(json!("stripe_v1")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
+    );
+}
+
+#[test]
+fn stripe_v1_keys_are_per_account() {
+    // Two accounts, one key: both execute.
+    assert_eq!(ecfu(&one_key(json!("stripe_v1"), "tenants")), (2, 2, 0, 0));
+    // One account, two endpoints, one key: the second request (intent 1, params 2, on
+    // endpoint 1) meets the first one's record and is refused; intent 1 truly failed.
+    let t = one_key(json!("stripe_v1"), "endpoints");
+    assert_eq!(ecfu(&t), (1, 1, 0, 0));
+    has_line(
+        &t,
+        1_010,
+        "attempt 2: key k7 was first used with params 1 -> 422 key reused with other parameters",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// stripe_v2
+
+#[test]
+fn stripe_v2_completes_a_500_after_commit_instead_of_replaying_it() {
+    let v = with(json!({ "preset": "stripe_v2", "error_after_commit": 1 }));
+    let t = expect(&v, "same_key", c(1, 1, 0, 0, 0, 0, 2));
+    has_line(
+        &t,
+        80,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![90]);
+}
+
+#[test]
+fn stripe_v2_executes_work_that_failed_before_commit_again() {
+    let t = replayed(
+        &first_try_fails("stripe_v2", "error_before_commit"),
+        "same_key",
+        &[1],
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(&t, 60, "attempt 1: done -> 500 server error");
+    has_line(&t, 80, "attempt 2: key k1 failed before: executing again");
+    has_line(&t, 130, "effect r0 committed for intent 0");
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![140]);
+    // If it fails every time, every retry runs it again: nothing, never confirmed.
+    let always = with(json!({ "preset": "stripe_v2", "error_before_commit": 1 }));
+    let t = expect(&always, "same_key", c(0, 0, 0, 0, 0, 1, 2));
+    has_line(&t, 80, "attempt 2: key k1 failed before: executing again");
+}
+
+#[test]
+fn stripe_v2_replays_within_30_days() {
+    let t = expect(
+        &lost_reply(json!("stripe_v2")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    expect(
+        &lost_then_retry_at(json!("stripe_v2"), 10 + 30 * DAY - 1),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    let t = expect(
+        &lost_then_retry_at(json!("stripe_v2"), 10 + 30 * DAY),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        2_592_000_010,
+        "attempt 2: key k1 expired and was forgotten",
+    );
+}
+
+#[test]
+fn stripe_v2_scopes_keys_per_account_and_api() {
+    assert_eq!(ecfu(&one_key(json!("stripe_v2"), "tenants")), (2, 2, 0, 0));
+    // The same key on another endpoint is another key: both execute.
+    let t = one_key(json!("stripe_v2"), "endpoints");
+    assert_eq!(ecfu(&t), (2, 2, 0, 0));
+    has_line(&t, 1_010, "attempt 2: new key k7; processing for 50 ms");
+}
+
+#[test]
+fn stripe_v2_answers_409_in_flight_and_rejects_a_mismatch() {
+    let t = expect(
+        &overlapping(json!("stripe_v2")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    let t = expect(
+        &changed_args(json!("stripe_v2")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// ietf_draft
+
+#[test]
+fn ietf_draft_refuses_a_create_without_a_key() {
+    // 400 at 10 ms, failure at 20 ms, nothing created: a true failure.
+    let t = expect(
+        &with(json!("ietf_draft")),
+        "no_dedup",
+        c(0, 0, 0, 0, 0, 0, 1),
+    );
+    has_line(&t, 10, "attempt 1: no key -> 400 key required");
+    has_line(&t, 20, "intent 0: tells the user failure");
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![20]);
+    lacks(&t, "ledger");
+    expect(
+        &with(json!("ietf_draft")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 1),
+    );
+}
+
+#[test]
+fn ietf_draft_mismatch_422_and_in_progress_409() {
+    let t = expect(
+        &changed_args(json!("ietf_draft")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
+    );
+    let t = expect(
+        &overlapping(json!("ietf_draft")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    has_line(
+        &t,
+        11_030,
+        "attempt 3: key k1 seen: replay -> 201 created r0, replayed",
+    );
+}
+
+#[test]
+fn ietf_draft_returns_the_stored_result_success_or_error_for_the_whole_run() {
+    let v = with(json!({ "preset": "ietf_draft", "error_after_commit": 1 }));
+    let t = expect(&v, "same_key", c(1, 0, 0, 0, 0, 1, 2));
+    has_line(
+        &t,
+        80,
+        "attempt 2: key k1 seen: replay -> 500 server error, replayed",
+    );
+    // No expiry: a retry a year later is still a replay.
+    let t = expect(
+        &lost_then_retry_at(json!("ietf_draft"), 365 * DAY),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        365 * DAY,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// aws_ec2
+
+#[test]
+fn aws_ec2_a_retry_returns_the_current_state() {
+    // The stored answer is a 500, but the retry reports the instance that exists.
+    let v = with(json!({ "preset": "aws_ec2", "error_after_commit": 1 }));
+    let t = expect(&v, "same_key", c(1, 1, 0, 0, 0, 0, 2));
+    has_line(&t, 60, "attempt 1: done -> 500 server error");
+    has_line(
+        &t,
+        80,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![90]);
+    // The token is kept for the run.
+    expect(
+        &lost_then_retry_at(json!("aws_ec2"), 365 * DAY),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+}
+
+#[test]
+fn aws_ec2_the_same_token_in_another_region_launches_again() {
+    let v = faults(
+        with(json!("aws_ec2")),
+        json!([
+            { "drop_reply": { "attempt": 1 } },
+            { "reroute": { "attempt": 2, "region": 1 } }
+        ]),
+    );
+    let t = expect(&v, "same_key", c(2, 1, 1, 0, 0, 0, 2));
+    has_line(&t, 5_010, "attempt 2: new key k1; processing for 50 ms");
+    has_line(&t, 5_060, "effect r1 committed for intent 0");
+    // In the same region it is a replay.
+    expect(
+        &lost_reply(json!("aws_ec2")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+}
+
+#[test]
+fn aws_ec2_rejects_a_changed_parameter_and_a_concurrent_token() {
+    let t = expect(
+        &changed_args(json!("aws_ec2")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
+    );
+    let t = expect(
+        &overlapping(json!("aws_ec2")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// aws_dynamodb_txn
+
+#[test]
+fn aws_dynamodb_txn_window_runs_10_minutes_from_completion() {
+    // First request at 10 ms, completed at 60 ms. At 600030 ms a window from the first
+    // request would have closed (600010 ms); the one from completion (600060 ms) has not.
+    let t = expect(
+        &lost_then_retry_at(json!("aws_dynamodb_txn"), 600_030),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        600_030,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    let from_first = json!({ "preset": "aws_dynamodb_txn", "retention_from": "first_request" });
+    expect(
+        &lost_then_retry_at(from_first, 600_030),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    expect(
+        &lost_then_retry_at(json!("aws_dynamodb_txn"), 60 + 600_000 - 1),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    let t = expect(
+        &lost_then_retry_at(json!("aws_dynamodb_txn"), 60 + 600_000),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(&t, 600_060, "attempt 2: key k1 expired and was forgotten");
+}
+
+#[test]
+fn aws_dynamodb_txn_in_flight_is_rejected_and_retries_see_it_complete() {
+    let t = expect(
+        &overlapping(json!("aws_dynamodb_txn")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    has_line(&t, 8_010, "effect r0 committed for intent 0");
+    has_line(
+        &t,
+        11_030,
+        "attempt 3: key k1 seen: replay -> 201 created r0, replayed",
+    );
+}
+
+#[test]
+fn aws_dynamodb_txn_mismatch_and_current_state() {
+    expect(
+        &changed_args(json!("aws_dynamodb_txn")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    // Repeats return the transaction's result, not a stored error.
+    let v = with(json!({ "preset": "aws_dynamodb_txn", "error_after_commit": 1 }));
+    let t = expect(&v, "same_key", c(1, 1, 0, 0, 0, 0, 2));
+    has_line(
+        &t,
+        80,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// paypal_orders
+
+#[test]
+fn paypal_orders_keeps_keys_6_hours() {
+    expect(
+        &lost_then_retry_at(json!("paypal_orders"), 10 + 6 * HOUR - 1),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    let t = expect(
+        &lost_then_retry_at(json!("paypal_orders"), 10 + 6 * HOUR),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        21_600_010,
+        "attempt 2: key k1 expired and was forgotten",
+    );
+}
+
+#[test]
+fn paypal_orders_a_retry_returns_the_latest_status() {
+    let v = with(json!({ "preset": "paypal_orders", "error_after_commit": 1 }));
+    let t = expect(&v, "same_key", c(1, 1, 0, 0, 0, 0, 2));
+    has_line(
+        &t,
+        80,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+}
+
+#[test]
+fn paypal_orders_in_progress_reuse_and_per_call_type_keys() {
+    let t = expect(
+        &overlapping(json!("paypal_orders")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    // PAYPAL_REQUEST_ID_PREVIOUSLY_USED.
+    expect(
+        &changed_args(json!("paypal_orders")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    // Keys are unique per API call type: the same key on another endpoint is another key.
+    assert_eq!(
+        ecfu(&one_key(json!("paypal_orders"), "endpoints")),
+        (2, 2, 0, 0)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// adyen
+
+#[test]
+fn adyen_keeps_keys_31_days() {
+    let t = expect(
+        &lost_then_retry_at(json!("adyen"), 30 * DAY),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        30 * DAY,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    let t = expect(
+        &lost_then_retry_at(json!("adyen"), 32 * DAY),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(&t, 32 * DAY, "attempt 2: key k1 expired and was forgotten");
+    // The window closes exactly 31 days after the first submission (10 ms).
+    expect(
+        &lost_then_retry_at(json!("adyen"), 10 + 31 * DAY - 1),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    expect(
+        &lost_then_retry_at(json!("adyen"), 10 + 31 * DAY),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+}
+
+#[test]
+fn adyen_rejects_a_concurrent_duplicate_with_a_retryable_409() {
+    let t = expect(
+        &overlapping(json!("adyen")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    has_line(&t, 7_020, "worker 0: op 0 dispatched -> unknown");
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![11_040]);
+    // A mismatch (not documented) is modelled as rejection.
+    expect(
+        &changed_args(json!("adyen")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+}
+
+#[test]
+fn adyen_keys_are_per_company_account() {
+    assert_eq!(ecfu(&one_key(json!("adyen"), "tenants")), (2, 2, 0, 0));
+}
+
+#[test]
+fn adyen_a_key_is_not_checked_across_regional_endpoints() {
+    let v = faults(
+        with(json!("adyen")),
+        json!([
+            { "drop_reply": { "attempt": 1 } },
+            { "reroute": { "attempt": 2, "region": 1 } }
+        ]),
+    );
+    expect(&v, "same_key", c(2, 1, 1, 0, 0, 0, 2));
+}
+
+// ---------------------------------------------------------------------------------------------
+// azure_repeatable
+
+#[test]
+fn azure_repeatable_refuses_a_retry_outside_5_minutes_with_412() {
+    let t = expect(
+        &lost_then_retry_at(json!("azure_repeatable"), 10 + 300_000 - 1),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        300_009,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    // Refused, so the user is told "failed" although the effect exists: a false failure.
+    let t = expect(
+        &lost_then_retry_at(json!("azure_repeatable"), 10 + 300_000),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    has_line(&t, 300_010, "attempt 2: key k1 expired -> 412 key expired");
+    has_line(&t, 300_020, "intent 0: tells the user failure");
+}
+
+#[test]
+fn azure_repeatable_executes_an_original_5xx_again() {
+    let t = replayed(
+        &first_try_fails("azure_repeatable", "error_after_commit"),
+        "same_key",
+        &[1],
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(&t, 60, "attempt 1: done -> 500 server error");
+    has_line(&t, 80, "attempt 2: new key k1; processing for 50 ms");
+    has_line(&t, 130, "effect r1 committed for intent 0");
+    // A 5xx before commit is retried just as well, with no duplicate.
+    let t = replayed(
+        &first_try_fails("azure_repeatable", "error_before_commit"),
+        "same_key",
+        &[1],
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(&t, 80, "attempt 2: new key k1; processing for 50 ms");
+}
+
+#[test]
+fn azure_repeatable_replays_2xx_answers_409_in_progress_and_rejects_a_mismatch() {
+    let t = expect(
+        &lost_reply(json!("azure_repeatable")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    );
+    let t = expect(
+        &overlapping(json!("azure_repeatable")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    let t = expect(
+        &changed_args(json!("azure_repeatable")),
+        "same_key",
+        c(1, 0, 0, 0, 1, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// checkout
+
+#[test]
+fn checkout_does_not_store_a_5xx_so_the_retry_pays_again() {
+    let t = replayed(
+        &first_try_fails("checkout", "error_after_commit"),
+        "same_key",
+        &[1],
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(&t, 80, "attempt 2: new key k1; processing for 50 ms");
+    has_line(&t, 130, "effect r1 committed for intent 0");
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![140]);
+    let always = with(json!({ "preset": "checkout", "error_after_commit": 1 }));
+    expect(&always, "same_key", c(2, 0, 1, 0, 0, 1, 2));
+}
+
+#[test]
+fn checkout_keeps_keys_24_hours_and_answers_409_while_processing() {
+    expect(
+        &lost_then_retry_at(json!("checkout"), 10 + DAY - 1),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    let t = expect(
+        &lost_then_retry_at(json!("checkout"), 10 + DAY),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        86_400_010,
+        "attempt 2: key k1 expired and was forgotten",
+    );
+    let t = expect(
+        &overlapping(json!("checkout")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// payload_hash_lambda
+
+#[test]
+fn payload_hash_lambda_merges_genuine_repeats_whatever_the_caller_sends() {
+    let v = set(
+        with(json!("payload_hash_lambda")),
+        "workload",
+        json!({ "intents": 2, "genuine_repeat": 1, "spacing_ms": 1_000 }),
+    );
+    for d in ["same_key", "no_dedup", "new_key_after_replan"] {
+        // Intent 1 (same parameters, its own key or none) gets intent 0's result at 1010 ms.
+        let t = expect(&v, d, c(1, 1, 0, 1, 0, 0, 2));
+        assert_eq!(t.metrics.merged_repeats, 1, "{d}");
+        has_line(&t, 1_020, "intent 1: tells the user success");
+    }
+    // Even without a key, a lost reply's retry is deduplicated.
+    expect(
+        &lost_reply(json!("payload_hash_lambda")),
+        "no_dedup",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+}
+
+#[test]
+fn payload_hash_lambda_records_expire_1_hour_after_they_are_saved() {
+    // Saved at 60 ms; intent 1 reaches the provider at spacing + 10 ms.
+    let v = |spacing: u64| {
+        set(
+            with(json!("payload_hash_lambda")),
+            "workload",
+            json!({ "intents": 2, "genuine_repeat": 1, "spacing_ms": spacing }),
+        )
+    };
+    let t = expect(&v(HOUR + 49), "same_key", c(1, 1, 0, 1, 0, 0, 2));
+    assert_eq!(t.metrics.merged_repeats, 1);
+    let t = expect(&v(HOUR + 50), "same_key", c(2, 2, 0, 0, 0, 0, 2));
+    has_line(&t, 3_600_060, "attempt 2: key k1 expired and was forgotten");
+}
+
+#[test]
+fn payload_hash_lambda_deletes_the_record_on_error() {
+    let t = replayed(
+        &first_try_fails("payload_hash_lambda", "error_after_commit"),
+        "same_key",
+        &[1],
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(&t, 80, "attempt 2: new key k1; processing for 50 ms");
+    let t = replayed(
+        &first_try_fails("payload_hash_lambda", "error_before_commit"),
+        "same_key",
+        &[1],
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(&t, 80, "attempt 2: new key k1; processing for 50 ms");
+}
+
+#[test]
+fn payload_hash_lambda_in_progress_is_rejected_until_it_expires_after_30_s() {
+    let t = expect(
+        &overlapping(json!("payload_hash_lambda")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    // The provider dies after claiming the record at 10 ms: an INPROGRESS record, no effect.
+    let crash = json!({ "crash_provider": { "attempt": 1 } });
+    let before = set(
+        retry_at(json!("payload_hash_lambda"), crash.clone(), 10 + 30_000 - 1),
+        "agent.max_calls",
+        json!(1),
+    );
+    let t = expect(&before, "same_key", c(0, 0, 0, 0, 0, 1, 2));
+    has_line(
+        &t,
+        60,
+        "attempt 1: provider crashed mid-processing, leaving a key without an effect; no reply",
+    );
+    has_line(
+        &t,
+        30_009,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    let t = expect(
+        &retry_at(json!("payload_hash_lambda"), crash, 10 + 30_000),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        30_010,
+        "attempt 2: in-progress record of key k1 expired; executing again",
+    );
+    has_line(&t, 30_060, "effect r0 committed for intent 0");
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![30_070]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// calendar_natural_id
+
+#[test]
+fn calendar_natural_id_a_later_insert_with_the_same_id_already_exists() {
+    let t = expect(
+        &lost_reply(json!("calendar_natural_id")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 seen: replay -> 409 already exists",
+    );
+    has_line(&t, 5_020, "reports success (no receipt) for call 2");
+    // Whatever the body: an existing id is an existing id.
+    let t = expect(
+        &changed_args(json!("calendar_natural_id")),
+        "same_key",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 seen: replay -> 409 already exists",
+    );
+}
+
+#[test]
+fn calendar_natural_id_misses_a_concurrent_duplicate() {
+    // Attempt 2 (7010 ms) is processed beside attempt 1: r0 at 7060 ms, r1 at 8010 ms.
+    let t = expect(
+        &overlapping(json!("calendar_natural_id")),
+        "same_key",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 not deduplicated; processing for 50 ms",
+    );
+    has_line(&t, 7_060, "effect r0 committed for intent 0");
+    has_line(&t, 8_010, "effect r1 committed for intent 0");
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![7_070]);
+}
