@@ -40,6 +40,7 @@ pub(crate) struct Minted {
 pub struct ExecCtx<'a> {
     pub(crate) now: Millis,
     pub(crate) worker: WorkerId,
+    pub(crate) incarnation: u32,
     pub(crate) journal: &'a mut Journal,
     pub(crate) out: &'a mut Vec<ExecCommand>,
     pub(crate) minted: &'a mut Minted,
@@ -55,6 +56,11 @@ impl ExecCtx<'_> {
     /// The worker running this executor.
     pub fn worker(&self) -> WorkerId {
         self.worker
+    }
+
+    /// How many times this worker has restarted: a restarted worker is a new process.
+    pub fn incarnation(&self) -> u32 {
+        self.incarnation
     }
 
     /// The operation records, shared by all workers; durable or volatile per the model.

@@ -82,9 +82,46 @@ pub struct Operation {
     pub receipt: Option<ResourceId>,
     /// Whether the agent is still owed a result for `call`.
     pub owes_report: bool,
+    /// An action (a send, a read, a poll or a wait before one) is under way.
+    pub busy: bool,
+    /// When a create was last sent.
+    pub last_send_ms: Option<Millis>,
+    /// Reads since the last agent call.
+    pub reads: u32,
+    /// A negative read-back, trusted, allows the next create.
+    pub cleared_to_send: bool,
+    /// Status handle of accepted (202) work.
+    pub handle: Option<u32>,
+    /// The current claim on the operation, if any.
+    pub lease: Option<Lease>,
     state: OpState,
     created_ms: Millis,
+    updated_ms: Millis,
     unknown_since_ms: Option<Millis>,
+}
+
+/// Who holds a lease: one incarnation of one worker (a restarted worker is a new holder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub worker: WorkerId,
+    pub incarnation: u32,
+}
+
+/// An exclusive, expiring claim on an operation. Every new claim gets a larger fencing
+/// token; a result is recorded only under the token that is current, so a holder whose
+/// lease ran out while it was stalled cannot overwrite its successor's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub holder: Holder,
+    pub fence: u64,
+    pub until_ms: Millis,
+}
+
+/// An authorization consumed by an operation: what it was spent on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Consumed {
+    pub key: Key,
+    pub params: Params,
 }
 
 impl Operation {
@@ -94,6 +131,11 @@ impl Operation {
 
     pub fn created_ms(&self) -> Millis {
         self.created_ms
+    }
+
+    /// When the state last changed.
+    pub fn updated_ms(&self) -> Millis {
+        self.updated_ms
     }
 
     /// When the operation first became unknown, if it has not been resolved since.
@@ -110,6 +152,10 @@ pub struct Journal {
     next_id: u32,
     /// Time each resolved operation spent unknown (observer data, survives crashes).
     reconciliation_ms: Vec<Millis>,
+    next_fence: u64,
+    /// The authorization ledger: durable whatever the journal's durability (it models a
+    /// separate authorization service that records each authorization once it is spent).
+    consumed: BTreeMap<AuthId, Consumed>,
 }
 
 impl Journal {
@@ -119,6 +165,8 @@ impl Journal {
             ops: BTreeMap::new(),
             next_id: 0,
             reconciliation_ms: Vec::new(),
+            next_fence: 0,
+            consumed: BTreeMap::new(),
         }
     }
 
@@ -126,6 +174,8 @@ impl Journal {
         self.ops.clear();
         self.next_id = 0;
         self.reconciliation_ms.clear();
+        self.next_fence = 0;
+        self.consumed.clear();
     }
 
     /// Records a new operation for `call` in state `Proposed`.
@@ -151,8 +201,15 @@ impl Journal {
                 last_attempt: None,
                 receipt: None,
                 owes_report: true,
+                busy: false,
+                last_send_ms: None,
+                reads: 0,
+                cleared_to_send: false,
+                handle: None,
+                lease: None,
                 state: OpState::Proposed,
                 created_ms: now,
+                updated_ms: now,
                 unknown_since_ms: None,
             },
         );
@@ -206,6 +263,7 @@ impl Journal {
         let op = self.ops.get_mut(&id)?;
         let before = op.state;
         op.state = state;
+        op.updated_ms = now;
         if state == OpState::Unknown && op.unknown_since_ms.is_none() {
             op.unknown_since_ms = Some(now);
         }
@@ -215,6 +273,61 @@ impl Journal {
             self.reconciliation_ms.push(now - since);
         }
         Some(before)
+    }
+
+    /// Claims `id` for `holder` until `now + lease_ms`, or renews its own claim. Fails with
+    /// the current lease while another holder's claim has not expired.
+    pub fn claim(
+        &mut self,
+        id: OpId,
+        holder: Holder,
+        now: Millis,
+        lease_ms: Millis,
+    ) -> Result<u64, Option<Lease>> {
+        let Some(op) = self.ops.get_mut(&id) else {
+            return Err(None);
+        };
+        match op.lease {
+            Some(l) if l.holder != holder && now < l.until_ms => Err(Some(l)),
+            Some(l) if l.holder == holder => {
+                op.lease = Some(Lease {
+                    until_ms: now.saturating_add(lease_ms),
+                    ..l
+                });
+                Ok(l.fence)
+            }
+            _ => {
+                self.next_fence += 1;
+                op.lease = Some(Lease {
+                    holder,
+                    fence: self.next_fence,
+                    until_ms: now.saturating_add(lease_ms),
+                });
+                op.owner = holder.worker;
+                Ok(self.next_fence)
+            }
+        }
+    }
+
+    /// Whether `fence` is still the current claim on `id`.
+    pub fn holds(&self, id: OpId, fence: u64) -> bool {
+        self.ops
+            .get(&id)
+            .and_then(|o| o.lease)
+            .is_some_and(|l| l.fence == fence)
+    }
+
+    /// Spends `auth` on `key` and `params`, once: later calls return what it was spent on.
+    pub fn consume(&mut self, auth: AuthId, key: Key, params: Params) -> Consumed {
+        *self
+            .consumed
+            .entry(auth)
+            .or_insert(Consumed { key, params })
+    }
+
+    /// What `auth` was spent on, if it was.
+    pub fn consumed(&self, auth: AuthId) -> Option<Consumed> {
+        self.consumed.get(&auth).copied()
     }
 
     /// A worker crashed: a volatile journal forgets the operations it owned.

@@ -6,13 +6,20 @@
 //! the transport loop in [`retrying`].
 
 pub mod context;
+pub mod durable_authorization;
 pub mod journal;
+pub mod journal_design;
+pub mod journal_reconcile;
+pub mod journal_reconcile_lease;
+pub mod journaled;
 pub mod key_per_attempt;
+pub mod layered_retries;
 pub mod new_key_after_replan;
 pub mod no_dedup;
 pub mod payload_hash_key;
 pub mod retrying;
 pub mod same_key;
+pub mod single_use_token;
 
 pub use context::{ExecCommand, ExecCtx};
 pub use journal::{Journal, OpState, Operation};
@@ -45,6 +52,8 @@ pub trait Executor {
     );
     /// A timer set with [`ExecCtx::set_timer`] fired.
     fn on_timer(&mut self, _ctx: &mut ExecCtx<'_>, _tag: u64) {}
+    /// The worker starts, at the beginning of a run (not after a crash).
+    fn on_start(&mut self, _ctx: &mut ExecCtx<'_>) {}
     /// The worker restarted after a crash: recover from the journal.
     fn on_restart(&mut self, _ctx: &mut ExecCtx<'_>) {}
 }
@@ -55,6 +64,14 @@ static NEW_KEY_AFTER_REPLAN: new_key_after_replan::NewKeyAfterReplan =
     new_key_after_replan::NewKeyAfterReplan;
 static KEY_PER_ATTEMPT: key_per_attempt::KeyPerAttempt = key_per_attempt::KeyPerAttempt;
 static PAYLOAD_HASH_KEY: payload_hash_key::PayloadHashKey = payload_hash_key::PayloadHashKey;
+static JOURNAL: journal_design::JournalDesign = journal_design::JournalDesign;
+static JOURNAL_RECONCILE: journal_reconcile::JournalReconcile = journal_reconcile::JournalReconcile;
+static JOURNAL_RECONCILE_LEASE: journal_reconcile_lease::JournalReconcileLease =
+    journal_reconcile_lease::JournalReconcileLease;
+static LAYERED_RETRIES: layered_retries::LayeredRetries = layered_retries::LayeredRetries;
+static SINGLE_USE_TOKEN: single_use_token::SingleUseToken = single_use_token::SingleUseToken;
+static DURABLE_AUTHORIZATION: durable_authorization::DurableAuthorization =
+    durable_authorization::DurableAuthorization;
 
 /// Every built-in design, in the order they are listed to users.
 pub fn all() -> Vec<&'static dyn Design> {
@@ -64,6 +81,12 @@ pub fn all() -> Vec<&'static dyn Design> {
         &NEW_KEY_AFTER_REPLAN,
         &KEY_PER_ATTEMPT,
         &PAYLOAD_HASH_KEY,
+        &JOURNAL,
+        &JOURNAL_RECONCILE,
+        &JOURNAL_RECONCILE_LEASE,
+        &LAYERED_RETRIES,
+        &SINGLE_USE_TOKEN,
+        &DURABLE_AUTHORIZATION,
     ]
 }
 

@@ -12,7 +12,6 @@ use super::Executor;
 use super::context::ExecCtx;
 use super::journal::OpState;
 use crate::model::ExecutorModel;
-use crate::sim::Millis;
 use crate::world::ids::{AttemptId, Key, OpId};
 use crate::world::protocol::{Reply, Request, Response, ToolCall, ToolResult};
 
@@ -66,16 +65,14 @@ pub fn classify(response: Response) -> Verdict {
 /// An executor made of an [`Identity`] and the shared transport loop.
 pub struct Retrying<I> {
     identity: I,
-    attempts: u32,
-    backoff_ms: Millis,
+    config: ExecutorModel,
 }
 
 impl<I: Identity> Retrying<I> {
     pub fn new(identity: I, config: &ExecutorModel) -> Self {
         Self {
             identity,
-            attempts: config.attempts,
-            backoff_ms: config.backoff_ms,
+            config: config.clone(),
         }
     }
 
@@ -107,11 +104,6 @@ impl<I: Identity> Retrying<I> {
             let call = o.call.call;
             ctx.report(call, result);
         }
-    }
-
-    fn backoff(&self, attempts_done: u32) -> Millis {
-        let doublings = attempts_done.saturating_sub(1).min(31);
-        self.backoff_ms.saturating_mul(1 << doublings)
     }
 }
 
@@ -162,8 +154,8 @@ impl<I: Identity> Executor for Retrying<I> {
             Verdict::Failed => self.settle(ctx, op, OpState::Failed, ToolResult::Failure),
             Verdict::Uncertain => {
                 ctx.transition(op, OpState::Unknown);
-                if attempts_done < self.attempts {
-                    ctx.set_timer(self.backoff(attempts_done), u64::from(op.0));
+                if attempts_done < self.config.attempts {
+                    ctx.set_timer(self.config.backoff_before(attempts_done), u64::from(op.0));
                 } else if let Some(o) = ctx.journal().get_mut(op)
                     && o.owes_report
                 {

@@ -101,19 +101,40 @@ impl Reaction {
     }
 }
 
-/// Transport-level settings of the executor, shared by every design of the model.
+/// Settings of the executor, shared by every design of the model; each design uses the ones
+/// that apply to it.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ExecutorModel {
-    /// Sends per operation before the executor reports to the agent (1 = no transport retry).
-    #[serde(default = "one")]
+    /// Creates per agent call before the executor reports to the agent (1 = no transport
+    /// retry). For `layered_retries` this is the HTTP layer.
     pub attempts: u32,
-    /// Wait before the n-th retry: `backoff_ms * 2^(n-1)`.
-    #[serde(default)]
+    /// Wait before the n-th retry: `backoff_ms * 2^(n-1)`, at most `max_backoff_ms`.
     pub backoff_ms: Millis,
+    pub max_backoff_ms: Millis,
     /// Client timeout of one send; a reply after it is discarded.
-    #[serde(default = "default_timeout_ms")]
     pub timeout_ms: Millis,
+    /// Journal designs: from an operation's creation, the time after which it stops acting
+    /// and escalates (reported unknown). Absent: no deadline.
+    pub deadline_ms: Option<Millis>,
+    /// Reconciling designs: how to read an outcome back (`by_key`, `by_resource_id`,
+    /// `search`); it must be a lookup the provider offers.
+    pub reconcile: Lookup,
+    /// Reconciling designs: reads per agent call before reporting unknown.
+    pub reads: u32,
+    /// Reconciling designs: a "not found" is trusted only this long after the last send
+    /// (the longest visibility lag the design assumes).
+    pub visibility_bound_ms: Millis,
+    /// Journal designs: wait between two status polls of accepted (202) work.
+    pub poll_ms: Millis,
+    /// Lease designs: how long a claim on an operation lasts.
+    pub lease_ms: Millis,
+    /// Journal designs: every this often, a worker takes over operations that have not
+    /// changed for as long (a recovery sweeper). Absent: only a restarted worker recovers,
+    /// and only its own operations.
+    pub sweep_ms: Option<Millis>,
+    /// `layered_retries`: retry loops above HTTP.
+    pub layers: Layers,
 }
 
 impl Default for ExecutorModel {
@@ -121,8 +142,43 @@ impl Default for ExecutorModel {
         Self {
             attempts: 1,
             backoff_ms: 0,
+            max_backoff_ms: 60_000,
             timeout_ms: default_timeout_ms(),
+            deadline_ms: None,
+            reconcile: Lookup::ByKey,
+            reads: 5,
+            visibility_bound_ms: 0,
+            poll_ms: 1_000,
+            lease_ms: 30_000,
+            sweep_ms: None,
+            layers: Layers::default(),
         }
+    }
+}
+
+impl ExecutorModel {
+    /// Wait before retry number `n` (1-based): doubling from `backoff_ms`, capped.
+    pub fn backoff_before(&self, n: u32) -> Millis {
+        let doublings = n.saturating_sub(1).min(31);
+        self.backoff_ms
+            .saturating_mul(1 << doublings)
+            .min(self.max_backoff_ms)
+    }
+}
+
+/// Independent retry loops of `layered_retries`, each counting whole runs of the layer below.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Layers {
+    /// The tool wrapper re-invokes the HTTP call (with a fresh request and key).
+    pub tool: u32,
+    /// The job queue re-runs the tool job.
+    pub queue: u32,
+}
+
+impl Default for Layers {
+    fn default() -> Self {
+        Self { tool: 1, queue: 1 }
     }
 }
 

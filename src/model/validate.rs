@@ -86,6 +86,35 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
         ));
     }
     positive(p, "executor.timeout_ms", e.timeout_ms);
+    positive(p, "executor.reads", e.reads.into());
+    positive(p, "executor.poll_ms", e.poll_ms);
+    positive(p, "executor.lease_ms", e.lease_ms);
+    positive(p, "executor.layers.tool", e.layers.tool.into());
+    positive(p, "executor.layers.queue", e.layers.queue.into());
+    if e.sweep_ms == Some(0) {
+        p.push((
+            "executor.sweep_ms".into(),
+            "must be at least 1; leave it out for no sweeper".into(),
+        ));
+    }
+    if e.deadline_ms == Some(0) {
+        p.push((
+            "executor.deadline_ms".into(),
+            "must be at least 1; leave it out for no deadline".into(),
+        ));
+    }
+    if e.max_backoff_ms < e.backoff_ms {
+        p.push((
+            "executor.max_backoff_ms".into(),
+            format!("{} is below backoff_ms {}", e.max_backoff_ms, e.backoff_ms),
+        ));
+    }
+    if e.reconcile == Lookup::None {
+        p.push((
+            "executor.reconcile".into(),
+            "\"none\" is not a way to read back; use by_key, by_resource_id or search".into(),
+        ));
+    }
 }
 
 fn provider(p: &mut Problems, v: &ProviderModel) {

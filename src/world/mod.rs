@@ -171,6 +171,9 @@ impl<'a> World<'a> {
     pub fn run(&mut self, ch: &mut dyn Chooser) {
         self.reset();
         self.queue.push(0, Event::Arrival);
+        for w in 0..self.model.workers.count {
+            self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
+        }
         while let Some((at, event)) = self.queue.pop() {
             if at > self.model.horizon_ms {
                 break;
@@ -296,6 +299,7 @@ impl<'a> World<'a> {
         let mut ctx = ExecCtx {
             now: self.now,
             worker,
+            incarnation: self.workers[worker.0 as usize].incarnation,
             journal: &mut self.journal,
             out: &mut out,
             minted: &mut self.minted,

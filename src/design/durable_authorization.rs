@@ -1,0 +1,37 @@
+//! `durable_authorization`: the user's authorization is consumed once, in a durable ledger.
+//!
+//! The first dispatch spends the authorization on one key and one set of arguments, in a
+//! ledger that outlives the executor's journal. Any reissue of the action for that
+//! authorization, by a replan, a restarted worker or a lost journal, is bound back to the same
+//! key; other arguments are refused. Contrast `single_use_token`, where each reissue gets a
+//! fresh token and so a fresh identity.
+//!
+//! Guarantee: `journal`'s, and it survives a volatile journal; exactly-once effects still
+//! need the provider to deduplicate the key (sink idempotency).
+
+use super::journaled::{Journaled, Policy};
+use super::{Design, Executor};
+use crate::model::ExecutorModel;
+
+pub struct DurableAuthorization;
+
+impl Design for DurableAuthorization {
+    fn name(&self) -> &str {
+        "durable_authorization"
+    }
+
+    fn summary(&self) -> &str {
+        "authorization consumed once in a durable ledger: every reissue reuses its key"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Journaled::new(
+            Policy {
+                reconcile: false,
+                lease: false,
+                auth_ledger: true,
+            },
+            config,
+        ))
+    }
+}

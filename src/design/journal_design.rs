@@ -1,0 +1,40 @@
+//! `journal`: a durable operation record before dispatch, and every retry through it.
+//!
+//! One operation and one key per authorized intent, written (`authorized`) before the first
+//! send. Transport retries, re-runs and agent replans of the intent all go through that
+//! record and present its key; a call with changed arguments is refused locally. Attempts are
+//! bounded per agent call with backoff, the whole operation by `executor.deadline_ms`, after
+//! which it is escalated. 202 Accepted work is polled, not taken for done. A restarted worker
+//! resumes its unfinished operations under their recorded key.
+//!
+//! Guarantee (and the assumptions it rests on): no duplicate effect as long as the provider
+//! deduplicates the key atomically, in one scope, for longer than the operation can still be
+//! retried, and the journal is durable. It never reads back, so an expired key or a
+//! non-atomic provider can still duplicate.
+
+use super::journaled::{Journaled, Policy};
+use super::{Design, Executor};
+use crate::model::ExecutorModel;
+
+pub struct JournalDesign;
+
+impl Design for JournalDesign {
+    fn name(&self) -> &str {
+        "journal"
+    }
+
+    fn summary(&self) -> &str {
+        "durable record before dispatch; one key for every retry and replan; deadline"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Journaled::new(
+            Policy {
+                reconcile: false,
+                lease: false,
+                auth_ledger: false,
+            },
+            config,
+        ))
+    }
+}

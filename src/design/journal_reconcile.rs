@@ -1,0 +1,39 @@
+//! `journal_reconcile`: the journal, plus read-back before any retry.
+//!
+//! On an unknown outcome the operation is read back (by key, resource id or search, as
+//! `executor.reconcile` says) before anything is sent again. A hit confirms it; "pending"
+//! waits; "not found" counts only after `executor.visibility_bound_ms` since the last send,
+//! because a lagging index says nothing earlier; only then may the same key be sent again.
+//! When nothing decides by the deadline, the operation is escalated: unresolved, not guessed.
+//!
+//! Guarantee: no duplicate as long as the read-back sees every committed effect within the
+//! visibility bound and identifies the operation (a key or id; a search by attributes can
+//! mistake a genuine repeat for this one), even when the provider's key has expired. Without a
+//! lease, two workers recovering one operation may both act on it.
+
+use super::journaled::{Journaled, Policy};
+use super::{Design, Executor};
+use crate::model::ExecutorModel;
+
+pub struct JournalReconcile;
+
+impl Design for JournalReconcile {
+    fn name(&self) -> &str {
+        "journal_reconcile"
+    }
+
+    fn summary(&self) -> &str {
+        "journal, and read back before any retry; escalate what it cannot decide"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Journaled::new(
+            Policy {
+                reconcile: true,
+                lease: false,
+                auth_ledger: false,
+            },
+            config,
+        ))
+    }
+}

@@ -1,0 +1,38 @@
+//! `journal_reconcile_lease`: read-back, plus an exclusive lease with fencing.
+//!
+//! Before acting on an operation a worker claims it for `executor.lease_ms`; a worker that
+//! finds another's live claim leaves the operation alone, so two workers recovering the same
+//! operation never both dispatch it. Every claim gets a larger fencing token, and a result is
+//! recorded only under the current one: a worker that stalled past its lease cannot overwrite
+//! its successor's record.
+//!
+//! Guarantee: `journal_reconcile`'s, and no concurrent dispatch of one operation as long as a
+//! lease outlasts one step (a send and its timeout, or a wait); a stalled holder's late
+//! request can still reach the provider, where the key must absorb it.
+
+use super::journaled::{Journaled, Policy};
+use super::{Design, Executor};
+use crate::model::ExecutorModel;
+
+pub struct JournalReconcileLease;
+
+impl Design for JournalReconcileLease {
+    fn name(&self) -> &str {
+        "journal_reconcile_lease"
+    }
+
+    fn summary(&self) -> &str {
+        "journal and read-back under an exclusive lease with fencing tokens"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Journaled::new(
+            Policy {
+                reconcile: true,
+                lease: true,
+                auth_ledger: false,
+            },
+            config,
+        ))
+    }
+}

@@ -1,0 +1,493 @@
+//! The engine of the journal family: one durable operation per authorized intent, driven
+//! step by step through the journal.
+//!
+//! What every design of the family does:
+//! - the operation is recorded (`authorized`) before anything is sent, bound to the user's
+//!   authorization, with one key for its whole life: transport retries, re-runs and agent
+//!   replans all go through that record;
+//! - a call for the same authorization with *other* arguments is refused locally, never sent
+//!   under the old key: a changed action needs a new authorization;
+//! - a timeout, a 5xx, a 409 or a 412 leaves the operation *unknown*; a 202 is *accepted*,
+//!   not done, and is polled until the work succeeds or fails;
+//! - after `deadline_ms` from creation the operation stops acting and is *escalated*: the
+//!   agent hears "unknown" from then on;
+//! - a restarted worker resumes its unfinished operations; with a sweeper, any worker takes
+//!   over operations that have not moved for `sweep_ms`.
+//!
+//! What the [`Policy`] adds: read-back before any retry (reconcile), an exclusive lease with
+//! fencing (lease), and a durable authorization ledger that outlives a volatile journal.
+
+use std::collections::BTreeMap;
+
+use super::Executor;
+use super::context::ExecCtx;
+use super::journal::{Holder, OpState};
+use crate::model::{ExecutorModel, Lookup};
+use crate::world::ids::{AttemptId, OpId};
+use crate::world::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
+
+/// The switches that tell the designs of the family apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    /// On an unknown outcome, read the outcome back before any new create; a negative read
+    /// counts only once `visibility_bound_ms` has passed since the last send.
+    pub reconcile: bool,
+    /// Act on an operation only under an exclusive lease, and record results only under the
+    /// current fencing token.
+    pub lease: bool,
+    /// Bind calls to the authorization ledger, which survives a volatile journal.
+    pub auth_ledger: bool,
+}
+
+/// What an outstanding request was for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Create,
+    Read,
+    Poll,
+}
+
+/// Timer tag of the sweeper (operation timers use the operation id).
+const SWEEP: u64 = u64::MAX;
+/// Timer tag bit: try to claim an operation whose lease has run out.
+const LEASE_WAIT: u64 = 1 << 40;
+
+pub struct Journaled {
+    policy: Policy,
+    config: ExecutorModel,
+    /// Requests this incarnation has out: what each is for and under which fence.
+    pending: BTreeMap<AttemptId, (Step, Option<u64>)>,
+}
+
+impl Journaled {
+    pub fn new(policy: Policy, config: &ExecutorModel) -> Self {
+        Self {
+            policy,
+            config: config.clone(),
+            pending: BTreeMap::new(),
+        }
+    }
+
+    fn holder(ctx: &ExecCtx<'_>) -> Holder {
+        Holder {
+            worker: ctx.worker(),
+            incarnation: ctx.incarnation(),
+        }
+    }
+
+    /// The operation for `call`: the one its authorization is bound to, or a new one.
+    fn bind(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> Result<OpId, &'static str> {
+        let ledger = self
+            .policy
+            .auth_ledger
+            .then(|| ctx.journal_ref().consumed(call.auth))
+            .flatten();
+        if let Some(spent) = ledger
+            && spent.params != call.params
+        {
+            return Err("its authorization was spent on other arguments");
+        }
+        if let Some(op) = ctx.journal_ref().find_by_auth(call.auth) {
+            let o = ctx.journal_ref().get(op).expect("found");
+            if o.fingerprint != call.params {
+                return Err("the operation was authorized with other arguments");
+            }
+            return Ok(op);
+        }
+        // A new record; under the ledger it keeps the key its authorization was spent on.
+        let key = match ledger {
+            Some(spent) => spent.key,
+            None => ctx.new_key(),
+        };
+        if self.policy.auth_ledger {
+            ctx.journal().consume(call.auth, key, call.params);
+        }
+        let (worker, now) = (ctx.worker(), ctx.now());
+        let op = ctx.journal().create(call, Some(key), worker, now);
+        ctx.transition(op, OpState::Authorized);
+        Ok(op)
+    }
+
+    /// Takes the next step of `op`, which has nothing under way.
+    fn act(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        let Some(o) = ctx.journal_ref().get(op) else {
+            return;
+        };
+        let (state, attempts, reads, cleared) = (o.state(), o.attempts, o.reads, o.cleared_to_send);
+        let (created, previous) = (o.created_ms(), o.lease.map(|l| l.fence));
+        if state.is_settled() || state == OpState::Escalated {
+            return;
+        }
+        let fence = if self.policy.lease {
+            let holder = Self::holder(ctx);
+            let now = ctx.now();
+            match ctx.journal().claim(op, holder, now, self.config.lease_ms) {
+                Ok(f) => {
+                    if Some(f) != previous
+                        && let Some(o) = ctx.journal().get_mut(op)
+                    {
+                        // A takeover: whatever the previous holder had under way is fenced off.
+                        o.busy = false;
+                    }
+                    Some(f)
+                }
+                Err(held) => {
+                    if let Some(l) = held {
+                        ctx.note(|| {
+                            format!(
+                                "{op} is leased by worker {} until {} ms: waiting for it",
+                                l.holder.worker.0, l.until_ms
+                            )
+                        });
+                        ctx.set_timer(l.until_ms - now, LEASE_WAIT | u64::from(op.0));
+                    }
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        if ctx.journal_ref().get(op).is_some_and(|o| o.busy) {
+            return;
+        }
+        if self
+            .config
+            .deadline_ms
+            .is_some_and(|d| ctx.now() >= created.saturating_add(d))
+        {
+            return self.escalate(ctx, op);
+        }
+        match state {
+            OpState::Accepted => self.send(ctx, op, Step::Poll, fence),
+            OpState::Proposed | OpState::Authorized => self.send(ctx, op, Step::Create, fence),
+            _ => {
+                let read = self.policy.reconcile && !cleared && self.can_read(ctx, op);
+                if read && reads < self.config.reads {
+                    self.send(ctx, op, Step::Read, fence)
+                } else if !read && attempts < self.config.attempts {
+                    self.send(ctx, op, Step::Create, fence)
+                } else {
+                    self.give_back(ctx, op)
+                }
+            }
+        }
+    }
+
+    /// Whether the configured read-back can say anything about `op`.
+    fn can_read(&self, ctx: &ExecCtx<'_>, op: OpId) -> bool {
+        let o = ctx.journal_ref().get(op).expect("exists");
+        match self.config.reconcile {
+            // Without the reply, the resource id may be known nowhere.
+            Lookup::ByResourceId => o.receipt.is_some(),
+            Lookup::ByKey => o.key.is_some(),
+            Lookup::Search => true,
+            Lookup::None => false,
+        }
+    }
+
+    fn send(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, step: Step, fence: Option<u64>) {
+        let now = ctx.now();
+        let o = ctx.journal().get_mut(op).expect("exists");
+        o.busy = true;
+        let request = match step {
+            Step::Create => {
+                o.attempts += 1;
+                o.last_send_ms = Some(now);
+                o.cleared_to_send = false;
+                Request::create(&o.call, o.key)
+            }
+            Step::Read => {
+                o.reads += 1;
+                let query = match self.config.reconcile {
+                    Lookup::ByResourceId => LookupQuery::Resource(o.receipt.expect("checked")),
+                    Lookup::Search => LookupQuery::Search {
+                        params: o.fingerprint,
+                    },
+                    _ => LookupQuery::Key(o.key.expect("checked")),
+                };
+                Request::lookup(&o.call, query)
+            }
+            Step::Poll => Request::lookup(&o.call, LookupQuery::Operation(o.handle.unwrap_or(0))),
+        };
+        if step == Step::Create {
+            ctx.transition(op, OpState::Dispatched);
+        }
+        let attempt = ctx.send(op, request);
+        if let Some(o) = ctx.journal().get_mut(op) {
+            o.last_attempt = Some(attempt);
+        }
+        self.pending.insert(attempt, (step, fence));
+    }
+
+    /// Waits `delay_ms`, then acts again.
+    fn later(&self, ctx: &mut ExecCtx<'_>, op: OpId, delay_ms: u64) {
+        if let Some(o) = ctx.journal().get_mut(op) {
+            o.busy = true;
+        }
+        ctx.set_timer(delay_ms, u64::from(op.0));
+    }
+
+    fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
+        ctx.transition(op, state);
+        if let Some(o) = ctx.journal().get_mut(op) {
+            if let ToolResult::Success { resource } = result {
+                o.receipt = resource.or(o.receipt);
+            }
+            o.busy = false;
+        }
+        self.report(ctx, op, result);
+    }
+
+    fn report(&self, ctx: &mut ExecCtx<'_>, op: OpId, result: ToolResult) {
+        if let Some(o) = ctx.journal().get_mut(op)
+            && o.owes_report
+        {
+            o.owes_report = false;
+            let call = o.call.call;
+            ctx.report(call, result);
+        }
+    }
+
+    /// This agent call's budget is spent: the outcome stays unknown; a new call resumes.
+    fn give_back(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        ctx.transition(op, OpState::Unknown);
+        if let Some(o) = ctx.journal().get_mut(op) {
+            o.busy = false;
+        }
+        self.report(ctx, op, ToolResult::Unknown);
+    }
+
+    fn escalate(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        ctx.note(|| format!("{op}: deadline passed, escalated to a human"));
+        ctx.transition(op, OpState::Escalated);
+        if let Some(o) = ctx.journal().get_mut(op) {
+            o.busy = false;
+        }
+        self.report(ctx, op, ToolResult::Unknown);
+    }
+
+    fn uncertain(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        ctx.transition(op, OpState::Unknown);
+        let n = ctx
+            .journal_ref()
+            .get(op)
+            .map_or(1, |o| o.attempts + o.reads);
+        self.later(ctx, op, self.config.backoff_before(n));
+    }
+
+    fn on_create_reply(&self, ctx: &mut ExecCtx<'_>, op: OpId, response: Response) {
+        match response {
+            Response::Reply(Reply::Created { resource, .. }) => {
+                let result = ToolResult::Success {
+                    resource: Some(resource),
+                };
+                self.settle(ctx, op, OpState::Confirmed, result)
+            }
+            Response::Reply(Reply::AlreadyExists) => self.settle(
+                ctx,
+                op,
+                OpState::Confirmed,
+                ToolResult::Success { resource: None },
+            ),
+            Response::Reply(Reply::Accepted { handle }) => {
+                if let Some(o) = ctx.journal().get_mut(op) {
+                    o.handle = Some(handle);
+                }
+                ctx.transition(op, OpState::Accepted);
+                self.later(ctx, op, self.config.poll_ms);
+            }
+            Response::Reply(Reply::Mismatch | Reply::MissingKey | Reply::OperationFailed) => {
+                self.settle(ctx, op, OpState::Failed, ToolResult::Failure)
+            }
+            // A timeout, a 5xx, a 409 in progress, a 412 outside the key's window: the effect
+            // may exist.
+            _ => self.uncertain(ctx, op),
+        }
+    }
+
+    fn on_read_reply(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, response: Response) {
+        match response {
+            Response::Reply(Reply::Found { resource }) => self.settle(
+                ctx,
+                op,
+                OpState::Confirmed,
+                ToolResult::Success {
+                    resource: Some(resource),
+                },
+            ),
+            Response::Reply(Reply::NotFound) => {
+                let (last, now) = (
+                    ctx.journal_ref().get(op).and_then(|o| o.last_send_ms),
+                    ctx.now(),
+                );
+                let bound = self.config.visibility_bound_ms;
+                if last.is_none_or(|t| now >= t.saturating_add(bound)) {
+                    ctx.note(|| format!("{op}: not found past the visibility bound: may create"));
+                    if let Some(o) = ctx.journal().get_mut(op) {
+                        o.cleared_to_send = true;
+                        o.busy = false;
+                    }
+                    // The read proved nothing was committed: a create now is not a retry of
+                    // this call's budget.
+                    if let Some(o) = ctx.journal().get_mut(op) {
+                        o.attempts = o.attempts.min(self.config.attempts.saturating_sub(1));
+                    }
+                    self.next(ctx, op);
+                } else {
+                    ctx.note(|| format!("{op}: not found, but the index may lag: reading again"));
+                    self.uncertain(ctx, op);
+                }
+            }
+            Response::Reply(Reply::Unsupported) => {
+                // No read-back: the documented same-key retry is the remaining route.
+                ctx.note(|| format!("{op}: the provider cannot read this back: same-key retry"));
+                if let Some(o) = ctx.journal().get_mut(op) {
+                    o.cleared_to_send = true;
+                }
+                self.next(ctx, op);
+            }
+            _ => self.uncertain(ctx, op),
+        }
+    }
+
+    fn on_poll_reply(&self, ctx: &mut ExecCtx<'_>, op: OpId, response: Response) {
+        match response {
+            Response::Reply(Reply::Found { resource }) => self.settle(
+                ctx,
+                op,
+                OpState::Confirmed,
+                ToolResult::Success {
+                    resource: Some(resource),
+                },
+            ),
+            Response::Reply(Reply::OperationFailed) => {
+                self.settle(ctx, op, OpState::Failed, ToolResult::Failure)
+            }
+            _ => self.later(ctx, op, self.config.poll_ms),
+        }
+    }
+
+    /// Marks `op` idle and acts on it again.
+    fn next(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        if let Some(o) = ctx.journal().get_mut(op) {
+            o.busy = false;
+        }
+        self.act(ctx, op);
+    }
+
+    /// Resumes operations: this worker's own after a restart, or anyone's that look stalled.
+    fn recover(&mut self, ctx: &mut ExecCtx<'_>, only_own: bool, stale_ms: u64) {
+        let (me, now) = (ctx.worker(), ctx.now());
+        let ops: Vec<OpId> = ctx
+            .journal_ref()
+            .iter()
+            .filter(|o| !o.state().is_settled() && o.state() != OpState::Escalated)
+            .filter(|o| {
+                if only_own {
+                    o.owner == me
+                } else {
+                    // Not what this worker is itself working on.
+                    !(o.owner == me && o.busy) && now >= o.updated_ms().saturating_add(stale_ms)
+                }
+            })
+            .map(|o| o.id)
+            .collect();
+        for op in ops {
+            ctx.note(|| format!("recovers {op}"));
+            if let Some(o) = ctx.journal().get_mut(op) {
+                // Whatever was under way died with its worker, or is presumed stalled.
+                o.busy = false;
+                o.owner = me;
+                o.attempts = 0;
+                o.reads = 0;
+            }
+            self.act(ctx, op);
+        }
+    }
+}
+
+impl Executor for Journaled {
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+        let op = match self.bind(ctx, &call) {
+            Ok(op) => op,
+            Err(why) => {
+                ctx.note(|| {
+                    format!(
+                        "{} refused: {why}; a changed action needs a new authorization",
+                        call.call
+                    )
+                });
+                ctx.report(call.call, ToolResult::Failure);
+                return;
+            }
+        };
+        let o = ctx.journal().get_mut(op).expect("bound");
+        o.call = call;
+        o.owes_report = true;
+        o.attempts = 0;
+        o.reads = 0;
+        match o.state() {
+            OpState::Confirmed => {
+                let resource = o.receipt;
+                self.report(ctx, op, ToolResult::Success { resource });
+            }
+            OpState::Failed => self.report(ctx, op, ToolResult::Failure),
+            OpState::Escalated => self.report(ctx, op, ToolResult::Unknown),
+            _ => self.act(ctx, op),
+        }
+    }
+
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        attempt: AttemptId,
+        response: Response,
+    ) {
+        let Some((step, fence)) = self.pending.remove(&attempt) else {
+            return;
+        };
+        if let Some(f) = fence
+            && !ctx.journal_ref().holds(op, f)
+        {
+            ctx.note(|| format!("{op}: lease lost (fence {f} is stale): result not recorded"));
+            return;
+        }
+        let Some(o) = ctx.journal().get_mut(op) else {
+            return;
+        };
+        if o.last_attempt != Some(attempt) || o.state().is_settled() {
+            return;
+        }
+        o.busy = false;
+        match step {
+            Step::Create => self.on_create_reply(ctx, op, response),
+            Step::Read => self.on_read_reply(ctx, op, response),
+            Step::Poll => self.on_poll_reply(ctx, op, response),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
+        if tag == SWEEP {
+            let every = self.config.sweep_ms.unwrap_or(u64::MAX);
+            self.recover(ctx, false, every);
+            ctx.set_timer(every, SWEEP);
+            return;
+        }
+        if tag & LEASE_WAIT != 0 {
+            return self.act(ctx, OpId(tag as u32));
+        }
+        self.next(ctx, OpId(tag as u32));
+    }
+
+    fn on_start(&mut self, ctx: &mut ExecCtx<'_>) {
+        if let Some(every) = self.config.sweep_ms {
+            ctx.set_timer(every, SWEEP);
+        }
+    }
+
+    fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
+        self.on_start(ctx);
+        self.recover(ctx, true, 0);
+    }
+}

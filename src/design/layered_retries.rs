@@ -1,0 +1,165 @@
+//! `layered_retries`: independent retry loops at the HTTP, tool-wrapper and job-queue layers
+//! (the agent's own replans are the fourth).
+//!
+//! Each layer retries the whole layer below when it sees anything but success, as a generic
+//! "retry on exception" does: the HTTP client resends the same request with its key
+//! (`executor.attempts`), the tool wrapper re-invokes the call with a new request and key
+//! (`executor.layers.tool`), the job queue re-runs the job (`executor.layers.queue`), and the
+//! agent replans (`agent.max_calls`). A persistent failure costs the product of the four in
+//! remote calls; every layer above HTTP mints a new key, so each of its retries after a lost
+//! reply is a new effect. When all layers give up, the wrapper reports a failure.
+
+use std::collections::BTreeMap;
+
+use super::context::ExecCtx;
+use super::journal::OpState;
+use super::retrying::{Verdict, classify};
+use super::{Design, Executor};
+use crate::model::ExecutorModel;
+use crate::world::ids::{AttemptId, OpId};
+use crate::world::protocol::{Request, Response, ToolCall, ToolResult};
+
+pub struct LayeredRetries;
+
+impl Design for LayeredRetries {
+    fn name(&self) -> &str {
+        "layered_retries"
+    }
+
+    fn summary(&self) -> &str {
+        "independent retries at HTTP, tool wrapper, job queue and agent: they multiply"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Layered {
+            config: config.clone(),
+            loops: BTreeMap::new(),
+        })
+    }
+}
+
+/// How far each layer has got for one operation (in memory: a crash forgets it).
+#[derive(Clone, Copy, Debug, Default)]
+struct Loops {
+    http: u32,
+    tool: u32,
+    queue: u32,
+}
+
+struct Layered {
+    config: ExecutorModel,
+    loops: BTreeMap<OpId, Loops>,
+}
+
+impl Layered {
+    fn send(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, new_key: bool) {
+        let key = if new_key {
+            Some(ctx.new_key())
+        } else {
+            ctx.journal_ref().get(op).and_then(|o| o.key)
+        };
+        let Some(o) = ctx.journal().get_mut(op) else {
+            return;
+        };
+        o.key = key;
+        o.attempts += 1;
+        let request = Request::create(&o.call, key);
+        ctx.transition(op, OpState::Dispatched);
+        let attempt = ctx.send(op, request);
+        if let Some(o) = ctx.journal().get_mut(op) {
+            o.last_attempt = Some(attempt);
+        }
+        self.loops.entry(op).or_default().http += 1;
+    }
+
+    /// The next retry, at the lowest layer that still has one; `None` when all gave up.
+    fn next_retry(&mut self, op: OpId) -> Option<bool> {
+        let l = self.loops.entry(op).or_default();
+        let layers = self.config.layers;
+        if l.http < self.config.attempts {
+            return Some(false);
+        }
+        l.http = 0;
+        if l.tool + 1 < layers.tool {
+            l.tool += 1;
+            return Some(true);
+        }
+        l.tool = 0;
+        if l.queue + 1 < layers.queue {
+            l.queue += 1;
+            return Some(true);
+        }
+        None
+    }
+
+    fn report(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
+        ctx.transition(op, state);
+        if let Some(o) = ctx.journal().get_mut(op)
+            && o.owes_report
+        {
+            o.owes_report = false;
+            if let ToolResult::Success { resource } = result {
+                o.receipt = resource;
+            }
+            let call = o.call.call;
+            ctx.report(call, result);
+        }
+    }
+}
+
+impl Executor for Layered {
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+        // Every agent call is a new job: the agent layer is the fourth loop.
+        let (worker, now) = (ctx.worker(), ctx.now());
+        let op = ctx.journal().create(&call, None, worker, now);
+        self.send(ctx, op, true);
+    }
+
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        attempt: AttemptId,
+        response: Response,
+    ) {
+        let current = ctx.journal_ref().get(op);
+        if current
+            .is_none_or(|o| o.last_attempt != Some(attempt) || o.state() != OpState::Dispatched)
+        {
+            return;
+        }
+        if let Verdict::Done(result) = classify(response) {
+            return self.report(ctx, op, OpState::Confirmed, result);
+        }
+        // Retry on any exception, at whichever layer still has a retry left.
+        ctx.transition(op, OpState::Unknown);
+        match self.next_retry(op) {
+            Some(new_key) => {
+                let n = ctx.journal_ref().get(op).map_or(1, |o| o.attempts);
+                ctx.set_timer(
+                    self.config.backoff_before(n),
+                    u64::from(op.0) << 1 | u64::from(new_key),
+                );
+            }
+            // The wrapper turns the last exception into a failed tool result.
+            None => self.report(ctx, op, OpState::Failed, ToolResult::Failure),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
+        let op = OpId((tag >> 1) as u32);
+        if ctx.journal_ref().get(op).map(|o| o.state()) == Some(OpState::Unknown) {
+            self.send(ctx, op, tag & 1 == 1);
+        }
+    }
+
+    /// The job queue re-delivers unfinished jobs to the restarted worker: a new run.
+    fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
+        let worker = ctx.worker();
+        for op in ctx.journal_ref().open_ops(worker) {
+            if ctx.journal_ref().get(op).is_some_and(|o| o.owes_report) {
+                self.send(ctx, op, true);
+            }
+        }
+    }
+}

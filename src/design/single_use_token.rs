@@ -1,0 +1,45 @@
+//! `single_use_token`: a fresh single-use token for every issue of the action.
+//!
+//! Each time the agent issues the action (a first call, a re-run, a replan) the executor
+//! obtains a new single-use token for the user's authorization and sends it as the key. The
+//! token cannot be spent twice, so a transport retry is impossible: the caller must reissue,
+//! and the reissue carries a new token. Replay of one token is prevented; reissuance of the
+//! same action is not, and after a lost reply it duplicates.
+
+use super::context::ExecCtx;
+use super::retrying::{Identity, Retrying};
+use super::{Design, Executor};
+use crate::model::ExecutorModel;
+use crate::world::ids::OpId;
+use crate::world::protocol::ToolCall;
+
+pub struct SingleUseToken;
+
+impl Design for SingleUseToken {
+    fn name(&self) -> &str {
+        "single_use_token"
+    }
+
+    fn summary(&self) -> &str {
+        "a fresh single-use token per issue of the action: no retry, reissues duplicate"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        // A spent token cannot be sent again: one send per issue.
+        let single = ExecutorModel {
+            attempts: 1,
+            ..config.clone()
+        };
+        Box::new(Retrying::new(PerIssue, &single))
+    }
+}
+
+struct PerIssue;
+
+impl Identity for PerIssue {
+    fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
+        let key = Some(ctx.new_key());
+        let (worker, now) = (ctx.worker(), ctx.now());
+        ctx.journal().create(call, key, worker, now)
+    }
+}

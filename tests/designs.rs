@@ -1,0 +1,221 @@
+//! Exact behaviour of each executor design on small scenarios (timings of `common::base`:
+//! 10 ms each way, 50 ms processing, 5 s client timeout).
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+fn lost_reply() -> serde_json::Value {
+    faults(base(), json!([{ "drop_reply": { "attempt": 1 } }]))
+}
+
+#[test]
+fn lost_reply_per_design() {
+    let v = lost_reply();
+    for (design, want) in [
+        ("key_per_attempt", c(2, 1, 1, 0, 0, 0, 2)),
+        ("payload_hash_key", c(1, 1, 0, 0, 0, 0, 2)),
+        ("journal", c(1, 1, 0, 0, 0, 0, 2)),
+        ("single_use_token", c(2, 1, 1, 0, 0, 0, 2)),
+        ("durable_authorization", c(1, 1, 0, 0, 0, 0, 2)),
+        // The wrapper turns the timeout into a failure; the agent gives up on a failure and
+        // the user hears "failed" about a ticket that exists.
+        ("layered_retries", c(1, 0, 0, 0, 1, 0, 1)),
+    ] {
+        expect(&v, design, want);
+    }
+    assert_eq!(trace(&v, "journal").metrics.reconciliation_ms, vec![20]);
+}
+
+#[test]
+fn reconcile_reads_back_before_any_retry() {
+    // No lookup offered: one wasted read, then the same-key retry on the agent's next call.
+    let t = expect(&lost_reply(), "journal_reconcile", c(1, 1, 0, 0, 0, 0, 3));
+    assert!(
+        t.timeline.contains("cannot read this back: same-key retry"),
+        "{}",
+        t.timeline
+    );
+    // A lookup by key finds the effect: no create is sent again at all.
+    let v = set(lost_reply(), "provider.lookup", json!("by_key"));
+    for d in ["journal_reconcile", "journal_reconcile_lease"] {
+        let t = expect(&v, d, c(1, 1, 0, 0, 0, 0, 2));
+        assert_eq!(t.metrics.time_to_outcome_ms, vec![5_020], "{d}");
+        assert!(
+            t.timeline.contains("lookup by key k1 -> 200 found r0"),
+            "{}",
+            t.timeline
+        );
+    }
+}
+
+#[test]
+fn a_negative_read_from_a_lagging_index_does_not_authorize_a_create() {
+    // The effect becomes visible at 8060 ms; reads at 6010 and 8030 miss it, the third at
+    // 12050 finds it. Not-found is not trusted within 10 s of the send.
+    let v = set(lost_reply(), "provider.lookup", json!("by_key"));
+    let v = set(v, "provider.visibility_lag_ms", json!(8_000));
+    let v = set(
+        v,
+        "executor",
+        json!({ "backoff_ms": 1_000, "reads": 10, "visibility_bound_ms": 10_000 }),
+    );
+    let t = expect(&v, "journal_reconcile", c(1, 1, 0, 0, 0, 0, 4));
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![12_060]);
+    assert_eq!(
+        t.timeline
+            .matches("not found, but the index may lag")
+            .count(),
+        2,
+        "{}",
+        t.timeline
+    );
+}
+
+#[test]
+fn retry_layers_multiply() {
+    let v = set(
+        base(),
+        "executor",
+        json!({ "attempts": 3, "layers": { "tool": 2, "queue": 2 } }),
+    );
+    let v = set(v, "agent.on_failure", json!({ "replan": 1 }));
+    // Every request fails before commit: 3 HTTP x 2 tool x 2 queue x 2 agent calls.
+    let failing = set(v.clone(), "provider.error_before_commit", json!(1));
+    let t = expect(&failing, "layered_retries", c(0, 0, 0, 0, 0, 0, 24));
+    assert_eq!(t.metrics.remote_calls, 24);
+    // Every reply is lost: HTTP retries reuse their key, every layer above mints a new one.
+    // (The agent waits longer than the 60 s the layers take per call.)
+    let lossy = set(v, "network.reply_loss", json!(1));
+    let lossy = set(lossy, "agent.tool_timeout_ms", json!(200_000));
+    expect(&lossy, "layered_retries", c(8, 0, 7, 0, 1, 0, 24));
+}
+
+#[test]
+fn changed_arguments_are_refused_locally_by_the_journal() {
+    let v = set(
+        lost_reply(),
+        "agent.on_unknown",
+        json!({ "change_args": 1 }),
+    );
+    // (journal_reconcile spends one call on a read the provider cannot answer.)
+    for (d, calls) in [
+        ("journal", 1),
+        ("journal_reconcile", 2),
+        ("durable_authorization", 1),
+    ] {
+        let t = expect(&v, d, c(1, 0, 0, 0, 1, 0, calls));
+        assert!(
+            t.timeline.contains("needs a new authorization"),
+            "{d}: {}",
+            t.timeline
+        );
+    }
+    // same_key sends it and the provider rejects it: one more remote call.
+    expect(&v, "same_key", c(1, 0, 0, 0, 1, 0, 2));
+    // payload_hash_key sees new arguments as a new key: a second, wrong effect.
+    expect(&v, "payload_hash_key", c(2, 1, 1, 0, 0, 0, 2));
+}
+
+#[test]
+fn hashing_the_arguments_merges_genuine_repeats() {
+    let v = set(
+        base(),
+        "workload",
+        json!({ "intents": 2, "genuine_repeat": 1, "spacing_ms": 1_000 }),
+    );
+    let m = run(&v, "payload_hash_key", 1);
+    assert_eq!(
+        (m.effects, m.completed, m.merged_repeats, m.false_success),
+        (1, 1, 1, 1)
+    );
+    for d in [
+        "same_key",
+        "journal",
+        "durable_authorization",
+        "single_use_token",
+    ] {
+        let m = run(&v, d, 1);
+        assert_eq!((m.effects, m.completed, m.merged_repeats), (2, 2, 0), "{d}");
+    }
+}
+
+#[test]
+fn accepted_is_not_completed() {
+    let v = set(base(), "provider.accept_async", json!(true));
+    // Accepted work that then fails: the naive reading tells the user success.
+    let failing = set(v.clone(), "provider.async_failure", json!(1));
+    expect(&failing, "same_key", c(0, 0, 0, 1, 0, 0, 1));
+    // The journal polls the status handle: failure is reported as failure.
+    let t = expect(&failing, "journal", c(0, 0, 0, 0, 0, 0, 2));
+    assert!(t.timeline.contains("accepted -> failed"), "{}", t.timeline);
+    // Accepted work that succeeds: confirmed by the first poll, at 20 + 1000 + 20 ms.
+    let t = expect(&v, "journal", c(1, 1, 0, 0, 0, 0, 2));
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![1_040]);
+}
+
+#[test]
+fn a_durable_authorization_outlives_a_volatile_journal() {
+    let v = faults(
+        base(),
+        json!([{ "crash_worker": { "attempt": 1, "point": "after_reply" } }]),
+    );
+    let v = set(v, "workers.journal", json!("volatile"));
+    // The journal forgets the operation; the agent's replan after its tool timeout is new.
+    expect(&v, "journal", c(2, 1, 1, 0, 0, 0, 2));
+    // The authorization ledger remembers the key it was spent on.
+    let t = expect(&v, "durable_authorization", c(1, 1, 0, 0, 0, 0, 2));
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![60_020]);
+}
+
+#[test]
+fn the_deadline_escalates_instead_of_guessing() {
+    let v = set(lost_reply(), "executor.deadline_ms", json!(3_000));
+    let t = expect(&v, "journal", c(1, 0, 0, 0, 0, 1, 1));
+    assert_eq!(t.metrics.unknown_ops, 1);
+    assert!(
+        t.timeline.contains("deadline passed, escalated"),
+        "{}",
+        t.timeline
+    );
+}
+
+#[test]
+fn journal_designs_recover_their_operations_after_a_restart() {
+    let v = faults(
+        base(),
+        json!([{ "crash_worker": { "attempt": 1, "point": "after_send" } }]),
+    );
+    for d in ["journal", "durable_authorization"] {
+        expect(&v, d, c(1, 1, 0, 0, 0, 0, 2));
+    }
+    // The reconciling designs read first; this provider offers no read, so then the key.
+    // Under a lease the restarted worker (a new holder) waits for its predecessor's 30 s
+    // lease to run out: the price of never acting twice.
+    for (d, at) in [("journal_reconcile", 1_040), ("journal_reconcile_lease", 30_040)] {
+        let t = expect(&v, d, c(1, 1, 0, 0, 0, 0, 3));
+        assert_eq!(t.metrics.time_to_outcome_ms, vec![at], "{d}");
+    }
+}
+
+#[test]
+fn every_design_is_listed_and_runs_the_chaos_model() {
+    let names = retrylab::design::names();
+    assert_eq!(names.len(), 11);
+    let model = retrylab::model::Model::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/ticket_chaos.json"
+    )))
+    .unwrap();
+    for d in retrylab::design::all() {
+        let m = retrylab::run::run_seeds(&model, d, 0..300);
+        assert_eq!(m.intents, 1_500, "{}", d.name());
+        assert!(
+            m.completed + m.false_success + m.unresolved <= m.intents,
+            "{}",
+            d.name()
+        );
+        assert!(m.effects >= m.completed, "{}", d.name());
+    }
+}
