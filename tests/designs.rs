@@ -193,7 +193,10 @@ fn journal_designs_recover_their_operations_after_a_restart() {
     // The reconciling designs read first; this provider offers no read, so then the key.
     // Under a lease the restarted worker (a new holder) waits for its predecessor's 30 s
     // lease to run out: the price of never acting twice.
-    for (d, at) in [("journal_reconcile", 1_040), ("journal_reconcile_lease", 30_040)] {
+    for (d, at) in [
+        ("journal_reconcile", 1_040),
+        ("journal_reconcile_lease", 30_040),
+    ] {
         let t = expect(&v, d, c(1, 1, 0, 0, 0, 0, 3));
         assert_eq!(t.metrics.time_to_outcome_ms, vec![at], "{d}");
     }

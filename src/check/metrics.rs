@@ -7,6 +7,8 @@
 //! - `duplicate_effects`: the sum over intents of `max(0, e(i) - 1)`: effects beyond one.
 //! - `false_success`: told success but `e(i) == 0`.
 //! - `false_failure`: told failure but `e(i) >= 1`.
+//! - `drifted_effects`: effects whose arguments differ from the ones the user asked for (an
+//!   agent's changed arguments, silently applied).
 //! - `merged_repeats`: a genuine repeat (same parameters as an earlier intent, which the user
 //!   really wanted twice) told success with `e(i) == 0`: its effect was merged into another
 //!   intent's. Every merged repeat is also a false success.
@@ -34,6 +36,7 @@ pub struct Metrics {
     pub effects: u64,
     pub completed: u64,
     pub duplicate_effects: u64,
+    pub drifted_effects: u64,
     pub false_success: u64,
     pub false_failure: u64,
     pub merged_repeats: u64,
@@ -63,6 +66,8 @@ impl Metrics {
         };
         for effect in effects {
             per_intent[effect.intent.0 as usize] += 1;
+            let asked = intents[effect.intent.0 as usize].params;
+            self.drifted_effects += u64::from(effect.params != asked);
         }
         for (intent, &e) in intents.iter().zip(per_intent.iter()) {
             self.intents += 1;
@@ -97,6 +102,7 @@ impl Metrics {
         self.effects += other.effects;
         self.completed += other.completed;
         self.duplicate_effects += other.duplicate_effects;
+        self.drifted_effects += other.drifted_effects;
         self.false_success += other.false_success;
         self.false_failure += other.false_failure;
         self.merged_repeats += other.merged_repeats;
