@@ -10,7 +10,7 @@ use super::context::ExecCtx;
 use super::retrying::{Identity, Retrying};
 use super::{Design, Executor};
 use crate::model::ExecutorModel;
-use crate::world::ids::OpId;
+use crate::world::ids::{Key, OpId};
 use crate::world::protocol::ToolCall;
 
 pub struct SingleUseToken;
@@ -38,8 +38,13 @@ struct PerIssue;
 
 impl Identity for PerIssue {
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
-        let key = Some(ctx.new_key());
         let (worker, now) = (ctx.worker(), ctx.now());
-        ctx.journal().create(call, key, worker, now)
+        ctx.journal().create(call, None, worker, now)
+    }
+
+    /// Every send is an issue of the action (a restarted worker resuming it too), and a
+    /// spent token cannot be sent again: each one gets a fresh token.
+    fn send_key(&self, ctx: &mut ExecCtx<'_>, _op: OpId) -> Option<Key> {
+        Some(ctx.new_key())
     }
 }

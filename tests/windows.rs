@@ -1,0 +1,290 @@
+//! Every failure window from the seeds, as a bundled model (`models/windows/`), with the
+//! exact counts per design. The models use constant timings, so every seed gives the same
+//! counts; the test runs several seeds and divides.
+//!
+//! Columns: effects, completed, duplicate effects, drifted effects, false success,
+//! false failure, merged repeats, unresolved, remote calls; per seed.
+
+use std::path::Path;
+
+use retrylab::design;
+use retrylab::model::Model;
+use retrylab::run::run_seeds;
+
+type Expected = [(&'static str, [u64; 9]); 11];
+
+fn check(window: &str, expected: Expected) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models/windows")
+        .join(format!("{window}.json"));
+    let model = Model::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        model.designs.len(),
+        expected.len(),
+        "{window}: every design is listed"
+    );
+    let seeds = 4;
+    for (name, want) in expected {
+        let m = run_seeds(&model, design::find(name).unwrap(), 0..seeds);
+        let intents = m.intents / seeds;
+        let got = [
+            m.effects,
+            m.completed,
+            m.duplicate_effects,
+            m.drifted_effects,
+            m.false_success,
+            m.false_failure,
+            m.merged_repeats,
+            m.unresolved,
+            m.remote_calls,
+        ]
+        .map(|x| x / seeds);
+        assert_eq!(
+            got, want,
+            "{window}: {name} (per seed, {intents} intent(s))"
+        );
+    }
+}
+
+/// The seeds' table, for every design: keys bound to the intent (or its arguments, or an
+/// authorization) absorb the replan; per-call and per-send keys do not. layered_retries
+/// reports the timeout as a failure and the agent gives up on a ticket that exists.
+#[test]
+fn reply_lost_after_commit() {
+    check(
+        "reply_lost_after_commit",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
+/// Recovery from a durable journal keeps the recorded key; designs that mint a new key or
+/// token per send (and the re-run job of layered_retries) create a second ticket.
+#[test]
+fn crash_after_success() {
+    check(
+        "crash_after_success",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
+/// Changed arguments under the same intent are never applied by the designs bound to the
+/// intent: the provider rejects them (same_key) or the journal refuses them before sending.
+/// The user is then told "failed" about the original ticket, which exists (false failure).
+#[test]
+fn changed_parameters() {
+    check(
+        "changed_parameters",
+        [
+            ("no_dedup", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
+            ("same_key", [1, 0, 0, 0, 0, 1, 0, 0, 2]),
+            ("new_key_after_replan", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
+            ("journal", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+            ("journal_reconcile", [1, 0, 0, 0, 0, 1, 0, 0, 2]),
+            ("journal_reconcile_lease", [1, 0, 0, 0, 0, 1, 0, 0, 2]),
+            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+            ("single_use_token", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+        ],
+    );
+}
+
+/// A second identical intent must be created: only a key hashed from the arguments merges it.
+#[test]
+fn genuine_repeat() {
+    check(
+        "genuine_repeat",
+        [
+            ("no_dedup", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [1, 1, 0, 0, 1, 0, 1, 0, 2]),
+            ("journal", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile_lease", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("layered_retries", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("single_use_token", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
+/// After a 30 h freeze the 24 h key is gone: every key-only design duplicates silently; the
+/// read-back by search finds the first ticket.
+#[test]
+fn retention_expired() {
+    check(
+        "retention_expired",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
+/// A retry while the first attempt is still processing meets Stripe's 409 and retries later
+/// with the same key; a new key per send or per issue processes it again.
+#[test]
+fn overlapping_attempts() {
+    check(
+        "overlapping_attempts",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 5]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 5]),
+            ("layered_retries", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+        ],
+    );
+}
+
+/// Nothing was committed, so every retry is safe; layered_retries tells the user it failed.
+#[test]
+fn request_never_reached() {
+    check(
+        "request_never_reached",
+        [
+            ("no_dedup", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("layered_retries", [0, 0, 0, 0, 0, 0, 0, 0, 1]),
+            ("single_use_token", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
+/// No provider dedup: only the reconciling designs avoid the second ticket, by not trusting
+/// "not found" until the visibility bound has passed.
+#[test]
+fn delayed_visibility() {
+    check(
+        "delayed_visibility",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 4]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 4]),
+            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
+/// The restarted worker and the other worker's sweeper both take up the operation while its
+/// first request is still processing; only the lease keeps it to one dispatch.
+#[test]
+fn two_workers_recovering() {
+    check(
+        "two_workers_recovering",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 4]),
+            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
+/// A success after the client timeout: same-key retries meet 409 until the agent runs out of
+/// calls (unresolved, honestly); read-back waits for the pending work and confirms it.
+#[test]
+fn delayed_success() {
+    check(
+        "delayed_success",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
+            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
+            ("journal", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
+            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
+        ],
+    );
+}
+
+/// The provider is down. Remote calls per intent: 3 (HTTP) x 2 (agent) for the single-loop
+/// designs, double that when each retry is preceded by a read, 3 x 2 x 2 x 2 = 24 for
+/// layered_retries.
+#[test]
+fn four_retry_layers() {
+    check(
+        "four_retry_layers",
+        [
+            ("no_dedup", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("same_key", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("new_key_after_replan", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("key_per_attempt", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("payload_hash_key", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("journal", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("journal_reconcile", [0, 0, 0, 0, 0, 0, 0, 1, 12]),
+            ("journal_reconcile_lease", [0, 0, 0, 0, 0, 0, 0, 1, 12]),
+            ("layered_retries", [0, 0, 0, 0, 0, 0, 0, 0, 24]),
+            ("single_use_token", [0, 0, 0, 0, 0, 0, 0, 1, 2]),
+            ("durable_authorization", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+        ],
+    );
+}
