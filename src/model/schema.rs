@@ -409,8 +409,9 @@ pub enum Lookup {
     Search,
 }
 
-/// A fault that happens exactly. Attempts are numbered from 1 in the order the executor
-/// asks to send them, across the whole run.
+/// A fault that happens exactly. `attempt` names a create request by its number, counted
+/// from 1 in the order executors ask to send creates, across the whole run; reads and status
+/// polls are not counted.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fault {

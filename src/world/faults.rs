@@ -1,7 +1,9 @@
 //! Scripted faults: documented scenarios as exact cases.
 //!
-//! Compiled once from the model into small lookup lists. Attempts are numbered from 1 in the
-//! order executors ask to send them, across the run.
+//! Compiled once from the model into small lookup lists. A fault names a *create* by its
+//! number, counted from 1 in the order executors ask to send creates, across the run: reads
+//! and status polls are not counted and never hit by a scripted fault, so "drop the reply of
+//! attempt 1" means the first request that can commit, whatever a design reads first.
 
 use super::ids::{AttemptId, Region, WorkerId};
 use crate::model::{CrashPoint, Fault, Paused};
@@ -16,6 +18,9 @@ pub struct Faults {
     slow: Vec<(u32, Millis)>,
     reroute: Vec<(u32, u32)>,
     pauses: Vec<(Paused, Millis, Millis)>,
+    /// This run's create number of each attempt (by attempt id), `None` for reads.
+    numbers: Vec<Option<u32>>,
+    creates: u32,
 }
 
 impl Faults {
@@ -45,37 +50,64 @@ impl Faults {
         f
     }
 
+    /// Starts a new run.
+    pub(crate) fn reset(&mut self) {
+        self.numbers.clear();
+        self.creates = 0;
+    }
+
+    /// The executor asks to send `attempt`; creates are numbered for the faults.
+    pub(crate) fn number(&mut self, attempt: AttemptId, is_create: bool) {
+        let index = attempt.0 as usize - 1;
+        if self.numbers.len() <= index {
+            self.numbers.resize(index + 1, None);
+        }
+        if is_create {
+            self.creates += 1;
+            self.numbers[index] = Some(self.creates);
+        }
+    }
+
+    /// The create number of `a`, if it is a create.
+    fn create(&self, a: AttemptId) -> Option<u32> {
+        self.numbers.get(a.0 as usize - 1).copied().flatten()
+    }
+
     pub fn drops_request(&self, a: AttemptId) -> bool {
-        self.drop_request.contains(&a.0)
+        self.create(a)
+            .is_some_and(|n| self.drop_request.contains(&n))
     }
 
     pub fn drops_reply(&self, a: AttemptId) -> bool {
-        self.drop_reply.contains(&a.0)
+        self.create(a).is_some_and(|n| self.drop_reply.contains(&n))
     }
 
     pub fn crashes_worker(&self, a: AttemptId, point: CrashPoint, worker: WorkerId) -> bool {
+        let Some(c) = self.create(a) else {
+            return false;
+        };
         self.crash_worker
             .iter()
-            .any(|&(n, p, w)| n == a.0 && p == point && w.is_none_or(|w| w == worker.0))
+            .any(|&(n, p, w)| n == c && p == point && w.is_none_or(|w| w == worker.0))
     }
 
     pub fn crashes_provider(&self, a: AttemptId) -> bool {
-        self.crash_provider.contains(&a.0)
+        self.create(a)
+            .is_some_and(|n| self.crash_provider.contains(&n))
     }
 
     pub fn slow_processing(&self, a: AttemptId) -> Option<Millis> {
-        self.slow
-            .iter()
-            .find(|&&(n, _)| n == a.0)
-            .map(|&(_, ms)| ms)
+        let c = self.create(a)?;
+        self.slow.iter().find(|&&(n, _)| n == c).map(|&(_, ms)| ms)
     }
 
     /// The region attempt `a` is sent to.
     pub fn region(&self, a: AttemptId) -> Region {
+        let c = self.create(a);
         Region(
             self.reroute
                 .iter()
-                .find(|&&(n, _)| n == a.0)
+                .find(|&&(n, _)| Some(n) == c)
                 .map_or(0, |&(_, r)| r),
         )
     }

@@ -22,7 +22,7 @@ use faults::Faults;
 use ids::*;
 use ledger::Ledger;
 use network::{Network, Transit};
-use protocol::{Reply, Request, Response, ToolCall, ToolResult};
+use protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
 use provider::{Provider, ProviderOut};
 use trace::{Component, Trace};
 use workers::Worker;
@@ -162,6 +162,7 @@ impl<'a> World<'a> {
         self.random_crashes = 0;
         self.attempts.clear();
         self.minted = Minted::default();
+        self.faults.reset();
         self.remote_calls = 0;
         self.trace.clear();
     }
@@ -329,6 +330,8 @@ impl<'a> World<'a> {
                     op,
                     request,
                 } => {
+                    let is_create = matches!(request.kind, RequestKind::Create { .. });
+                    self.faults.number(attempt, is_create);
                     if self.crash_check(worker, attempt, CrashPoint::BeforeDispatch, ch) {
                         self.crash(worker, attempt, CrashPoint::BeforeDispatch);
                         break;
