@@ -147,12 +147,12 @@ fn one_design_one_seed_from_the_binary() {
     let rows: Vec<&str> = text.lines().skip(2).collect();
     assert_eq!(rows.len(), 1, "{text}");
     let cells: Vec<&str> = rows[0].split_whitespace().collect();
-    // design, intents, effects, completed, dup, drifted, false_ok, false_fail, merged,
+    // design, intents, effects, completed, dup, drifted, comp, false_ok, false_fail, merged,
     // unresolved, unknown_ops, calls/intent
     assert_eq!(
-        &cells[..12],
+        &cells[..13],
         [
-            "same_key", "1", "1", "1", "0", "0", "0", "0", "0", "0", "0", "2.00"
+            "same_key", "1", "1", "1", "0", "0", "0", "0", "0", "0", "0", "0", "2.00"
         ]
     );
 }

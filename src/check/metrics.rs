@@ -1,12 +1,17 @@
 //! Metrics of runs, summed over seeds.
 //!
-//! Definitions, per intent `i` with `e(i)` effects tagged with it in the ledger:
+//! Definitions, per intent `i` and workflow step `k` (one step unless the workload has
+//! several), with `e(i, k)` effects of step `k` tagged with intent `i` in the ledger and
+//! `u(i, k)` compensations of step `k`:
 //! - `intents`: intents the workload produced.
-//! - `effects`: committed effects in the ledger.
-//! - `completed`: the user was told success and `e(i) >= 1`.
-//! - `duplicate_effects`: the sum over intents of `max(0, e(i) - 1)`: effects beyond one.
-//! - `false_success`: told success but `e(i) == 0`.
-//! - `false_failure`: told failure but `e(i) >= 1`.
+//! - `effects`: committed effects of the intents' steps (compensations are counted apart).
+//! - `completed`: the user was told success and `e(i, k) >= 1` for every step.
+//! - `duplicate_effects`: the sum of `max(0, e(i, k) - 1)` and `max(0, u(i, k) - 1)`:
+//!   effects beyond one per intent and step.
+//! - `compensations`: committed compensating effects.
+//! - `false_success`: told success but some step has `e(i, k) == 0`.
+//! - `false_failure`: told failure but some step's effect exists (`e(i, k) >= 1`) and was
+//!   not compensated (`u(i, k) == 0`).
 //! - `drifted_effects`: effects whose arguments differ from the ones the user asked for (an
 //!   agent's changed arguments, silently applied).
 //! - `merged_repeats`: a genuine repeat (same parameters as an earlier intent, which the user
@@ -27,6 +32,8 @@ use serde::Serialize;
 use crate::sim::Millis;
 use crate::world::World;
 use crate::world::agent::Told;
+use crate::world::protocol::COMPENSATION;
+use crate::world::workload::{MAX_STEPS, step_params};
 
 /// Totals over one or more runs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -37,6 +44,7 @@ pub struct Metrics {
     pub completed: u64,
     pub duplicate_effects: u64,
     pub drifted_effects: u64,
+    pub compensations: u64,
     pub false_success: u64,
     pub false_failure: u64,
     pub merged_repeats: u64,
@@ -51,40 +59,57 @@ impl Metrics {
     /// Adds the outcome of the run `world` just finished.
     pub fn add_run(&mut self, world: &World<'_>) {
         self.seeds += 1;
-        let effects = world.ledger().effects();
-        self.effects += effects.len() as u64;
         self.remote_calls += world.remote_calls();
         let intents = world.workload().intents();
-        // Effects per intent, on the stack for small workloads (no allocation per seed).
-        let mut small = [0u64; 16];
+        // Effects per (intent, slot): slot k for step k, MAX + k for its compensation. On
+        // the stack for small workloads: no allocation per seed.
+        const SLOTS: usize = 2 * MAX_STEPS as usize;
+        let mut small = [0u32; 8 * SLOTS];
         let mut large = Vec::new();
-        let per_intent: &mut [u64] = if intents.len() <= small.len() {
-            &mut small[..intents.len()]
+        let counts: &mut [u32] = if intents.len() * SLOTS <= small.len() {
+            &mut small[..intents.len() * SLOTS]
         } else {
-            large.resize(intents.len(), 0);
+            large.resize(intents.len() * SLOTS, 0);
             &mut large
         };
-        for effect in effects {
-            per_intent[effect.intent.0 as usize] += 1;
-            let asked = intents[effect.intent.0 as usize].params;
-            self.drifted_effects += u64::from(effect.params != asked);
+        for effect in world.ledger().effects() {
+            let i = effect.intent.0 as usize;
+            let slot = if effect.step >= COMPENSATION {
+                self.compensations += 1;
+                MAX_STEPS + effect.step - COMPENSATION
+            } else {
+                self.effects += 1;
+                let asked = step_params(intents[i].params, effect.step);
+                self.drifted_effects += u64::from(effect.params != asked);
+                effect.step
+            };
+            counts[i * SLOTS + slot as usize] += 1;
         }
-        for (intent, &e) in intents.iter().zip(per_intent.iter()) {
+        for intent in intents {
             self.intents += 1;
-            self.duplicate_effects += e.saturating_sub(1);
+            let c = &counts[intent.id.0 as usize * SLOTS..][..SLOTS];
+            let (forward, undone) = c.split_at(MAX_STEPS as usize);
+            self.duplicate_effects += c
+                .iter()
+                .map(|&n| u64::from(n.saturating_sub(1)))
+                .sum::<u64>();
+            let steps = intent.steps as usize;
+            let all_done = forward[..steps].iter().all(|&n| n >= 1);
+            let left_behind = (0..steps).any(|k| forward[k] >= 1 && undone[k] == 0);
             match world.agent().told(intent.id) {
                 Some((Told::Success, at)) => {
                     self.time_to_outcome_ms.push(at - intent.arrival_ms);
-                    if e >= 1 {
+                    if all_done {
                         self.completed += 1;
                     } else {
                         self.false_success += 1;
-                        self.merged_repeats += u64::from(intent.repeat_of.is_some());
+                        let merged = intent.repeat_of.is_some() && forward[0] == 0;
+                        self.merged_repeats += u64::from(merged);
                     }
                 }
                 Some((Told::Failure, at)) => {
                     self.time_to_outcome_ms.push(at - intent.arrival_ms);
-                    self.false_failure += u64::from(e >= 1);
+                    self.false_failure += u64::from(left_behind);
                 }
                 Some((Told::Unresolved, _)) | None => self.unresolved += 1,
             }
@@ -103,6 +128,7 @@ impl Metrics {
         self.completed += other.completed;
         self.duplicate_effects += other.duplicate_effects;
         self.drifted_effects += other.drifted_effects;
+        self.compensations += other.compensations;
         self.false_success += other.false_success;
         self.false_failure += other.false_failure;
         self.merged_repeats += other.merged_repeats;

@@ -286,8 +286,8 @@ fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced) -> String {
     let m = &t.metrics;
     let mut s = format!("{header}\n\n{}\n", t.timeline);
     s.push_str(&format!(
-        "outcome: intents {}, effects {}, completed {}, duplicate effects {}, false success {}, false failure {}, merged repeats {}, unresolved {}, unknown ops {}, remote calls {}\n",
-        m.intents, m.effects, m.completed, m.duplicate_effects, m.false_success,
+        "outcome: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, unresolved {}, unknown ops {}, remote calls {}\n",
+        m.intents, m.effects, m.completed, m.duplicate_effects, m.drifted_effects, m.compensations, m.false_success,
         m.false_failure, m.merged_repeats, m.unresolved, m.unknown_ops, m.remote_calls
     ));
     let named: Vec<String> = t

@@ -361,7 +361,7 @@ mod tests {
             tenant: Tenant(0),
             endpoint: Endpoint(0),
             params: Params(1),
-            tag: IntentTag(IntentId(0)),
+            tag: IntentTag(IntentId(0), 0),
         }
     }
 

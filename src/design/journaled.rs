@@ -229,6 +229,20 @@ impl Journaled {
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
         ctx.transition(op, state);
+        // A confirmed compensation marks the operation it undid.
+        let undone = ctx.journal_ref().get(op).and_then(|o| o.call.compensates());
+        if state == OpState::Confirmed
+            && let Some(resource) = undone
+        {
+            let target = ctx
+                .journal_ref()
+                .iter()
+                .find(|o| o.receipt == Some(resource) && o.state() == OpState::Confirmed)
+                .map(|o| o.id);
+            if let Some(target) = target {
+                ctx.transition(target, OpState::Compensated);
+            }
+        }
         if let Some(o) = ctx.journal().get_mut(op) {
             if let ToolResult::Success { resource } = result {
                 o.receipt = resource.or(o.receipt);
@@ -296,9 +310,9 @@ impl Journaled {
                 ctx.transition(op, OpState::Accepted);
                 self.later(ctx, op, self.config.poll_ms);
             }
-            Response::Reply(Reply::Mismatch | Reply::MissingKey | Reply::OperationFailed) => {
-                self.settle(ctx, op, OpState::Failed, ToolResult::Failure)
-            }
+            Response::Reply(
+                Reply::Mismatch | Reply::MissingKey | Reply::Rejected | Reply::OperationFailed,
+            ) => self.settle(ctx, op, OpState::Failed, ToolResult::Failure),
             // A timeout, a 5xx, a 409 in progress, a 412 outside the key's window: the effect
             // may exist.
             _ => self.uncertain(ctx, op),

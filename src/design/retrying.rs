@@ -53,6 +53,7 @@ pub fn classify(response: Response) -> Verdict {
             | Reply::Expired
             | Reply::MissingKey
             | Reply::Unsupported
+            | Reply::Rejected
             | Reply::OperationFailed,
         ) => Verdict::Failed,
         Response::Reply(

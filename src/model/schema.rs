@@ -49,6 +49,10 @@ pub struct WorkloadModel {
     /// Intents are spread over this many tenants, round-robin.
     #[serde(default = "one")]
     pub tenants: u32,
+    /// Actions per intent, run in order (a ticket, then its notification...): each is its own
+    /// tool call and its own effect; endpoint `k` for step `k`.
+    #[serde(default = "one")]
+    pub steps: u32,
 }
 
 /// The LLM planner's reaction to an error or an unknown outcome.
@@ -66,6 +70,22 @@ pub struct AgentModel {
     pub on_failure: Reaction,
     /// Reaction weights after an unknown outcome (timeout, indeterminate error).
     pub on_unknown: Reaction,
+    /// What a replan after a later step's failure re-plans: that step, or the whole workflow
+    /// from its first step.
+    #[serde(default)]
+    pub on_step_failure: StepFailure,
+    /// When a later step fails for good, undo the earlier steps with compensating actions
+    /// (each a new tool call with its own failure modes) before telling the user.
+    #[serde(default)]
+    pub compensate: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepFailure {
+    #[default]
+    RetryStep,
+    RestartWorkflow,
 }
 
 /// Relative weights of the agent's possible reactions; at least one must be non-zero.
@@ -433,6 +453,8 @@ pub enum Fault {
     SlowProcessing { attempt: u32, ms: Millis },
     /// This attempt is sent to another region (a client failover).
     Reroute { attempt: u32, region: u32 },
+    /// The provider refuses this create on its merits (400); nothing is done.
+    Reject { attempt: u32 },
     /// A component is frozen: its events in `[from_ms, from_ms + duration_ms)` wait until
     /// the end of the pause.
     Pause {

@@ -13,6 +13,17 @@ pub(super) fn check(m: &Model) -> Problems {
     designs(&mut p, &m.designs);
     positive(&mut p, "workload.intents", m.workload.intents.into());
     positive(&mut p, "workload.tenants", m.workload.tenants.into());
+    positive(&mut p, "workload.steps", m.workload.steps.into());
+    if m.workload.steps > crate::world::workload::MAX_STEPS {
+        p.push((
+            "workload.steps".into(),
+            format!(
+                "{} steps is more than the limit of {}",
+                m.workload.steps,
+                crate::world::workload::MAX_STEPS
+            ),
+        ));
+    }
     agent(&mut p, &m.agent);
     executor(&mut p, &m.executor);
     positive(&mut p, "workers.count", m.workers.count.into());
@@ -141,6 +152,7 @@ fn fault(p: &mut Problems, i: usize, f: &Fault, workers: u32) {
         Fault::CrashProvider { attempt } => Some(("crash_provider", *attempt)),
         Fault::SlowProcessing { attempt, .. } => Some(("slow_processing", *attempt)),
         Fault::Reroute { attempt, .. } => Some(("reroute", *attempt)),
+        Fault::Reject { attempt } => Some(("reject", *attempt)),
         Fault::Pause { .. } => None,
     };
     if let Some((kind, 0)) = attempt {

@@ -6,13 +6,14 @@ use super::Report;
 use crate::check::{Metrics, Percentiles};
 
 /// Column headers and what each means (printed by `--help` and the README).
-pub const COLUMNS: [(&str, &str); 14] = [
+pub const COLUMNS: [(&str, &str); 15] = [
     ("design", "executor design under test"),
     ("intents", "intents the user expressed (all seeds)"),
     ("effects", "effects the provider committed (ground truth)"),
     ("completed", "told success, and the effect exists"),
     ("dup", "duplicate effects: effects beyond one per intent"),
     ("drifted", "effects with arguments the user did not ask for"),
+    ("comp", "compensating effects (undoing an earlier step)"),
     ("false_ok", "told success, but no effect exists"),
     ("false_fail", "told failure, but the effect exists"),
     (
@@ -35,7 +36,7 @@ pub const COLUMNS: [(&str, &str); 14] = [
     ),
 ];
 
-fn cells(design: &str, m: &Metrics) -> [String; 14] {
+fn cells(design: &str, m: &Metrics) -> [String; 15] {
     let recon = Percentiles::of(&m.reconciliation_ms);
     let outcome = Percentiles::of(&m.time_to_outcome_ms);
     let ms = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
@@ -46,6 +47,7 @@ fn cells(design: &str, m: &Metrics) -> [String; 14] {
         m.completed.to_string(),
         m.duplicate_effects.to_string(),
         m.drifted_effects.to_string(),
+        m.compensations.to_string(),
         m.false_success.to_string(),
         m.false_failure.to_string(),
         m.merged_repeats.to_string(),
@@ -59,7 +61,7 @@ fn cells(design: &str, m: &Metrics) -> [String; 14] {
 
 /// The report as an aligned text table.
 pub fn render(report: &Report) -> String {
-    let rows: Vec<[String; 14]> = report
+    let rows: Vec<[String; 15]> = report
         .results
         .iter()
         .map(|r| cells(&r.design, &r.metrics))

@@ -8,10 +8,11 @@
 //! saw: a failure as failure, an unknown as unresolved.
 
 use super::ids::*;
+use super::protocol::{COMPENSATION, compensation_params};
 use super::protocol::{ToolCall, ToolResult};
 use super::trace::{Component, Trace};
-use super::workload::Intent;
-use crate::model::{AgentModel, Reaction};
+use super::workload::{Intent, MAX_STEPS, step_params};
+use crate::model::{AgentModel, Reaction, StepFailure};
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
 
 /// What the user is finally told.
@@ -82,10 +83,32 @@ pub enum AgentOut {
 #[derive(Clone, Copy, Debug)]
 struct IntentState {
     intent: Intent,
+    /// The step under way: `k` for the workflow's action `k`, `COMPENSATION + k` while
+    /// undoing it.
+    step: u32,
+    /// Arguments of the current call.
     params: Params,
-    calls: u32,
+    /// Calls made per forward step (across workflow restarts), and for compensations.
+    calls: [u32; MAX_STEPS as usize],
+    compensation_calls: u32,
     current: Option<CallId>,
+    /// The resource each forward step produced, when the executor said.
+    receipts: [Option<ResourceId>; MAX_STEPS as usize],
     told: Option<(Told, Millis)>,
+}
+
+impl IntentState {
+    fn compensating(&self) -> bool {
+        self.step >= COMPENSATION
+    }
+
+    fn calls_here(&mut self) -> &mut u32 {
+        if self.compensating() {
+            &mut self.compensation_calls
+        } else {
+            &mut self.calls[self.step as usize]
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -115,13 +138,22 @@ impl Agent {
         self.intents.get(intent.0 as usize).and_then(|s| s.told)
     }
 
+    /// The authorization of one action of one intent: each step, and each compensation, is
+    /// authorized on its own.
+    fn auth(intent: IntentId, step: u32) -> AuthId {
+        AuthId(intent.0 * 256 + step.min(255))
+    }
+
     /// A new intent: propose its first call.
     pub(crate) fn start(&mut self, intent: Intent, now: Millis, trace: &mut Trace) -> AgentOut {
         self.intents.push(IntentState {
             intent,
-            params: intent.params,
-            calls: 0,
+            step: 0,
+            params: step_params(intent.params, 0),
+            calls: [0; MAX_STEPS as usize],
+            compensation_calls: 0,
             current: None,
+            receipts: [None; MAX_STEPS as usize],
             told: None,
         });
         self.new_call(intent.id, now, trace)
@@ -141,24 +173,38 @@ impl Agent {
         trace: &mut Trace,
     ) -> AgentOut {
         let s = &mut self.intents[intent.0 as usize];
-        s.calls += 1;
+        *s.calls_here() += 1;
         s.current = Some(call);
         let tool_call = ToolCall {
             call,
-            auth: AuthId(intent.0),
+            auth: Self::auth(intent, s.step),
             tenant: s.intent.tenant,
-            endpoint: s.intent.endpoint,
+            endpoint: Endpoint(s.step),
             params: s.params,
-            tag: IntentTag(intent),
+            tag: IntentTag(intent, s.step),
         };
-        let n = s.calls;
+        let (n, step, steps) = (*s.calls_here(), s.step, s.intent.steps);
         trace.log(now, Component::Agent, || {
-            format!("{call} for {intent} (its call #{n}), {}", tool_call.params)
+            let what = match step {
+                _ if step >= COMPENSATION => {
+                    format!("compensation of step {}", step - COMPENSATION)
+                }
+                _ if steps > 1 => format!("step {step}"),
+                _ => "its".to_string(),
+            };
+            format!(
+                "{call} for {intent} ({what} call #{n}), {}",
+                tool_call.params
+            )
         });
         AgentOut::Call {
             call: tool_call,
             timeout_at_ms: now + self.config.tool_timeout_ms,
         }
+    }
+
+    fn intent_of(&self, call: CallId) -> Option<IntentId> {
+        self.calls.get((call.0 as usize).checked_sub(1)?).copied()
     }
 
     /// The executor reported `result` for `call`.
@@ -170,7 +216,7 @@ impl Agent {
         ch: &mut dyn Chooser,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
-        let intent = *self.calls.get((call.0 as usize).checked_sub(1)?)?;
+        let intent = self.intent_of(call)?;
         let s = &self.intents[intent.0 as usize];
         if s.told.is_some() || s.current != Some(call) {
             trace.log(now, Component::Agent, || {
@@ -179,13 +225,64 @@ impl Agent {
             return None;
         }
         match result {
-            ToolResult::Success { .. } => {
-                self.tell(intent, Told::Success, now, trace);
-                None
-            }
+            ToolResult::Success { resource } => self.succeeded(intent, resource, now, trace),
             ToolResult::Failure => self.react(intent, false, now, ch, trace),
             ToolResult::Unknown => self.react(intent, true, now, ch, trace),
         }
+    }
+
+    /// A step succeeded: on to the next step, the next compensation, or the user.
+    fn succeeded(
+        &mut self,
+        intent: IntentId,
+        resource: Option<ResourceId>,
+        now: Millis,
+        trace: &mut Trace,
+    ) -> Option<AgentOut> {
+        let s = &mut self.intents[intent.0 as usize];
+        s.current = None;
+        if s.compensating() {
+            // Undo the step before it, if any; then the workflow has failed, cleanly.
+            let undone = s.step - COMPENSATION;
+            return match undone.checked_sub(1) {
+                Some(k) => self.compensate(intent, k, now, trace),
+                None => {
+                    self.tell(intent, Told::Failure, now, trace);
+                    None
+                }
+            };
+        }
+        s.receipts[s.step as usize] = resource;
+        if s.step + 1 < s.intent.steps {
+            s.step += 1;
+            s.params = step_params(s.intent.params, s.step);
+            return Some(self.new_call(intent, now, trace));
+        }
+        self.tell(intent, Told::Success, now, trace);
+        None
+    }
+
+    /// Starts undoing forward step `k` (and, after it, the steps before it).
+    fn compensate(
+        &mut self,
+        intent: IntentId,
+        k: u32,
+        now: Millis,
+        trace: &mut Trace,
+    ) -> Option<AgentOut> {
+        let s = &mut self.intents[intent.0 as usize];
+        let Some(resource) = s.receipts[k as usize] else {
+            // Nothing names what to undo: the effect stays.
+            trace.log(now, Component::Agent, || {
+                format!("{intent}: cannot compensate step {k}: no receipt")
+            });
+            self.tell(intent, Told::Failure, now, trace);
+            return None;
+        };
+        s.step = COMPENSATION + k;
+        s.params = compensation_params(resource);
+        s.compensation_calls = 0;
+        Some(self.new_call(intent, now, trace))
     }
 
     /// The agent's own wait for `call` ran out.
@@ -196,7 +293,7 @@ impl Agent {
         ch: &mut dyn Chooser,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
-        let intent = *self.calls.get((call.0 as usize).checked_sub(1)?)?;
+        let intent = self.intent_of(call)?;
         let s = &self.intents[intent.0 as usize];
         if s.told.is_some() || s.current != Some(call) {
             return None;
@@ -215,20 +312,15 @@ impl Agent {
         ch: &mut dyn Chooser,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
+        let max_calls = self.config.max_calls;
         let s = &mut self.intents[intent.0 as usize];
         s.current = None;
         let seen = if unknown { "unknown" } else { "failure" };
-        if s.calls >= self.config.max_calls {
-            let told = if unknown {
-                Told::Unresolved
-            } else {
-                Told::Failure
-            };
+        if *s.calls_here() >= max_calls {
             trace.log(now, Component::Agent, || {
-                format!("{intent}: {seen} after its last allowed call")
+                format!("{intent}: {seen} after the last allowed call")
             });
-            self.tell(intent, told, now, trace);
-            return None;
+            return self.give_up(intent, unknown, now, trace);
         }
         let reaction: &Reaction = if unknown {
             &self.config.on_unknown
@@ -244,6 +336,28 @@ impl Agent {
         Some(AgentOut::Later { intent, act, at_ms })
     }
 
+    /// The agent stops trying the current step. A definite failure of a later step starts
+    /// compensation when the model asks for it; otherwise the user hears what was seen.
+    fn give_up(
+        &mut self,
+        intent: IntentId,
+        unknown: bool,
+        now: Millis,
+        trace: &mut Trace,
+    ) -> Option<AgentOut> {
+        let s = &self.intents[intent.0 as usize];
+        if !unknown && self.config.compensate && !s.compensating() && s.step > 0 {
+            return self.compensate(intent, s.step - 1, now, trace);
+        }
+        let told = if unknown {
+            Told::Unresolved
+        } else {
+            Told::Failure
+        };
+        self.tell(intent, told, now, trace);
+        None
+    }
+
     /// Carries out a decided reaction.
     pub(crate) fn act(
         &mut self,
@@ -252,6 +366,7 @@ impl Agent {
         now: Millis,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
+        let restart = self.config.on_step_failure == StepFailure::RestartWorkflow;
         let s = &mut self.intents[intent.0 as usize];
         if s.told.is_some() {
             return None;
@@ -261,16 +376,23 @@ impl Agent {
                 let call = CallId(self.calls.iter().rposition(|&i| i == intent)? as u32 + 1);
                 Some(self.issue(intent, call, now, trace))
             }
+            Act::Replan if restart && !s.compensating() && s.step > 0 => {
+                // Plan the whole task again, from its first action.
+                trace.log(now, Component::Agent, || {
+                    format!("{intent}: replans the whole workflow from step 0")
+                });
+                s.step = 0;
+                s.params = step_params(s.intent.params, 0);
+                Some(self.new_call(intent, now, trace))
+            }
             Act::Replan => Some(self.new_call(intent, now, trace)),
             Act::ChangeArgs => {
                 // Drift: the same intent, arguments the user never asked for.
-                s.params = Params(s.params.0 ^ (u64::from(s.calls) << 32));
+                let n = *s.calls_here();
+                s.params = Params(s.params.0 ^ (u64::from(n) << 32));
                 Some(self.new_call(intent, now, trace))
             }
-            Act::GiveUp => {
-                self.tell(intent, Told::Failure, now, trace);
-                None
-            }
+            Act::GiveUp => self.give_up(intent, false, now, trace),
             Act::AskUser => {
                 self.tell(intent, Told::Unresolved, now, trace);
                 None

@@ -17,6 +17,7 @@ pub struct Faults {
     crash_provider: Vec<u32>,
     slow: Vec<(u32, Millis)>,
     reroute: Vec<(u32, u32)>,
+    reject: Vec<u32>,
     pauses: Vec<(Paused, Millis, Millis)>,
     /// This run's create number of each attempt (by attempt id), `None` for reads.
     numbers: Vec<Option<u32>>,
@@ -38,6 +39,7 @@ impl Faults {
                 Fault::CrashProvider { attempt } => f.crash_provider.push(attempt),
                 Fault::SlowProcessing { attempt, ms } => f.slow.push((attempt, ms)),
                 Fault::Reroute { attempt, region } => f.reroute.push((attempt, region)),
+                Fault::Reject { attempt } => f.reject.push(attempt),
                 Fault::Pause {
                     component,
                     from_ms,
@@ -89,6 +91,10 @@ impl Faults {
         self.crash_worker
             .iter()
             .any(|&(n, p, w)| n == c && p == point && w.is_none_or(|w| w == worker.0))
+    }
+
+    pub fn rejects(&self, a: AttemptId) -> bool {
+        self.create(a).is_some_and(|n| self.reject.contains(&n))
     }
 
     pub fn crashes_provider(&self, a: AttemptId) -> bool {

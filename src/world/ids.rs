@@ -66,8 +66,8 @@ id!(
     Params(u64), "params "
 );
 
-/// The ground-truth intent behind a request, carried through the executor to the provider so
-/// that the ledger can tag each effect. Designs can copy it but never read it: it has no
-/// public accessor.
+/// The ground-truth intent (and workflow step) behind a request, carried through the
+/// executor to the provider so that the ledger can tag each effect. Designs can copy it but
+/// never read it: it has no public accessor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IntentTag(pub(crate) IntentId);
+pub struct IntentTag(pub(crate) IntentId, pub(crate) u32);

@@ -4,12 +4,16 @@
 //! reach it.
 
 use super::ids::*;
+pub use super::protocol::COMPENSATION;
 use crate::sim::Millis;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effect {
     pub resource: ResourceId,
     pub intent: IntentId,
+    /// The workflow step: 0, 1, ... for the intent's actions, [`COMPENSATION`] + k for the
+    /// compensation of step k.
+    pub step: u32,
     pub tenant: Tenant,
     pub endpoint: Endpoint,
     pub params: Params,
@@ -36,6 +40,9 @@ impl Ledger {
     }
 
     pub fn count_for(&self, intent: IntentId) -> usize {
-        self.effects.iter().filter(|e| e.intent == intent).count()
+        self.effects
+            .iter()
+            .filter(|e| e.intent == intent && e.step < COMPENSATION)
+            .count()
     }
 }

@@ -5,6 +5,15 @@ use std::fmt;
 
 use super::ids::*;
 
+/// Endpoints (and workflow steps) from this number on are compensations: endpoint
+/// `COMPENSATION + k` undoes the effect of step `k`, named by its resource in the params.
+pub const COMPENSATION: u32 = 100;
+
+/// The parameters of a compensation of `resource`.
+pub fn compensation_params(resource: ResourceId) -> Params {
+    Params(1 << 62 | u64::from(resource.0))
+}
+
 /// A tool call from the agent to the executor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ToolCall {
@@ -39,6 +48,13 @@ pub struct Request {
     pub key: Option<Key>,
     pub kind: RequestKind,
     pub tag: IntentTag,
+}
+
+impl ToolCall {
+    /// The resource this call compensates, if it is a compensation.
+    pub fn compensates(&self) -> Option<ResourceId> {
+        (self.endpoint.0 >= COMPENSATION).then_some(ResourceId(self.params.0 as u32))
+    }
 }
 
 impl Request {
@@ -110,6 +126,8 @@ pub enum Reply {
     Mismatch,
     /// 412: the key is outside the provider's window.
     Expired,
+    /// 400: refused on its merits (business rules); nothing was done.
+    Rejected,
     /// 400: this endpoint requires a key.
     MissingKey,
     /// 5xx: indeterminate, the effect may or may not exist.
@@ -135,7 +153,7 @@ impl Reply {
             Reply::AlreadyExists | Reply::InProgress => 409,
             Reply::Mismatch => 422,
             Reply::Expired => 412,
-            Reply::MissingKey | Reply::Unsupported => 400,
+            Reply::MissingKey | Reply::Unsupported | Reply::Rejected => 400,
             Reply::NotFound => 404,
             Reply::ServerError { .. } => 500,
         }
@@ -197,6 +215,7 @@ impl fmt::Display for Reply {
             Reply::Mismatch => write!(f, "key reused with other parameters"),
             Reply::Expired => write!(f, "key expired"),
             Reply::MissingKey => write!(f, "key required"),
+            Reply::Rejected => write!(f, "rejected"),
             Reply::ServerError { replayed: r } => write!(f, "server error{}", replayed(*r)),
             Reply::Found { resource } => write!(f, "found {resource}"),
             Reply::NotFound => write!(f, "not found"),

@@ -165,6 +165,15 @@ impl Provider {
             });
             out.push(ProviderOut::Reply { attempt, reply });
         };
+        // Business validation runs before the idempotency layer: nothing is recorded.
+        if faults.rejects(attempt) {
+            return answer(
+                Reply::Rejected,
+                format_args!("refused (scripted)"),
+                trace,
+                out,
+            );
+        }
         if request.key.is_none() && self.config.require_key {
             return answer(Reply::MissingKey, format_args!("no key"), trace, out);
         }
@@ -498,6 +507,7 @@ impl Provider {
         out.push(ProviderOut::Commit(Effect {
             resource,
             intent: j.request.tag.0,
+            step: j.request.tag.1,
             tenant: j.request.tenant,
             endpoint: j.request.endpoint,
             params: j.params,
@@ -628,7 +638,7 @@ mod tests {
             tenant: Tenant(tenant),
             endpoint: Endpoint(0),
             params: Params(5),
-            tag: IntentTag(IntentId(0)),
+            tag: IntentTag(IntentId(0), 0),
         }
     }
 

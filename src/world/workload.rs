@@ -8,6 +8,14 @@ use super::ids::*;
 use crate::model::WorkloadModel;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
 
+/// Most actions one intent's workflow may have.
+pub const MAX_STEPS: u32 = 8;
+
+/// The arguments of step `step` of an intent whose first action has `params`.
+pub fn step_params(params: Params, step: u32) -> Params {
+    Params(params.0 ^ (u64::from(step) << 40))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Intent {
     pub id: IntentId,
@@ -17,6 +25,8 @@ pub struct Intent {
     pub params: Params,
     /// The earlier intent this one genuinely repeats.
     pub repeat_of: Option<IntentId>,
+    /// Actions in its workflow.
+    pub steps: u32,
 }
 
 #[derive(Debug)]
@@ -54,6 +64,7 @@ impl Workload {
             endpoint: Endpoint(0),
             params: repeat_of.map_or(Params(u64::from(i) + 1), |p| p.params),
             repeat_of: repeat_of.map(|p| p.id),
+            steps: self.config.steps,
         };
         self.intents.push(intent);
         let next = (i + 1 < self.config.intents).then(|| {
