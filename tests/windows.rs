@@ -288,3 +288,69 @@ fn four_retry_layers() {
         ],
     );
 }
+
+/// Two actions, two records. The notification's reply is lost and the agent replans the whole
+/// workflow: designs bound to each action's authorization answer the ticket from the journal
+/// (or the provider's replay) and resend the notification under its key; per-call and per-send
+/// keys create a second ticket and a second notification.
+#[test]
+fn notification_fails() {
+    check(
+        "notification_fails",
+        [
+            ("no_dedup", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
+            ("same_key", [2, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("new_key_after_replan", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
+            ("key_per_attempt", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
+            ("payload_hash_key", [2, 1, 0, 0, 0, 0, 0, 0, 4]),
+            ("journal", [2, 1, 0, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile", [2, 1, 0, 0, 0, 0, 0, 0, 4]),
+            ("journal_reconcile_lease", [2, 1, 0, 0, 0, 0, 0, 0, 4]),
+            ("layered_retries", [2, 0, 0, 0, 0, 1, 0, 0, 2]),
+            ("single_use_token", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
+            ("durable_authorization", [2, 1, 0, 0, 0, 0, 0, 0, 3]),
+        ],
+    );
+}
+
+/// The notification is refused, so the ticket is cancelled: a new operation that can fail too.
+/// Its lost reply and replan give a second cancellation under per-call keys. The counts' last
+/// column but one (unresolved) stays 0: the user is told the workflow failed, and the ticket
+/// is undone, so it is not a false failure.
+#[test]
+fn compensation() {
+    check(
+        "compensation",
+        [
+            ("no_dedup", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
+            ("same_key", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
+            ("new_key_after_replan", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
+            ("key_per_attempt", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
+            ("payload_hash_key", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
+            ("journal", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
+            ("journal_reconcile", [1, 0, 0, 0, 0, 0, 0, 0, 5]),
+            ("journal_reconcile_lease", [1, 0, 0, 0, 0, 0, 0, 0, 5]),
+            ("layered_retries", [1, 0, 0, 0, 0, 0, 0, 0, 3]),
+            ("single_use_token", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
+            ("durable_authorization", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
+        ],
+    );
+}
+
+#[test]
+fn compensation_counts_per_design() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/windows/compensation.json");
+    let model = Model::load(&path).unwrap();
+    for d in design::all() {
+        let m = run_seeds(&model, d, 0..2);
+        // One cancellation, or two when its replan carries a fresh key.
+        let fresh = [
+            "no_dedup",
+            "new_key_after_replan",
+            "key_per_attempt",
+            "single_use_token",
+        ];
+        let per_seed = if fresh.contains(&d.name()) { 2 } else { 1 };
+        assert_eq!(m.compensations, 2 * per_seed, "{}", d.name());
+    }
+}
