@@ -1,17 +1,20 @@
 //! Running a model: many seeds for metrics, or one run with its timeline and choices.
 
-use std::ops::Range;
-
 use crate::check::Metrics;
 use crate::design::Design;
 use crate::model::Model;
 use crate::sim::{Choice, ChoiceVector, Chooser, RandomChooser, Recorder};
 use crate::world::World;
 
-/// Runs `design` on `model` once per seed in `seeds` and sums the metrics.
-pub fn run_seeds(model: &Model, design: &dyn Design, seeds: Range<u64>) -> Metrics {
+/// Runs `design` on `model` once per seed in `seeds` (a range such as `0..1000` or
+/// `5..=9`) and sums the metrics.
+pub fn run_seeds(
+    model: &Model,
+    design: &dyn Design,
+    seeds: impl IntoIterator<Item = u64>,
+) -> Metrics {
     let mut world = World::new(model, design, false);
-    let mut chooser = RandomChooser::new(seeds.start);
+    let mut chooser = RandomChooser::new(0);
     let mut metrics = Metrics::default();
     for seed in seeds {
         chooser.reset(seed);

@@ -200,6 +200,16 @@ fn run(a: RunArgs) -> Result<(), CliError> {
         .iter()
         .map(|n| find_design(n))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find(|(i, n)| names[..*i].contains(n))
+    {
+        return Err(CliError::Input(format!(
+            "--design {}: named twice",
+            twice.1
+        )));
+    }
     let (first, count) = match a.seed {
         Some(s) => (s, 1),
         None => (a.first_seed, a.seeds),
@@ -207,9 +217,10 @@ fn run(a: RunArgs) -> Result<(), CliError> {
     if count == 0 {
         return Err(CliError::Input("--seeds 0: run at least one seed".into()));
     }
-    let end = first.checked_add(count).ok_or_else(|| {
+    first.checked_add(count - 1).ok_or_else(|| {
         CliError::Input(format!(
-            "--first-seed {first} --seeds {count}: the seed range overflows"
+            "--first-seed {first} --seeds {count}: the seeds run past {}",
+            u64::MAX
         ))
     })?;
     let progress = count > CHUNK && std::io::stderr().is_terminal();
@@ -217,13 +228,15 @@ fn run(a: RunArgs) -> Result<(), CliError> {
         .iter()
         .map(|d| {
             let mut metrics = crate::check::Metrics::default();
-            let mut start = first;
-            while start < end {
-                let stop = start.saturating_add(CHUNK).min(end);
-                metrics.merge(&run_seeds(&model, *d, start..stop));
-                start = stop;
+            let mut done = 0u64;
+            while done < count {
+                // Inclusive chunks, so that the last seed may be u64::MAX.
+                let n = CHUNK.min(count - done);
+                let start = first + done;
+                metrics.merge(&run_seeds(&model, *d, start..=start + (n - 1)));
+                done += n;
                 if progress {
-                    eprint!("\r{}: {}/{} seeds", d.name(), start - first, count);
+                    eprint!("\r{}: {}/{} seeds", d.name(), done, count);
                 }
             }
             if progress {
@@ -293,10 +306,10 @@ fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced) -> String {
     let named: Vec<String> = t
         .choices
         .iter()
-        .map(|c| format!("{}={}/{}", c.purpose.name(), c.value, c.of))
+        .map(|c| format!("{}:{}/{}", c.purpose.name(), c.value, c.of))
         .collect();
     s.push_str(&format!(
-        "choices ({}): {}\n",
+        "choices ({}, as purpose:alternative/number of alternatives): {}\n",
         t.choices.len(),
         if named.is_empty() {
             "none".to_string()

@@ -40,11 +40,16 @@ impl fmt::Display for ModelError {
             if i > 0 {
                 writeln!(f)?;
             }
-            write!(
-                f,
-                "{}:{}:{}: {}: {}",
-                self.origin, p.line, p.column, p.path, p.message
-            )?;
+            if p.line == 0 {
+                // Not about a place in the text (the file could not be read).
+                write!(f, "{}: {}", self.origin, p.message)?;
+            } else {
+                write!(
+                    f,
+                    "{}:{}:{}: {}: {}",
+                    self.origin, p.line, p.column, p.path, p.message
+                )?;
+            }
         }
         Ok(())
     }

@@ -19,7 +19,7 @@ use crate::sim::{Millis, Ratio};
 
 macro_rules! provider_knobs {
     ($( $(#[$doc:meta])* $name:ident : $ty:ty = $default:expr; )*) => {
-        /// The remote API and its idempotency contract (DESIGN.md §4).
+        /// The remote API and its idempotency contract: every knob of the provider model.
         #[derive(Clone, Debug, PartialEq, Serialize)]
         pub struct ProviderModel {
             $( $(#[$doc])* pub $name: $ty, )*

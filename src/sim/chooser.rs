@@ -39,7 +39,7 @@ pub enum Purpose {
     Duplicate,
     /// How long the provider takes to process a request.
     Processing,
-    /// Whether the provider fails a request, before or after committing.
+    /// Whether the provider fails a request before committing.
     ProviderError,
     /// Whether the provider crashes while processing.
     ProviderCrash,
@@ -47,10 +47,14 @@ pub enum Purpose {
     VisibilityLag,
     /// Whether a worker crashes at a crash point.
     WorkerCrash,
+    /// Whether the provider answers 5xx although it committed.
+    ProviderErrorAfterCommit,
+    /// Whether accepted (202) work fails later.
+    AsyncFailure,
 }
 
 impl Purpose {
-    pub const COUNT: usize = 14;
+    pub const COUNT: usize = 16;
 
     pub const ALL: [Purpose; Purpose::COUNT] = [
         Purpose::Arrival,
@@ -67,9 +71,12 @@ impl Purpose {
         Purpose::ProviderCrash,
         Purpose::VisibilityLag,
         Purpose::WorkerCrash,
+        Purpose::ProviderErrorAfterCommit,
+        Purpose::AsyncFailure,
     ];
 
-    /// Dense index, stable across versions of the same choice-vector format.
+    /// Dense index, stable across versions of the same choice-vector format: new purposes
+    /// are added at the end, so older purposes keep their random streams.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -90,6 +97,8 @@ impl Purpose {
             Purpose::ProviderCrash => "provider_crash",
             Purpose::VisibilityLag => "visibility_lag",
             Purpose::WorkerCrash => "worker_crash",
+            Purpose::ProviderErrorAfterCommit => "provider_error_after_commit",
+            Purpose::AsyncFailure => "async_failure",
         }
     }
 }

@@ -120,6 +120,11 @@ impl Visitor<'_> for RatioVisitor {
         }
         // Converted once, here; parts per million keep two-to-six-decimal inputs exact.
         let num = (v * f64::from(PPM)).round() as u32;
+        if num == 0 && v > 0.0 {
+            return Err(E::custom(format!(
+                "probability {v} is below one in a million; write it as a ratio such as \"1/10000000\""
+            )));
+        }
         Ok(Ratio { num, den: PPM })
     }
 }
@@ -150,5 +155,10 @@ mod tests {
         assert!(parse("-1").unwrap_err().contains("negative"));
         assert!(parse("1.5").unwrap_err().contains("between 0 and 1"));
         assert!(parse("2").unwrap_err().contains("above 1"));
+        assert!(
+            parse("0.0000001")
+                .unwrap_err()
+                .contains("below one in a million")
+        );
     }
 }

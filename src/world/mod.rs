@@ -449,7 +449,7 @@ impl<'a> World<'a> {
         if !info.open {
             self.trace.log(self.now, Component::Network, || {
                 format!(
-                    "reply to {attempt} arrives after its timeout or its worker's crash: discarded"
+                    "reply to {attempt} arrives after the attempt was closed (answered, timed out, or its worker crashed): discarded"
                 )
             });
             return;
@@ -544,8 +544,9 @@ impl<'a> World<'a> {
         let w = &mut self.workers[worker.0 as usize];
         w.restart(executor);
         let inbox = std::mem::take(&mut w.inbox);
+        let journal = self.model.workers.journal;
         self.trace.log(self.now, Component::Executor, || {
-            format!("{worker} restarts and recovers from its journal")
+            format!("{worker} restarts ({journal:?} journal) and recovers")
         });
         self.exec(worker, ch, |e, ctx| e.on_restart(ctx));
         for call in inbox {

@@ -1,4 +1,4 @@
-//! The provider: a remote API with an idempotency contract (DESIGN.md §4).
+//! The provider: a remote API with an idempotency contract.
 //!
 //! A create is processed in two steps: on arrival the contract decides (new, replay, reject,
 //! wait, race); after the processing time the job commits its effect and stores its result
@@ -400,14 +400,17 @@ impl Provider {
             return self.crash(now, job, &j, ch, trace, out);
         }
         let (reply, resource) = if self.config.accept_async
-            && ch.chance(Purpose::ProviderError, self.config.async_failure)
+            && ch.chance(Purpose::AsyncFailure, self.config.async_failure)
         {
             (Reply::OperationFailed, None)
         } else if ch.chance(Purpose::ProviderError, self.config.error_before_commit) {
             (Reply::ServerError { replayed: false }, None)
         } else {
             let resource = self.commit(now, &j, ch, out);
-            let reply = if ch.chance(Purpose::ProviderError, self.config.error_after_commit) {
+            let reply = if ch.chance(
+                Purpose::ProviderErrorAfterCommit,
+                self.config.error_after_commit,
+            ) {
                 Reply::ServerError { replayed: false }
             } else {
                 Reply::Created {
