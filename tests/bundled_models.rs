@@ -1,0 +1,48 @@
+//! Every bundled model loads and `retrylab run` prints one row per listed design.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn models() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let mut files = Vec::new();
+    for dir in [root.clone(), root.join("windows")] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_bundled_model_runs_every_listed_design() {
+    let files = models();
+    assert_eq!(files.len(), 15, "{files:?}");
+    for file in files {
+        let model = retrylab::model::Model::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        let out = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+            .args(["run", file.to_str().unwrap(), "--seeds", "3"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(rows.len(), model.designs.len(), "{}", file.display());
+        for (row, design) in rows.iter().zip(&model.designs) {
+            assert!(
+                row.starts_with(design.as_str()),
+                "{}: {row}",
+                file.display()
+            );
+        }
+    }
+}
