@@ -22,4 +22,5 @@ pub mod model;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod sync;
 pub mod world;

@@ -1,14 +1,16 @@
 //! The provider's idempotency-key store: one record per scoped key.
 //!
-//! This is storage only; the contract (scope, retention, in-flight and mismatch rules,
-//! atomicity) lives in [`super::provider`], which decides when records are written, replayed,
-//! orphaned or forgotten.
+//! The contract (scope, retention, in-flight and mismatch rules, atomicity) lives in
+//! [`super::provider`], which decides when records are written, replayed, orphaned or
+//! forgotten; what has to be atomic about it (check-and-claim, write-if-still-ours) is here,
+//! each as one operation, so that the same code runs in the simulator and under loom.
 
 use std::collections::BTreeMap;
 
 use super::ids::*;
 use super::protocol::Reply;
 use crate::sim::Millis;
+use crate::sync::{Mutex, get_mut, lock};
 
 /// A key within the scope the provider checks it in: per account, per account and endpoint,
 /// or global.
@@ -44,6 +46,27 @@ pub struct Record {
     pub slot: Slot,
 }
 
+/// The outcome of [`KeyStore::claim`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claimed {
+    /// The caller now owns the key; `replaced` is the stale record it displaced, if any.
+    Fresh { replaced: Option<Record> },
+    /// A live record already holds the key.
+    Existing(Record),
+}
+
+/// Who may write a key's final record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    /// The job whose in-flight marker holds the key (atomic and key-then-effect stores).
+    Marker(u32),
+    /// Whoever finishes first while the key is still free (effect-then-key stores).
+    FirstWriter,
+}
+
+/// The records, with every operation that must be atomic done as one call. The simulator
+/// calls these directly on the store it owns; threads go through [`SharedKeyStore`], which
+/// runs the same methods under a lock.
 #[derive(Debug, Default)]
 pub struct KeyStore {
     records: BTreeMap<ScopedKey, Record>,
@@ -58,16 +81,85 @@ impl KeyStore {
         self.records.get(key)
     }
 
-    pub(crate) fn get_mut(&mut self, key: &ScopedKey) -> Option<&mut Record> {
-        self.records.get_mut(key)
+    /// Check and claim in one step: if `key` has no record, or one that `stale` says no
+    /// longer counts, writes `marker` and hands the key to the caller.
+    pub fn claim(
+        &mut self,
+        key: ScopedKey,
+        marker: Record,
+        stale: impl Fn(&Record) -> bool,
+    ) -> Claimed {
+        match self.records.get(&key) {
+            Some(r) if !stale(r) => Claimed::Existing(*r),
+            _ => Claimed::Fresh {
+                replaced: self.records.insert(key, marker),
+            },
+        }
     }
 
-    pub(crate) fn insert(&mut self, key: ScopedKey, record: Record) {
-        self.records.insert(key, record);
+    /// Reads `key` without claiming it, first dropping a record that `stale` says no longer
+    /// counts (an effect-then-key store writes nothing before the effect).
+    pub fn peek(&mut self, key: &ScopedKey, stale: impl Fn(&Record) -> bool) -> Option<Record> {
+        match self.records.get(key) {
+            Some(r) if stale(r) => {
+                self.records.remove(key);
+                None
+            }
+            other => other.copied(),
+        }
     }
 
-    pub(crate) fn remove(&mut self, key: &ScopedKey) -> Option<Record> {
-        self.records.remove(key)
+    /// Writes the final record (`Some`) or forgets the key (`None`), if `writer` may: the
+    /// marker's job still holds it, or, first writer wins, nobody does. Returns whether it
+    /// wrote.
+    pub fn finish(&mut self, key: ScopedKey, writer: Writer, record: Option<Record>) -> bool {
+        let ours = match (writer, self.records.get(&key)) {
+            (Writer::Marker(job), Some(r)) => r.slot == Slot::InFlight { job },
+            (Writer::FirstWriter, existing) => existing.is_none(),
+            (Writer::Marker(_), None) => false,
+        };
+        if ours {
+            match record {
+                Some(r) => {
+                    self.records.insert(key, r);
+                }
+                None => {
+                    self.records.remove(&key);
+                }
+            }
+        }
+        ours
+    }
+
+    /// An atomic store's transaction aborted (crash): the marker goes, nothing stays.
+    pub fn release(&mut self, key: &ScopedKey, job: u32) -> bool {
+        let ours = matches!(self.records.get(key), Some(r) if r.slot == Slot::InFlight { job });
+        if ours {
+            self.records.remove(key);
+        }
+        ours
+    }
+
+    /// A key-then-effect store crashed after the key: the record stays, with no effect.
+    pub fn orphan(&mut self, key: &ScopedKey, job: u32) -> bool {
+        match self.records.get_mut(key) {
+            Some(r) if r.slot == (Slot::InFlight { job }) => {
+                r.slot = Slot::Orphaned;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Takes an existing record back in flight under `job` (failed work executed again).
+    pub fn reclaim(&mut self, key: &ScopedKey, job: u32) -> bool {
+        match self.records.get_mut(key) {
+            Some(r) => {
+                r.slot = Slot::InFlight { job };
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -76,5 +168,45 @@ impl KeyStore {
 
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
+    }
+}
+
+/// The key store shared between threads: every operation of [`KeyStore`] under one lock.
+#[derive(Debug, Default)]
+pub struct SharedKeyStore(Mutex<KeyStore>);
+
+impl SharedKeyStore {
+    pub fn claim(
+        &self,
+        key: ScopedKey,
+        marker: Record,
+        stale: impl Fn(&Record) -> bool,
+    ) -> Claimed {
+        lock(&self.0).claim(key, marker, stale)
+    }
+
+    pub fn peek(&self, key: &ScopedKey, stale: impl Fn(&Record) -> bool) -> Option<Record> {
+        lock(&self.0).peek(key, stale)
+    }
+
+    pub fn finish(&self, key: ScopedKey, writer: Writer, record: Option<Record>) -> bool {
+        lock(&self.0).finish(key, writer, record)
+    }
+
+    pub fn release(&self, key: &ScopedKey, job: u32) -> bool {
+        lock(&self.0).release(key, job)
+    }
+
+    pub fn orphan(&self, key: &ScopedKey, job: u32) -> bool {
+        lock(&self.0).orphan(key, job)
+    }
+
+    pub fn get(&self, key: &ScopedKey) -> Option<Record> {
+        lock(&self.0).get(key).copied()
+    }
+
+    /// The store itself, for its single owner.
+    pub fn get_mut(&mut self) -> &mut KeyStore {
+        get_mut(&mut self.0)
     }
 }

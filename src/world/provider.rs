@@ -10,7 +10,7 @@ use std::fmt;
 
 use super::faults::Faults;
 use super::ids::*;
-use super::keystore::{KeyStore, Record, ScopedKey, Slot};
+use super::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot, Writer};
 use super::ledger::Effect;
 use super::protocol::{LookupQuery, Reply, Request, RequestKind};
 use super::trace::{Component, Trace};
@@ -58,7 +58,7 @@ struct Resource {
 #[derive(Debug)]
 pub struct Provider {
     config: ProviderModel,
-    store: KeyStore,
+    store: SharedKeyStore,
     jobs: Vec<Job>,
     resources: Vec<Resource>,
 }
@@ -67,20 +67,20 @@ impl Provider {
     pub fn new(config: ProviderModel) -> Self {
         Self {
             config,
-            store: KeyStore::default(),
+            store: SharedKeyStore::default(),
             jobs: Vec::new(),
             resources: Vec::new(),
         }
     }
 
     pub(crate) fn clear(&mut self) {
-        self.store.clear();
+        self.store.get_mut().clear();
         self.jobs.clear();
         self.resources.clear();
     }
 
-    pub fn store(&self) -> &KeyStore {
-        &self.store
+    pub fn store(&mut self) -> &mut super::keystore::KeyStore {
+        self.store.get_mut()
     }
 
     fn scope(&self, request: &Request, key: Key) -> ScopedKey {
@@ -99,24 +99,31 @@ impl Provider {
     }
 
     fn expired(&self, record: &Record, now: Millis) -> bool {
-        let Some(retention) = self.config.retention_ms else {
-            return false;
-        };
-        let since = match self.config.retention_from {
-            RetentionFrom::FirstRequest => Some(record.first_request_ms),
-            RetentionFrom::Completion => record.completed_ms,
-        };
-        since.is_some_and(|t| now >= t.saturating_add(retention))
+        expired(&self.config, record, now)
     }
+}
 
-    fn in_progress_expired(&self, record: &Record, now: Millis) -> bool {
-        matches!(record.slot, Slot::InFlight { .. } | Slot::Orphaned)
-            && self
-                .config
-                .in_progress_expiry_ms
-                .is_some_and(|d| now >= record.first_request_ms.saturating_add(d))
-    }
+/// Whether `record` is past the contract's retention at `now`.
+fn expired(config: &ProviderModel, record: &Record, now: Millis) -> bool {
+    let Some(retention) = config.retention_ms else {
+        return false;
+    };
+    let since = match config.retention_from {
+        RetentionFrom::FirstRequest => Some(record.first_request_ms),
+        RetentionFrom::Completion => record.completed_ms,
+    };
+    since.is_some_and(|t| now >= t.saturating_add(retention))
+}
 
+/// Whether an in-progress `record` has outlived the contract's in-progress expiry at `now`.
+fn in_progress_expired(config: &ProviderModel, record: &Record, now: Millis) -> bool {
+    matches!(record.slot, Slot::InFlight { .. } | Slot::Orphaned)
+        && config
+            .in_progress_expiry_ms
+            .is_some_and(|d| now >= record.first_request_ms.saturating_add(d))
+}
+
+impl Provider {
     /// A request arrives.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_request(
@@ -186,48 +193,42 @@ impl Provider {
             (Dedup::ByKey, KeySource::Payload, _) => Key(params.0),
         };
         let scoped = self.scope(&request, key);
-        if let Some(record) = self.store.get(&scoped)
-            && self.expired(record, now)
-        {
-            match self.config.after_expiry {
-                AfterExpiry::NewRequest => {
-                    self.store.remove(&scoped);
-                    trace.log(now, Component::Provider, || {
-                        format!("{attempt}: key {key} expired and was forgotten")
-                    });
-                }
-                AfterExpiry::Reject => {
-                    return answer(
-                        Reply::Expired,
-                        format_args!("key {key} expired"),
-                        trace,
-                        out,
-                    );
+        // A record no longer counts once expired (if expiry means a new request) or once an
+        // in-progress record outlived its function.
+        let forget_expired = self.config.after_expiry == AfterExpiry::NewRequest;
+        let config = &self.config;
+        let stale = |r: &Record| {
+            (forget_expired && expired(config, r, now)) || in_progress_expired(config, r, now)
+        };
+        let job = self.jobs.len() as u32;
+        let existing = if self.config.atomicity == Atomicity::EffectThenKey {
+            // Nothing is written before the effect: a concurrent request sees no key.
+            self.store.get_mut().peek(&scoped, stale)
+        } else {
+            let marker = Record {
+                fingerprint: params,
+                first_request_ms: now,
+                completed_ms: None,
+                slot: Slot::InFlight { job },
+            };
+            match self.store.get_mut().claim(scoped, marker, stale) {
+                Claimed::Existing(r) => Some(r),
+                Claimed::Fresh { replaced } => {
+                    if let Some(old) = replaced {
+                        trace.log(now, Component::Provider, || match old.slot {
+                            Slot::Done { .. } => {
+                                format!("{attempt}: key {key} expired and was forgotten")
+                            }
+                            _ => format!(
+                                "{attempt}: in-progress record of key {key} expired; executing again"
+                            ),
+                        });
+                    }
+                    None
                 }
             }
-        }
-        if let Some(record) = self.store.get(&scoped)
-            && self.in_progress_expired(record, now)
-        {
-            self.store.remove(&scoped);
-            trace.log(now, Component::Provider, || {
-                format!("{attempt}: in-progress record of key {key} expired; executing again")
-            });
-        }
-        let Some(record) = self.store.get(&scoped).copied() else {
-            if self.config.atomicity != Atomicity::EffectThenKey {
-                self.store.insert(
-                    scoped,
-                    Record {
-                        fingerprint: params,
-                        first_request_ms: now,
-                        completed_ms: None,
-                        slot: Slot::InFlight {
-                            job: self.jobs.len() as u32,
-                        },
-                    },
-                );
-            }
+        };
+        let Some(record) = existing else {
             return self.start(
                 now,
                 attempt,
@@ -240,6 +241,15 @@ impl Provider {
                 out,
             );
         };
+        if self.expired(&record, now) {
+            // Only reached when expiry means refusal.
+            return answer(
+                Reply::Expired,
+                format_args!("key {key} expired"),
+                trace,
+                out,
+            );
+        }
         if record.fingerprint != params {
             match self.config.mismatch {
                 Mismatch::Reject => {
@@ -263,11 +273,8 @@ impl Provider {
                     && resource.is_none()
                 {
                     // Failed work with no effect runs again, under the same record.
-                    if let Some(r) = self.store.get_mut(&scoped) {
-                        r.slot = Slot::InFlight {
-                            job: self.jobs.len() as u32,
-                        };
-                    }
+                    let job = self.jobs.len() as u32;
+                    self.store.get_mut().reclaim(&scoped, job);
                     trace.log(now, Component::Provider, || {
                         format!("{attempt}: key {key} failed before: executing again")
                     });
@@ -454,19 +461,14 @@ impl Provider {
     ) {
         let left = match self.config.atomicity {
             Atomicity::Atomic => {
-                if let Some(scoped) = j.record
-                    && self.owns(scoped, job)
-                {
-                    self.store.remove(&scoped);
+                if let Some(scoped) = j.record {
+                    self.store.get_mut().release(&scoped, job);
                 }
                 "nothing (rolled back)"
             }
             Atomicity::KeyThenEffect => {
-                if let Some(scoped) = j.record
-                    && self.owns(scoped, job)
-                    && let Some(r) = self.store.get_mut(&scoped)
-                {
-                    r.slot = Slot::Orphaned;
+                if let Some(scoped) = j.record {
+                    self.store.get_mut().orphan(&scoped, job);
                 }
                 "a key without an effect"
             }
@@ -481,10 +483,6 @@ impl Provider {
                 j.attempt
             )
         });
-    }
-
-    fn owns(&self, scoped: ScopedKey, job: u32) -> bool {
-        matches!(self.store.get(&scoped), Some(r) if r.slot == Slot::InFlight { job })
     }
 
     fn commit(
@@ -536,30 +534,22 @@ impl Provider {
             StoredOutcomes::SuccessOnly => reply.status() < 300,
             StoredOutcomes::SuccessAndClientErrors => reply.status() < 500,
         };
-        let ours = match self.config.atomicity {
-            Atomicity::EffectThenKey => self.store.get(&scoped).is_none(),
-            _ => self.owns(scoped, job),
+        let store = self.store.get_mut();
+        let existing = store.get(&scoped).copied();
+        let writer = match existing {
+            Some(r) if r.slot == (Slot::InFlight { job }) => Writer::Marker(job),
+            // Effect-then-key: no marker; the first to finish writes the key.
+            _ if self.config.atomicity == Atomicity::EffectThenKey => Writer::FirstWriter,
+            _ => Writer::Marker(job),
         };
-        if !ours {
-            return;
-        }
-        if !stored {
-            self.store.remove(&scoped);
-            return;
-        }
-        self.store.insert(
-            scoped,
-            Record {
-                fingerprint: j.params,
-                // A re-run (reexecute_failed) keeps the window of the first request.
-                first_request_ms: self
-                    .store
-                    .get(&scoped)
-                    .map_or(j.started_ms, |r| r.first_request_ms),
-                completed_ms: Some(now),
-                slot: Slot::Done { reply, resource },
-            },
-        );
+        let record = stored.then_some(Record {
+            fingerprint: j.params,
+            // A re-run (reexecute_failed) keeps the window of the first request.
+            first_request_ms: existing.map_or(j.started_ms, |r| r.first_request_ms),
+            completed_ms: Some(now),
+            slot: Slot::Done { reply, resource },
+        });
+        store.finish(scoped, writer, record);
     }
 
     fn visible(&self, resource: ResourceId, now: Millis) -> bool {
