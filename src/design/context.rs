@@ -86,6 +86,24 @@ impl ExecCtx<'_> {
         }
     }
 
+    /// Records `state` for `op` only while `fence` is its current claim; returns whether it
+    /// did (a stale holder's result is dropped).
+    pub fn record(&mut self, op: OpId, fence: u64, state: OpState) -> bool {
+        let before = self.journal.get(op).map(|o| o.state());
+        let wrote = self.journal.record(op, fence, state, self.now);
+        let (now, w) = (self.now, self.worker);
+        match (wrote, before) {
+            (true, Some(b)) if b != state => self.trace.log(now, Component::Executor, || {
+                format!("{w}: {op} {} -> {} (fence {fence})", b.name(), state.name())
+            }),
+            (false, _) => self.trace.log(now, Component::Executor, || {
+                format!("{w}: {op}: fence {fence} is stale, result not recorded")
+            }),
+            _ => {}
+        }
+        wrote
+    }
+
     /// A key never used before in this run.
     pub fn new_key(&mut self) -> Key {
         self.minted.keys += 1;

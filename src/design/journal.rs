@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::model::Durability;
 use crate::sim::Millis;
+use crate::sync::{get_mut, lock, Mutex, MutexGuard};
 use crate::world::ids::*;
 use crate::world::protocol::ToolCall;
 
@@ -259,7 +260,7 @@ impl Journal {
 
     /// Moves `id` to `state` at `now`. Entering `Unknown` starts its unknown period; settling
     /// ends it and records the reconciliation time. Returns the previous state.
-    pub(crate) fn transition(&mut self, id: OpId, state: OpState, now: Millis) -> Option<OpState> {
+    pub fn transition(&mut self, id: OpId, state: OpState, now: Millis) -> Option<OpState> {
         let op = self.ops.get_mut(&id)?;
         let before = op.state;
         op.state = state;
@@ -309,6 +310,17 @@ impl Journal {
         }
     }
 
+    /// Moves `id` to `state` only while `fence` is its current claim: the check and the write
+    /// are one step, so a holder whose lease was taken over cannot record. Returns whether it
+    /// wrote.
+    pub fn record(&mut self, id: OpId, fence: u64, state: OpState, now: Millis) -> bool {
+        if !self.holds(id, fence) {
+            return false;
+        }
+        self.transition(id, state, now);
+        true
+    }
+
     /// Whether `fence` is still the current claim on `id`.
     pub fn holds(&self, id: OpId, fence: u64) -> bool {
         self.ops
@@ -347,6 +359,58 @@ impl Journal {
             .values()
             .filter(|o| o.unknown_since_ms.is_some())
             .count() as u64
+    }
+}
+
+/// The journal shared between threads (workers of one executor fleet): every operation of
+/// [`Journal`] under one lock. The simulator owns its journal and uses [`SharedJournal::get_mut`];
+/// the loom tests drive the same operations from several threads.
+#[derive(Debug)]
+pub struct SharedJournal(Mutex<Journal>);
+
+impl SharedJournal {
+    pub fn new(durability: Durability) -> Self {
+        Self(Mutex::new(Journal::new(durability)))
+    }
+
+    /// The journal itself, for its single owner.
+    pub fn get_mut(&mut self) -> &mut Journal {
+        get_mut(&mut self.0)
+    }
+
+    /// The journal, locked, for reading it whole.
+    pub fn lock(&self) -> MutexGuard<'_, Journal> {
+        lock(&self.0)
+    }
+
+    pub fn create(&self, call: &ToolCall, key: Option<Key>, owner: WorkerId, now: Millis) -> OpId {
+        lock(&self.0).create(call, key, owner, now)
+    }
+
+    pub fn claim(
+        &self,
+        id: OpId,
+        holder: Holder,
+        now: Millis,
+        lease_ms: Millis,
+    ) -> Result<u64, Option<Lease>> {
+        lock(&self.0).claim(id, holder, now, lease_ms)
+    }
+
+    pub fn record(&self, id: OpId, fence: u64, state: OpState, now: Millis) -> bool {
+        lock(&self.0).record(id, fence, state, now)
+    }
+
+    pub fn holds(&self, id: OpId, fence: u64) -> bool {
+        lock(&self.0).holds(id, fence)
+    }
+
+    pub fn state(&self, id: OpId) -> Option<OpState> {
+        lock(&self.0).get(id).map(|o| o.state())
+    }
+
+    pub fn transition(&self, id: OpId, state: OpState, now: Millis) -> Option<OpState> {
+        lock(&self.0).transition(id, state, now)
     }
 }
 

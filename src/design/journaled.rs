@@ -57,6 +57,8 @@ pub struct Journaled {
     config: ExecutorModel,
     /// Requests this incarnation has out: what each is for and under which fence.
     pending: BTreeMap<AttemptId, (Step, Option<u64>)>,
+    /// While a response is handled: the fence it was sent under.
+    fence: Option<u64>,
 }
 
 impl Journaled {
@@ -65,6 +67,7 @@ impl Journaled {
             policy,
             config: config.clone(),
             pending: BTreeMap::new(),
+            fence: None,
         }
     }
 
@@ -228,7 +231,15 @@ impl Journaled {
     }
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
-        ctx.transition(op, state);
+        // Under a lease, the outcome is written only while this worker's fence is current.
+        match self.fence {
+            Some(f) => {
+                if !ctx.record(op, f, state) {
+                    return;
+                }
+            }
+            None => ctx.transition(op, state),
+        }
         // A confirmed compensation marks the operation it undid.
         let undone = ctx.journal_ref().get(op).and_then(|o| o.call.compensates());
         if state == OpState::Confirmed
@@ -474,11 +485,13 @@ impl Executor for Journaled {
             return;
         }
         o.busy = false;
+        self.fence = fence;
         match step {
             Step::Create => self.on_create_reply(ctx, op, response),
             Step::Read => self.on_read_reply(ctx, op, response),
             Step::Poll => self.on_poll_reply(ctx, op, response),
         }
+        self.fence = None;
     }
 
     fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {

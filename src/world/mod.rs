@@ -29,6 +29,7 @@ use workers::Worker;
 use workload::Workload;
 
 use crate::design::context::Minted;
+use crate::design::journal::SharedJournal;
 use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
@@ -110,7 +111,7 @@ pub struct World<'a> {
     network: Network,
     provider: Provider,
     ledger: Ledger,
-    journal: Journal,
+    journal: SharedJournal,
     workers: Vec<Worker>,
     random_crashes: u32,
     attempts: Vec<AttemptInfo>,
@@ -134,7 +135,7 @@ impl<'a> World<'a> {
             network: Network::new(model.network.clone()),
             provider: Provider::new(model.provider.clone()),
             ledger: Ledger::default(),
-            journal: Journal::new(model.workers.journal),
+            journal: SharedJournal::new(model.workers.journal),
             workers: Vec::new(),
             random_crashes: 0,
             attempts: Vec::new(),
@@ -153,7 +154,7 @@ impl<'a> World<'a> {
         self.agent.clear();
         self.provider.clear();
         self.ledger.clear();
-        self.journal.reset();
+        self.journal.get_mut().reset();
         self.workers.clear();
         for _ in 0..self.model.workers.count {
             self.workers
@@ -301,7 +302,7 @@ impl<'a> World<'a> {
             now: self.now,
             worker,
             incarnation: self.workers[worker.0 as usize].incarnation,
-            journal: &mut self.journal,
+            journal: self.journal.get_mut(),
             out: &mut out,
             minted: &mut self.minted,
             trace: &mut self.trace,
@@ -528,7 +529,7 @@ impl<'a> World<'a> {
         for a in self.attempts.iter_mut().filter(|a| a.worker == worker) {
             a.open = false;
         }
-        self.journal.crash(worker);
+        self.journal.get_mut().crash(worker);
         let restart_at = self.now + self.model.workers.restart_delay_ms;
         self.trace.log(self.now, Component::Executor, || {
             format!(
@@ -570,8 +571,9 @@ impl<'a> World<'a> {
         &self.agent
     }
 
-    pub fn journal(&self) -> &Journal {
-        &self.journal
+    /// The journal, locked (the world is between events: nobody else holds it).
+    pub fn journal(&self) -> crate::sync::MutexGuard<'_, Journal> {
+        self.journal.lock()
     }
 
     pub fn workload(&self) -> &Workload {
