@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::model::Durability;
 use crate::sim::Millis;
-use crate::sync::{get_mut, lock, Mutex, MutexGuard};
+use crate::sync::{Mutex, MutexGuard, get_mut, lock};
 use crate::world::ids::*;
 use crate::world::protocol::ToolCall;
 

@@ -51,6 +51,20 @@ pub struct Request {
 }
 
 impl ToolCall {
+    /// A call of intent `intent` for concurrency tests of the journal, which need operations
+    /// outside a simulated run. Not for designs: they receive their calls from the agent.
+    #[doc(hidden)]
+    pub fn for_tests(intent: u32) -> ToolCall {
+        ToolCall {
+            call: CallId(intent + 1),
+            auth: AuthId(intent),
+            tenant: Tenant(0),
+            endpoint: Endpoint(0),
+            params: Params(u64::from(intent) + 1),
+            tag: IntentTag(IntentId(intent), 0),
+        }
+    }
+
     /// The resource this call compensates, if it is a compensation.
     pub fn compensates(&self) -> Option<ResourceId> {
         (self.endpoint.0 >= COMPENSATION).then_some(ResourceId(self.params.0 as u32))
