@@ -14,9 +14,11 @@
 //!   not compensated (`u(i, k) == 0`).
 //! - `drifted_effects`: effects whose arguments differ from the ones the user asked for (an
 //!   agent's changed arguments, silently applied).
-//! - `merged_repeats`: a genuine repeat (same parameters as an earlier intent, which the user
-//!   really wanted twice) told success with `e(i) == 0`: its effect was merged into another
-//!   intent's. Every merged repeat is also a false success.
+//! - `merged_repeats`: a genuine repeat (same parameters as the intent before it, which the
+//!   user really wanted twice) told success with no effect of its own, on a receipt naming a
+//!   resource another intent created: it was merged into that one. Every merged repeat is a
+//!   false success. (A merge answered without a receipt, a bare "already exists", counts
+//!   only as a false success.)
 //! - `unresolved`: at the horizon the user was told nothing, or was told the outcome is
 //!   unresolved.
 //! - `unknown_ops`: operations that became unknown and were never resolved by the horizon.
@@ -103,7 +105,15 @@ impl Metrics {
                         self.completed += 1;
                     } else {
                         self.false_success += 1;
-                        let merged = intent.repeat_of.is_some() && forward[0] == 0;
+                        // Absorbed: the success named a resource another intent created.
+                        let receipt = world.agent().receipt(intent.id, 0);
+                        let merged = forward[0] == 0
+                            && intent.repeat_of.is_some()
+                            && receipt.is_some_and(|r| {
+                                world.ledger().effects().iter().any(|e| {
+                                    e.resource == r && e.intent != intent.id && e.step == 0
+                                })
+                            });
                         self.merged_repeats += u64::from(merged);
                     }
                 }

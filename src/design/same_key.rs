@@ -4,6 +4,12 @@
 //! call *and* the agent's replans all go through the same record and present the same key.
 //! Safe as far as the provider's key contract reaches (scope, retention, atomicity); a
 //! changed argument under the same key is the provider's mismatch rule to judge.
+//!
+//! Guarantee: no duplicate effect as long as the provider deduplicates the key atomically, in
+//! one scope, for longer than any retry, stores every outcome, and the journal is durable.
+//! Changed arguments are refused only if the provider saw the original request: when the
+//! first request was lost on the way, the changed one is simply new to the provider, and it
+//! is applied.
 
 use super::context::ExecCtx;
 use super::retrying::{Identity, Retrying};

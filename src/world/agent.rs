@@ -138,6 +138,12 @@ impl Agent {
         self.intents.get(intent.0 as usize).and_then(|s| s.told)
     }
 
+    /// The resource the executor named when step `step` of `intent` succeeded.
+    pub fn receipt(&self, intent: IntentId, step: u32) -> Option<ResourceId> {
+        let s = self.intents.get(intent.0 as usize)?;
+        s.receipts.get(step as usize).copied().flatten()
+    }
+
     /// The authorization of one action of one intent: each step, and each compensation, is
     /// authorized on its own.
     fn auth(intent: IntentId, step: u32) -> AuthId {

@@ -1,0 +1,233 @@
+//! proptest strategies for whole models: workloads, agent behaviour, faults and provider
+//! contracts, as JSON values read through the normal model loader.
+#![allow(dead_code)]
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn ratio(max_den: u32) -> impl Strategy<Value = Value> {
+    prop_oneof![
+        3 => Just(json!(0)),
+        2 => (1..=max_den).prop_map(|d| json!(format!("1/{d}"))),
+    ]
+}
+
+fn range(max: u64) -> impl Strategy<Value = Value> {
+    (0..=max, 0..=max).prop_map(|(a, b)| json!({ "min": a.min(b), "max": a.max(b) }))
+}
+
+fn reaction() -> impl Strategy<Value = Value> {
+    (0..3u32, 0..3u32, 0..2u32, 0..2u32, 0..2u32).prop_map(|(r, p, c, g, a)| {
+        // At least one positive weight.
+        let p = if r + p + c + g + a == 0 { 1 } else { p };
+        json!({ "retry_same": r, "replan": p, "change_args": c, "give_up": g, "ask_user": a })
+    })
+}
+
+fn fault() -> impl Strategy<Value = Value> {
+    let attempt = 1..5u32;
+    prop_oneof![
+        attempt
+            .clone()
+            .prop_map(|a| json!({ "drop_reply": { "attempt": a } })),
+        attempt
+            .clone()
+            .prop_map(|a| json!({ "drop_request": { "attempt": a } })),
+        attempt
+            .clone()
+            .prop_map(|a| json!({ "crash_provider": { "attempt": a } })),
+        (attempt.clone(), 100..8_000u64)
+            .prop_map(|(a, ms)| json!({ "slow_processing": { "attempt": a, "ms": ms } })),
+        (
+            attempt,
+            prop_oneof![
+                Just("before_dispatch"),
+                Just("after_send"),
+                Just("after_reply")
+            ]
+        )
+            .prop_map(|(a, p)| json!({ "crash_worker": { "attempt": a, "point": p } })),
+    ]
+}
+
+/// The parts of a model that are not the provider's contract.
+pub fn world() -> impl Strategy<Value = Value> {
+    let workload = (1..4u32, ratio(2), 1..3u32, range(2_000), 1..3u32).prop_map(
+        |(intents, repeat, tenants, spacing, steps)| {
+            json!({ "intents": intents, "genuine_repeat": repeat, "tenants": tenants,
+                    "spacing_ms": spacing, "steps": steps })
+        },
+    );
+    let agent = (
+        1..4u32,
+        reaction(),
+        reaction(),
+        range(1_500),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(max_calls, on_failure, on_unknown, think, restart, compensate)| {
+                json!({ "tool_timeout_ms": 20_000, "max_calls": max_calls, "think_ms": think,
+                    "on_failure": on_failure, "on_unknown": on_unknown,
+                    "on_step_failure": if restart { "restart_workflow" } else { "retry_step" },
+                    "compensate": compensate })
+            },
+        );
+    let executor = (
+        1..4u32,
+        0..500u64,
+        200..3_000u64,
+        1..3u32,
+        1..3u32,
+        any::<bool>(),
+    )
+        .prop_map(|(attempts, backoff, timeout, tool, queue, sweep)| {
+            let mut e = json!({ "attempts": attempts, "backoff_ms": backoff, "timeout_ms": timeout,
+                                "reconcile": "by_key", "lease_ms": 10 * timeout,
+                                "layers": { "tool": tool, "queue": queue } });
+            if sweep {
+                e["sweep_ms"] = json!(3 * timeout);
+            }
+            e
+        });
+    let workers =
+        (1..3u32, ratio(8), ratio(8), ratio(8), 0..3u32).prop_map(|(count, a, b, c, max)| {
+            json!({ "count": count, "restart_delay_ms": 700, "max_crashes": max,
+                "crash": { "before_dispatch": a, "after_send": b, "after_reply": c } })
+        });
+    let network = (range(300), ratio(4), ratio(4), ratio(6)).prop_map(|(lat, rq, rp, dup)| {
+        json!({ "latency_ms": lat, "request_loss": rq, "reply_loss": rp, "duplicate": dup })
+    });
+    (
+        workload,
+        agent,
+        executor,
+        workers,
+        network,
+        prop::collection::vec(fault(), 0..3),
+    )
+        .prop_map(|(workload, agent, executor, workers, network, faults)| {
+            json!({ "name": "generated", "horizon_ms": 600_000,
+                    "designs": ["same_key"],
+                    "workload": workload, "agent": agent, "executor": executor,
+                    "workers": workers, "network": network, "faults": faults,
+                    "provider": { "dedup": "none" } })
+        })
+}
+
+/// Any provider contract the model can express.
+pub fn any_provider() -> impl Strategy<Value = Value> {
+    let knobs = (
+        prop_oneof![Just("none"), Just("by_key")],
+        prop_oneof![Just("client"), Just("payload")],
+        prop_oneof![Just("global"), Just("tenant"), Just("tenant_endpoint")],
+        prop_oneof![
+            Just("atomic"),
+            Just("key_then_effect"),
+            Just("effect_then_key")
+        ],
+        prop_oneof![Just("reject"), Just("wait"), Just("process_both")],
+        prop_oneof![
+            Just("reject"),
+            Just("return_original"),
+            Just("treat_as_new")
+        ],
+        prop_oneof![
+            Just("all"),
+            Just("success_only"),
+            Just("success_and_client_errors")
+        ],
+        prop_oneof![
+            Just("stored_response"),
+            Just("current_state"),
+            Just("already_exists"),
+            Just("reexecute_failed")
+        ],
+    );
+    let more = (
+        prop_oneof![Just("none"), Just("by_key"), Just("search")],
+        range(3_000),
+        range(3_000),
+        ratio(6),
+        ratio(6),
+        ratio(10),
+        prop::option::of(1_000..100_000u64),
+        any::<bool>(),
+    );
+    (knobs, more).prop_map(
+        |(
+            (dedup, source, scope, atomicity, in_flight, mismatch, stored, replay),
+            (lookup, lag, processing, before, after, crash, retention, asynchronous),
+        )| {
+            let mut p = json!({ "dedup": dedup, "key_source": source, "key_scope": scope,
+                "atomicity": atomicity, "in_flight": in_flight, "mismatch": mismatch,
+                "stored_outcomes": stored, "replay": replay, "lookup": lookup,
+                "visibility_lag_ms": lag, "processing_ms": processing,
+                "error_before_commit": before, "error_after_commit": after,
+                "crash_during_processing": crash, "accept_async": asynchronous });
+            if let Some(r) = retention {
+                p["retention_ms"] = json!(r);
+            }
+            p
+        },
+    )
+}
+
+/// Contracts a keyed design relies on: the provider deduplicates the caller's key
+/// atomically, in one scope, for the whole run; a concurrent same-key request is refused or
+/// waits; a changed request under the key is refused or answered as the original; every
+/// outcome is stored, so a retry never executes committed work again.
+pub fn keyed_atomic_provider() -> impl Strategy<Value = Value> {
+    (
+        prop_oneof![Just("global"), Just("tenant"), Just("tenant_endpoint")],
+        prop_oneof![Just("reject"), Just("wait")],
+        prop_oneof![Just("reject"), Just("return_original")],
+        prop_oneof![
+            Just("stored_response"),
+            Just("current_state"),
+            Just("already_exists"),
+            Just("reexecute_failed")
+        ],
+        prop_oneof![Just("none"), Just("by_key")],
+        range(3_000),
+        range(3_000),
+        (ratio(6), ratio(6), ratio(10), any::<bool>()),
+    )
+        .prop_map(
+            |(
+                scope,
+                in_flight,
+                mismatch,
+                replay,
+                lookup,
+                lag,
+                processing,
+                (before, after, crash, asynchronous),
+            )| {
+                json!({ "dedup": "by_key", "key_source": "client", "key_scope": scope,
+                "atomicity": "atomic", "in_flight": in_flight, "mismatch": mismatch,
+                "stored_outcomes": "all", "replay": replay, "lookup": lookup,
+                "visibility_lag_ms": lag, "processing_ms": processing,
+                "error_before_commit": before, "error_after_commit": after,
+                "crash_during_processing": crash, "accept_async": asynchronous })
+            },
+        )
+}
+
+/// The proptest settings of this crate: `cases` by default (`PROPTEST_CASES` overrides it for
+/// deeper local runs); failures persisted in `regressions` (a file under
+/// `proptest-regressions/`, committed) and re-run first.
+pub fn config(cases: u32, regressions: &'static str) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct(regressions),
+        )),
+        ..ProptestConfig::default()
+    }
+}

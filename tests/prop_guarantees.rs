@@ -1,0 +1,87 @@
+//! proptest: each safe design keeps its documented guarantee whenever the contract
+//! assumptions it relies on hold (written in each design's file header), over generated
+//! workloads, agent behaviour, crashes, network faults and scripted faults.
+//!
+//! The assumptions (see `strategies::keyed_atomic_provider`): the provider deduplicates the caller's
+//! key atomically, within one scope, for the whole run; concurrent same-key requests are
+//! refused or wait; a changed request under a key is refused or answered as the original;
+//! every outcome is stored. The journal is durable, except for `durable_authorization`, whose
+//! authorization ledger is durable by itself.
+
+#[path = "common/strategies.rs"]
+mod strategies;
+
+use proptest::prelude::*;
+use retrylab::design;
+use retrylab::model::Model;
+use retrylab::run::run_seeds;
+
+fn model(mut world: serde_json::Value, provider: serde_json::Value, volatile: bool) -> Model {
+    world["provider"] = provider;
+    world["workers"]["journal"] = serde_json::json!(if volatile { "volatile" } else { "durable" });
+    Model::from_json(&world.to_string(), "generated").unwrap_or_else(|e| panic!("{e}"))
+}
+
+const SEEDS: u64 = 6;
+
+proptest! {
+    #![proptest_config(strategies::config(
+        64,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/proptest-regressions/prop_guarantees.txt"),
+    ))]
+
+    /// No duplicate and no merged repeat: one effect per authorized action. The journal
+    /// family also never applies changed arguments (it refuses them before sending);
+    /// `same_key` leaves that to the provider's mismatch check, which cannot catch a change
+    /// when the original request never reached it (proptest found that case).
+    #[test]
+    fn keyed_designs_never_duplicate_under_their_contract(
+        world in strategies::world(),
+        provider in strategies::keyed_atomic_provider(),
+        volatile in any::<bool>(),
+    ) {
+        let m = model(world, provider, volatile);
+        let mut designs = vec!["durable_authorization"];
+        if !volatile {
+            designs.extend(["same_key", "journal", "journal_reconcile", "journal_reconcile_lease"]);
+        }
+        for name in designs {
+            let r = run_seeds(&m, design::find(name).unwrap(), 0..SEEDS);
+            prop_assert_eq!(r.duplicate_effects, 0, "{} duplicated", name);
+            if name != "same_key" {
+                prop_assert_eq!(r.drifted_effects, 0, "{} applied changed arguments", name);
+            }
+            prop_assert_eq!(r.merged_repeats, 0, "{} merged a genuine repeat", name);
+        }
+    }
+
+    /// The journal family never tells the user "success" about an effect that does not exist:
+    /// a 202 is polled, not believed.
+    #[test]
+    fn journal_designs_never_report_a_false_success(
+        world in strategies::world(),
+        provider in strategies::keyed_atomic_provider(),
+    ) {
+        let m = model(world, provider, false);
+        for name in ["journal", "journal_reconcile", "journal_reconcile_lease", "durable_authorization"] {
+            let r = run_seeds(&m, design::find(name).unwrap(), 0..SEEDS);
+            prop_assert_eq!(r.false_success, 0, "{} reported a false success", name);
+        }
+    }
+
+    /// Metrics are consistent for every design and any contract.
+    #[test]
+    fn metrics_are_consistent_for_any_contract(
+        world in strategies::world(),
+        provider in strategies::any_provider(),
+    ) {
+        let m = model(world, provider, false);
+        for d in design::all() {
+            let r = run_seeds(&m, d, 0..3);
+            prop_assert!(r.completed + r.false_success + r.unresolved <= r.intents);
+            prop_assert!(r.merged_repeats <= r.false_success);
+            prop_assert!(r.duplicate_effects <= r.effects + r.compensations);
+            prop_assert!(r.drifted_effects <= r.effects);
+        }
+    }
+}
