@@ -6,8 +6,10 @@
 //! key; other arguments are refused. Contrast `single_use_token`, where each reissue gets a
 //! fresh token and so a fresh identity.
 //!
-//! Guarantee: `journal`'s, and it survives a volatile journal; exactly-once effects still
-//! need the provider to deduplicate the key (sink idempotency).
+//! Guarantee: `journal`'s, with or without a durable journal, provided that the provider deduplicates the caller's key atomically, within one scope, for the whole
+//! run; a concurrent same-key request is refused (409) or waits; a changed request under the
+//! key is refused or answered as the original; every outcome (5xx included) is stored
+//! (exactly-once effects still need the provider to deduplicate: sink idempotency).
 
 use super::journaled::{Journaled, Policy};
 use super::{Design, Executor};

@@ -7,10 +7,12 @@
 //! which it is escalated. 202 Accepted work is polled, not taken for done. A restarted worker
 //! resumes its unfinished operations under their recorded key.
 //!
-//! Guarantee (and the assumptions it rests on): no duplicate effect as long as the provider
-//! deduplicates the key atomically, in one scope, for longer than the operation can still be
-//! retried, and the journal is durable. It never reads back, so an expired key or a
-//! non-atomic provider can still duplicate.
+//! Guarantee: no duplicate effect, no changed argument applied, no merged repeat, and no
+//! success reported for an effect that does not exist, provided that the provider deduplicates the caller's key atomically, within one scope, for the whole
+//! run; a concurrent same-key request is refused (409) or waits; a changed request under the
+//! key is refused or answered as the original; every outcome (5xx included) is stored; and
+//! the journal is durable. (`tests/prop_guarantees.rs` checks exactly this.) It never reads
+//! back, so an expired key or a non-atomic provider can still duplicate.
 
 use super::journaled::{Journaled, Policy};
 use super::{Design, Executor};

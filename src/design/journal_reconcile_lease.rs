@@ -6,9 +6,11 @@
 //! recorded only under the current one: a worker that stalled past its lease cannot overwrite
 //! its successor's record.
 //!
-//! Guarantee: `journal_reconcile`'s, and no concurrent dispatch of one operation as long as a
-//! lease outlasts one step (a send and its timeout, or a wait); a stalled holder's late
-//! request can still reach the provider, where the key must absorb it.
+//! Guarantee: `journal`'s under the same assumptions, with read-back by key; and no
+//! concurrent dispatch of one operation as long as a lease outlasts one step (a send and its
+//! timeout, or a wait). A stalled holder's late request can still reach the provider, where
+//! the key must absorb it. The lease and fencing are proved under loom
+//! (`tests/loom_journal.rs`).
 
 use super::journaled::{Journaled, Policy};
 use super::{Design, Executor};

@@ -5,8 +5,10 @@
 //! Safe as far as the provider's key contract reaches (scope, retention, atomicity); a
 //! changed argument under the same key is the provider's mismatch rule to judge.
 //!
-//! Guarantee: no duplicate effect as long as the provider deduplicates the key atomically, in
-//! one scope, for longer than any retry, stores every outcome, and the journal is durable.
+//! Guarantee: no duplicate effect and no merged repeat, provided that the provider deduplicates the caller's key atomically, within one scope, for the whole
+//! run; a concurrent same-key request is refused (409) or waits; a changed request under the
+//! key is refused or answered as the original; every outcome (5xx included) is stored; and the
+//! journal is durable.
 //! Changed arguments are refused only if the provider saw the original request: when the
 //! first request was lost on the way, the changed one is simply new to the provider, and it
 //! is applied.
