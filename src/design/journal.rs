@@ -87,6 +87,8 @@ pub struct Operation {
     pub busy: bool,
     /// When a create was last sent.
     pub last_send_ms: Option<Millis>,
+    /// When any request (create, read, poll) was last sent for it.
+    pub last_action_ms: Option<Millis>,
     /// Reads since the last agent call.
     pub reads: u32,
     /// A negative read-back, trusted, allows the next create.
@@ -204,6 +206,7 @@ impl Journal {
                 owes_report: true,
                 busy: false,
                 last_send_ms: None,
+                last_action_ms: None,
                 reads: 0,
                 cleared_to_send: false,
                 handle: None,

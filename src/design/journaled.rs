@@ -161,7 +161,9 @@ impl Journaled {
             return self.escalate(ctx, op);
         }
         match state {
-            OpState::Accepted => self.send(ctx, op, Step::Poll, fence),
+            OpState::Accepted if reads < self.config.reads => self.send(ctx, op, Step::Poll, fence),
+            // Polled as often as this agent call allows: still accepted, not done.
+            OpState::Accepted => self.report(ctx, op, ToolResult::Unknown),
             OpState::Proposed | OpState::Authorized => self.send(ctx, op, Step::Create, fence),
             _ => {
                 let read = self.policy.reconcile && !cleared && self.can_read(ctx, op);
@@ -190,8 +192,12 @@ impl Journaled {
 
     fn send(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, step: Step, fence: Option<u64>) {
         let now = ctx.now();
+        let worker = ctx.worker();
         let o = ctx.journal().get_mut(op).expect("exists");
         o.busy = true;
+        // Whoever sends is responsible: a restart of this worker recovers it.
+        o.owner = worker;
+        o.last_action_ms = Some(now);
         let request = match step {
             Step::Create => {
                 o.attempts += 1;
@@ -210,7 +216,10 @@ impl Journaled {
                 };
                 Request::lookup(&o.call, query)
             }
-            Step::Poll => Request::lookup(&o.call, LookupQuery::Operation(o.handle.unwrap_or(0))),
+            Step::Poll => {
+                o.reads += 1;
+                Request::lookup(&o.call, LookupQuery::Operation(o.handle.unwrap_or(0)))
+            }
         };
         if step == Step::Create {
             ctx.transition(op, OpState::Dispatched);
@@ -394,35 +403,53 @@ impl Journaled {
 
     /// Marks `op` idle and acts on it again.
     fn next(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.busy = false;
+        let me = Self::holder(ctx);
+        let Some(o) = ctx.journal().get_mut(op) else {
+            return;
+        };
+        // A timer of a worker that another has since taken the operation from: not ours.
+        let taken = match (self.policy.lease, o.lease) {
+            (true, Some(l)) => l.holder != me,
+            _ => o.owner != me.worker,
+        };
+        if taken {
+            return;
         }
+        o.busy = false;
         self.act(ctx, op);
     }
 
-    /// Resumes operations: this worker's own after a restart, or anyone's that look stalled.
-    fn recover(&mut self, ctx: &mut ExecCtx<'_>, only_own: bool, stale_ms: u64) {
-        let (me, now) = (ctx.worker(), ctx.now());
+    /// Resumes operations: this worker's own after a restart (the process that was working
+    /// on them died), or, for the sweeper, anyone's that have not moved for `stale_ms`.
+    fn recover(&mut self, ctx: &mut ExecCtx<'_>, restarted: bool, stale_ms: u64) {
+        let (me, now) = (Self::holder(ctx), ctx.now());
+        let leased = self.policy.lease;
         let ops: Vec<OpId> = ctx
             .journal_ref()
             .iter()
             .filter(|o| !o.state().is_settled() && o.state() != OpState::Escalated)
             .filter(|o| {
-                if only_own {
-                    o.owner == me
-                } else {
-                    // Not what this worker is itself working on.
-                    !(o.owner == me && o.busy) && now >= o.updated_ms().saturating_add(stale_ms)
+                if restarted {
+                    return o.owner == me.worker;
                 }
+                let moved = o.updated_ms().max(o.last_action_ms.unwrap_or(0));
+                let live_lease = o.lease.is_some_and(|l| l.holder != me && now < l.until_ms);
+                !(o.owner == me.worker && o.busy)
+                    && !(leased && live_lease)
+                    && now >= moved.saturating_add(stale_ms)
             })
             .map(|o| o.id)
             .collect();
         for op in ops {
             ctx.note(|| format!("recovers {op}"));
-            if let Some(o) = ctx.journal().get_mut(op) {
-                // Whatever was under way died with its worker, or is presumed stalled.
+            if !leased && let Some(o) = ctx.journal().get_mut(op) {
+                // Whatever was under way died with its worker, or is presumed stalled. (Under
+                // a lease, `act` clears it only once its claim takes the operation over.)
                 o.busy = false;
-                o.owner = me;
+                o.owner = me.worker;
+            }
+            if restarted && let Some(o) = ctx.journal().get_mut(op) {
+                // The restarted worker re-runs the job with a fresh budget.
                 o.attempts = 0;
                 o.reads = 0;
             }

@@ -58,9 +58,11 @@ impl Layered {
         } else {
             ctx.journal_ref().get(op).and_then(|o| o.key)
         };
+        let worker = ctx.worker();
         let Some(o) = ctx.journal().get_mut(op) else {
             return;
         };
+        o.owner = worker;
         o.key = key;
         o.attempts += 1;
         let request = Request::create(&o.call, key);

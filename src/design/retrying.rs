@@ -79,9 +79,12 @@ impl<I: Identity> Retrying<I> {
 
     fn dispatch(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
         let key = self.identity.send_key(ctx, op);
+        let worker = ctx.worker();
         let Some(o) = ctx.journal().get_mut(op) else {
             return;
         };
+        // Whoever sends is responsible: a restart of this worker recovers it.
+        o.owner = worker;
         o.attempts += 1;
         o.key = key;
         let request = Request::create(&o.call, key);

@@ -459,6 +459,8 @@ impl Provider {
         trace: &mut Trace,
         out: &mut Vec<ProviderOut>,
     ) {
+        // A status poll of this job must not say "running" forever.
+        let committed = self.config.atomicity == Atomicity::EffectThenKey;
         let left = match self.config.atomicity {
             Atomicity::Atomic => {
                 if let Some(scoped) = j.record {
@@ -473,10 +475,15 @@ impl Provider {
                 "a key without an effect"
             }
             Atomicity::EffectThenKey => {
-                self.commit(now, j, ch, out);
+                let resource = self.commit(now, j, ch, out);
+                self.jobs[job as usize].outcome =
+                    Some((Reply::ServerError { replayed: false }, Some(resource)));
                 "an effect without a key"
             }
         };
+        if !committed {
+            self.jobs[job as usize].outcome = Some((Reply::OperationFailed, None));
+        }
         trace.log(now, Component::Provider, || {
             format!(
                 "{}: provider crashed mid-processing, leaving {left}; no reply",
