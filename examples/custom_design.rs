@@ -48,9 +48,9 @@ struct CheckThenCreateExecutor {
 impl CheckThenCreateExecutor {
     fn finish(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
         ctx.transition(op, state);
-        let call = ctx.journal_ref().get(op).map(|o| o.call.call);
+        let call = ctx.journal_ref().get(op).map(|o| o.call);
         if let Some(call) = call {
-            ctx.report(call, result);
+            ctx.report(&call, result);
         }
     }
 }

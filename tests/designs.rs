@@ -222,3 +222,106 @@ fn every_design_is_listed_and_runs_the_chaos_model() {
         assert!(m.effects >= m.completed, "{}", d.name());
     }
 }
+
+/// Review finding: a sweeper on another worker took a leased operation's record before its
+/// claim failed, and the holder then sent again while its first create was out.
+#[test]
+fn the_sweeper_never_takes_a_leased_operation() {
+    let v = set(
+        base(),
+        "workers",
+        json!({ "count": 2, "restart_delay_ms": 1_000 }),
+    );
+    let v = set(
+        v,
+        "executor",
+        json!({ "timeout_ms": 15_000, "sweep_ms": 20_000, "lease_ms": 60_000, "reconcile": "by_resource_id" }),
+    );
+    let v = set(v, "agent.tool_timeout_ms", json!(4_000));
+    let v = set(v, "agent.max_calls", json!(3));
+    let v = set(
+        v,
+        "provider",
+        json!({ "dedup": "by_key", "in_flight": "process_both", "lookup": "by_key" }),
+    );
+    let v = faults(
+        v,
+        json!([{ "slow_processing": { "attempt": 1, "ms": 10_000 } }]),
+    );
+    let m = run(&v, "journal_reconcile_lease", 200);
+    assert_eq!((m.effects, m.duplicate_effects, m.completed), (200, 0, 200));
+}
+
+/// Review finding: a re-run of the same call reused its id, and the first issue's timeout
+/// and results were credited to the re-run.
+#[test]
+fn each_issue_of_a_re_run_call_waits_for_its_own_result() {
+    let v = set(
+        base(),
+        "agent",
+        json!({ "tool_timeout_ms": 10_000, "max_calls": 3, "think_ms": 1_000,
+        "on_failure": { "give_up": 1 }, "on_unknown": { "retry_same": 1 } }),
+    );
+    let v = faults(
+        v,
+        json!([
+            { "drop_reply": { "attempt": 1 } }, { "drop_reply": { "attempt": 2 } }, { "drop_reply": { "attempt": 3 } }
+        ]),
+    );
+    let t = expect(&v, "same_key", c(1, 0, 0, 0, 0, 1, 3));
+    // Three issues, each timed out by the executor after 5 s, 1 s of thought between.
+    assert!(
+        t.timeline
+            .contains("17000 ms  agent     intent 0: tells the user unresolved"),
+        "{}",
+        t.timeline
+    );
+    assert!(
+        !t.timeline.contains("no result within the tool timeout"),
+        "{}",
+        t.timeline
+    );
+}
+
+/// Review finding: a worker that did not own an operation sent it and crashed; nobody
+/// recovered it. Whoever sends now owns it, so its restart recovers it.
+#[test]
+fn a_crashed_sender_recovers_what_it_sent() {
+    let v = set(
+        base(),
+        "workers",
+        json!({ "count": 2, "restart_delay_ms": 1_000 }),
+    );
+    let v = set(v, "agent.max_calls", json!(4));
+    let v = faults(
+        v,
+        json!([
+            { "drop_reply": { "attempt": 1 } },
+            { "crash_worker": { "attempt": 2, "point": "after_send", "worker": 1 } }
+        ]),
+    );
+    for d in ["same_key", "journal", "durable_authorization"] {
+        let m = run(&v, d, 300);
+        assert_eq!((m.effects, m.completed, m.unresolved), (300, 300, 0), "{d}");
+    }
+}
+
+/// Review finding: a provider crash during accepted (202) work left its status "running"
+/// forever and the journal polled until the horizon.
+#[test]
+fn a_crash_during_accepted_work_resolves_its_status() {
+    let v = set(
+        base(),
+        "provider",
+        json!({ "dedup": "by_key", "accept_async": true,
+        "atomicity": "effect_then_key", "lookup": "by_key" }),
+    );
+    let v = set(v, "executor", json!({ "attempts": 2, "poll_ms": 500 }));
+    let v = faults(v, json!([{ "crash_provider": { "attempt": 1 } }]));
+    // The effect was committed before the crash: the first poll finds it.
+    let t = expect(&v, "journal", c(1, 1, 0, 0, 0, 0, 2));
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![540]);
+    // An atomic store rolled back: the status says failed, the agent gives up, nothing exists.
+    let rolled_back = set(v, "provider.atomicity", json!("atomic"));
+    expect(&rolled_back, "journal", c(0, 0, 0, 0, 0, 0, 2));
+}

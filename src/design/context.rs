@@ -8,7 +8,7 @@
 use super::journal::{Journal, OpState};
 use crate::sim::Millis;
 use crate::world::ids::*;
-use crate::world::protocol::{Request, ToolResult};
+use crate::world::protocol::{Request, ToolCall, ToolResult};
 use crate::world::trace::{Component, Trace};
 
 /// A command from an executor to the world.
@@ -25,6 +25,7 @@ pub enum ExecCommand {
     },
     Report {
         call: CallId,
+        issue: u32,
         result: ToolResult,
     },
 }
@@ -131,9 +132,14 @@ impl ExecCtx<'_> {
         });
     }
 
-    /// Tells the agent the result of tool call `call`.
-    pub fn report(&mut self, call: CallId, result: ToolResult) {
-        self.out.push(ExecCommand::Report { call, result });
+    /// Tells the agent the result of tool call `call` (this issue of it: the agent ignores
+    /// a result meant for an earlier issue of a call it has re-run).
+    pub fn report(&mut self, call: &ToolCall, result: ToolResult) {
+        self.out.push(ExecCommand::Report {
+            call: call.call,
+            issue: call.issue,
+            result,
+        });
     }
 
     /// Adds a line to the trace (free when tracing is off).

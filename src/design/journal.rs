@@ -424,6 +424,7 @@ mod tests {
     fn call() -> ToolCall {
         ToolCall {
             call: CallId(1),
+            issue: 1,
             auth: AuthId(0),
             tenant: Tenant(0),
             endpoint: Endpoint(0),

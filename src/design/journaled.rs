@@ -277,8 +277,8 @@ impl Journaled {
             && o.owes_report
         {
             o.owes_report = false;
-            let call = o.call.call;
-            ctx.report(call, result);
+            let call = o.call;
+            ctx.report(&call, result);
         }
     }
 
@@ -469,7 +469,7 @@ impl Executor for Journaled {
                         call.call
                     )
                 });
-                ctx.report(call.call, ToolResult::Failure);
+                ctx.report(&call, ToolResult::Failure);
                 return;
             }
         };

@@ -103,8 +103,8 @@ impl Layered {
             if let ToolResult::Success { resource } = result {
                 o.receipt = resource;
             }
-            let call = o.call.call;
-            ctx.report(call, result);
+            let call = o.call;
+            ctx.report(&call, result);
         }
     }
 }

@@ -105,8 +105,8 @@ impl<I: Identity> Retrying<I> {
         }
         if o.owes_report {
             o.owes_report = false;
-            let call = o.call.call;
-            ctx.report(call, result);
+            let call = o.call;
+            ctx.report(&call, result);
         }
     }
 }
@@ -164,8 +164,8 @@ impl<I: Identity> Executor for Retrying<I> {
                     && o.owes_report
                 {
                     o.owes_report = false;
-                    let call = o.call.call;
-                    ctx.report(call, ToolResult::Unknown);
+                    let call = o.call;
+                    ctx.report(&call, ToolResult::Unknown);
                 }
             }
         }

@@ -91,7 +91,8 @@ struct IntentState {
     /// Calls made per forward step (across workflow restarts), and for compensations.
     calls: [u32; MAX_STEPS as usize],
     compensation_calls: u32,
-    current: Option<CallId>,
+    /// The call under way, and which issue of it.
+    current: Option<(CallId, u32)>,
     /// The resource each forward step produced, when the executor said.
     receipts: [Option<ResourceId>; MAX_STEPS as usize],
     told: Option<(Told, Millis)>,
@@ -117,6 +118,8 @@ pub struct Agent {
     intents: Vec<IntentState>,
     /// Call id → intent.
     calls: Vec<IntentId>,
+    /// Call id → issues so far (a re-run of the call is one more issue).
+    issues: Vec<u32>,
 }
 
 impl Agent {
@@ -125,12 +128,14 @@ impl Agent {
             config,
             intents: Vec::new(),
             calls: Vec::new(),
+            issues: Vec::new(),
         }
     }
 
     pub(crate) fn clear(&mut self) {
         self.intents.clear();
         self.calls.clear();
+        self.issues.clear();
     }
 
     /// What the user was told about `intent`, and when.
@@ -168,6 +173,7 @@ impl Agent {
     fn new_call(&mut self, intent: IntentId, now: Millis, trace: &mut Trace) -> AgentOut {
         let call = CallId(self.calls.len() as u32 + 1);
         self.calls.push(intent);
+        self.issues.push(0);
         self.issue(intent, call, now, trace)
     }
 
@@ -178,11 +184,17 @@ impl Agent {
         now: Millis,
         trace: &mut Trace,
     ) -> AgentOut {
+        let issue = {
+            let n = &mut self.issues[call.0 as usize - 1];
+            *n += 1;
+            *n
+        };
         let s = &mut self.intents[intent.0 as usize];
         *s.calls_here() += 1;
-        s.current = Some(call);
+        s.current = Some((call, issue));
         let tool_call = ToolCall {
             call,
+            issue,
             auth: Self::auth(intent, s.step),
             tenant: s.intent.tenant,
             endpoint: Endpoint(s.step),
@@ -213,10 +225,11 @@ impl Agent {
         self.calls.get((call.0 as usize).checked_sub(1)?).copied()
     }
 
-    /// The executor reported `result` for `call`.
+    /// The executor reported `result` for issue `issue` of `call`.
     pub(crate) fn on_result(
         &mut self,
         call: CallId,
+        issue: u32,
         result: ToolResult,
         now: Millis,
         ch: &mut dyn Chooser,
@@ -224,9 +237,9 @@ impl Agent {
     ) -> Option<AgentOut> {
         let intent = self.intent_of(call)?;
         let s = &self.intents[intent.0 as usize];
-        if s.told.is_some() || s.current != Some(call) {
+        if s.told.is_some() || s.current != Some((call, issue)) {
             trace.log(now, Component::Agent, || {
-                format!("{call}: late result ({result}) ignored")
+                format!("{call} (issue {issue}): late result ({result}) ignored")
             });
             return None;
         }
@@ -291,17 +304,18 @@ impl Agent {
         Some(self.new_call(intent, now, trace))
     }
 
-    /// The agent's own wait for `call` ran out.
+    /// The agent's own wait for issue `issue` of `call` ran out.
     pub(crate) fn on_timeout(
         &mut self,
         call: CallId,
+        issue: u32,
         now: Millis,
         ch: &mut dyn Chooser,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
         let intent = self.intent_of(call)?;
         let s = &self.intents[intent.0 as usize];
-        if s.told.is_some() || s.current != Some(call) {
+        if s.told.is_some() || s.current != Some((call, issue)) {
             return None;
         }
         trace.log(now, Component::Agent, || {

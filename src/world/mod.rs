@@ -43,9 +43,11 @@ enum Event {
     },
     AgentTimeout {
         call: CallId,
+        issue: u32,
     },
     ToolResult {
         call: CallId,
+        issue: u32,
         result: ToolResult,
     },
     CallDelivered {
@@ -212,12 +214,18 @@ impl<'a> World<'a> {
                 let out = self.agent.act(intent, act, now, &mut self.trace);
                 self.agent_out(out, ch);
             }
-            Event::AgentTimeout { call } => {
-                let out = self.agent.on_timeout(call, now, ch, &mut self.trace);
+            Event::AgentTimeout { call, issue } => {
+                let out = self.agent.on_timeout(call, issue, now, ch, &mut self.trace);
                 self.agent_out(out, ch);
             }
-            Event::ToolResult { call, result } => {
-                let out = self.agent.on_result(call, result, now, ch, &mut self.trace);
+            Event::ToolResult {
+                call,
+                issue,
+                result,
+            } => {
+                let out = self
+                    .agent
+                    .on_result(call, issue, result, now, ch, &mut self.trace);
                 self.agent_out(out, ch);
             }
             Event::CallDelivered { worker, call } => {
@@ -278,8 +286,13 @@ impl<'a> World<'a> {
                 let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
                 self.queue
                     .push(self.now, Event::CallDelivered { worker, call });
-                self.queue
-                    .push(timeout_at_ms, Event::AgentTimeout { call: call.call });
+                self.queue.push(
+                    timeout_at_ms,
+                    Event::AgentTimeout {
+                        call: call.call,
+                        issue: call.issue,
+                    },
+                );
             }
             Some(AgentOut::Later { intent, act, at_ms }) => {
                 self.queue.push(at_ms, Event::AgentAct { intent, act });
@@ -354,11 +367,22 @@ impl<'a> World<'a> {
                         },
                     );
                 }
-                ExecCommand::Report { call, result } => {
+                ExecCommand::Report {
+                    call,
+                    issue,
+                    result,
+                } => {
                     self.trace.log(now, Component::Executor, || {
                         format!("{worker}: reports {result} for {call}")
                     });
-                    self.queue.push(now, Event::ToolResult { call, result });
+                    self.queue.push(
+                        now,
+                        Event::ToolResult {
+                            call,
+                            issue,
+                            result,
+                        },
+                    );
                 }
             }
         }

@@ -19,6 +19,8 @@ pub fn compensation_params(resource: ResourceId) -> Params {
 pub struct ToolCall {
     /// Fresh for every call the agent proposes; the same when the agent re-runs a call.
     pub call: CallId,
+    /// Which issue of `call` this is: 1, then one more each time the agent re-runs it.
+    pub issue: u32,
     /// The authorization of the user's intent this call serves.
     pub auth: AuthId,
     pub tenant: Tenant,
@@ -57,6 +59,7 @@ impl ToolCall {
     pub fn for_tests(intent: u32) -> ToolCall {
         ToolCall {
             call: CallId(intent + 1),
+            issue: 1,
             auth: AuthId(intent),
             tenant: Tenant(0),
             endpoint: Endpoint(0),

@@ -634,6 +634,7 @@ mod tests {
     fn call(tenant: u32) -> ToolCall {
         ToolCall {
             call: CallId(1),
+            issue: 1,
             auth: AuthId(0),
             tenant: Tenant(tenant),
             endpoint: Endpoint(0),
