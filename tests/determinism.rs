@@ -118,9 +118,7 @@ fn seeds_differ_and_batches_compose() {
     let whole = run_seeds(&model, d, 0..200);
     let mut parts = run_seeds(&model, d, 0..70);
     parts.merge(&run_seeds(&model, d, 70..200));
-    assert_eq!(whole.effects, parts.effects);
-    assert_eq!(whole.remote_calls, parts.remote_calls);
-    assert_eq!(whole.time_to_outcome_ms, parts.time_to_outcome_ms);
+    assert_eq!(whole, parts);
     let a = run_traced(&model, d, &mut RandomChooser::new(1)).timeline;
     let b = run_traced(&model, d, &mut RandomChooser::new(2)).timeline;
     assert_ne!(a, b, "different seeds should explore different schedules");

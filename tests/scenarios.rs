@@ -261,8 +261,9 @@ fn a_paused_agent_reports_late() {
         base(),
         json!([{ "pause": { "component": "agent", "from_ms": 0, "duration_ms": 10_000 } }]),
     );
+    // The intent arrives at 0 ms; the frozen agent takes it up at 10 s.
     let t = expect(&v, "same_key", c(1, 1, 0, 0, 0, 0, 1));
-    assert_eq!(t.metrics.time_to_outcome_ms, vec![10_000]);
+    assert_eq!(t.metrics.time_to_outcome_ms, vec![10_070]);
 }
 
 /// A custom design: the key is the parameters themselves (argument hashing).

@@ -97,7 +97,8 @@ impl Metrics {
                 .sum::<u64>();
             let steps = intent.steps as usize;
             let all_done = forward[..steps].iter().all(|&n| n >= 1);
-            let left_behind = (0..steps).any(|k| forward[k] >= 1 && undone[k] == 0);
+            // An effect left behind: more of a step's effects than compensations of it.
+            let left_behind = (0..steps).any(|k| forward[k] > undone[k]);
             match world.agent().told(intent.id) {
                 Some((Told::Success, at)) => {
                     self.time_to_outcome_ms.push(at - intent.arrival_ms);

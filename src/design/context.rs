@@ -105,6 +105,16 @@ impl ExecCtx<'_> {
         wrote
     }
 
+    /// Gives up on `op` as `state` without learning its outcome (see [`Journal::abandon`]).
+    pub fn abandon(&mut self, op: OpId, state: OpState) {
+        let now = self.now;
+        self.journal.abandon(op, state, now);
+        let w = self.worker;
+        self.trace.log(now, Component::Executor, || {
+            format!("{w}: {op} given up as {} (outcome unknown)", state.name())
+        });
+    }
+
     /// A key never used before in this run.
     pub fn new_key(&mut self) -> Key {
         self.minted.keys += 1;

@@ -136,6 +136,17 @@ impl Operation {
         self.created_ms
     }
 
+    /// Whether the executor does not know this operation's outcome: it entered `Unknown`
+    /// without being resolved since, or a request is still out (dispatched, accepted), or
+    /// it was escalated.
+    pub fn outcome_unknown(&self) -> bool {
+        self.unknown_since_ms.is_some()
+            || matches!(
+                self.state,
+                OpState::Dispatched | OpState::Accepted | OpState::Unknown | OpState::Escalated
+            )
+    }
+
     /// When the state last changed.
     pub fn updated_ms(&self) -> Millis {
         self.updated_ms
@@ -156,6 +167,8 @@ pub struct Journal {
     /// Time each resolved operation spent unknown (observer data, survives crashes).
     reconciliation_ms: Vec<Millis>,
     next_fence: u64,
+    /// Operations a volatile journal forgot while their outcome was unknown (observer data).
+    forgotten_unknown: u64,
     /// The authorization ledger: durable whatever the journal's durability (it models a
     /// separate authorization service that records each authorization once it is spent).
     consumed: BTreeMap<AuthId, Consumed>,
@@ -169,6 +182,7 @@ impl Journal {
             next_id: 0,
             reconciliation_ms: Vec::new(),
             next_fence: 0,
+            forgotten_unknown: 0,
             consumed: BTreeMap::new(),
         }
     }
@@ -178,6 +192,7 @@ impl Journal {
         self.next_id = 0;
         self.reconciliation_ms.clear();
         self.next_fence = 0;
+        self.forgotten_unknown = 0;
         self.consumed.clear();
     }
 
@@ -348,6 +363,12 @@ impl Journal {
     /// A worker crashed: a volatile journal forgets the operations it owned.
     pub(crate) fn crash(&mut self, owner: WorkerId) {
         if self.durability == Durability::Volatile {
+            let lost = self
+                .ops
+                .values()
+                .filter(|o| o.owner == owner && o.outcome_unknown())
+                .count() as u64;
+            self.forgotten_unknown += lost;
             self.ops.retain(|_, o| o.owner != owner);
         }
     }
@@ -356,12 +377,21 @@ impl Journal {
         &self.reconciliation_ms
     }
 
-    /// Operations that became unknown and were never resolved.
+    /// Operations whose outcome the executor does not know: sent (or found unknown) and
+    /// never resolved, including those a volatile journal forgot.
     pub fn unknown_count(&self) -> u64 {
-        self.ops
-            .values()
-            .filter(|o| o.unknown_since_ms.is_some())
-            .count() as u64
+        self.ops.values().filter(|o| o.outcome_unknown()).count() as u64 + self.forgotten_unknown
+    }
+
+    /// Ends `id`'s attempts as `state` without resolving its outcome: a wrapper that turns an
+    /// unknown into a reported failure has not learned anything, so the operation stays
+    /// counted as unknown and no reconciliation time is recorded.
+    pub fn abandon(&mut self, id: OpId, state: OpState, now: Millis) {
+        if let Some(op) = self.ops.get_mut(&id) {
+            op.unknown_since_ms.get_or_insert(now);
+            op.state = state;
+            op.updated_ms = now;
+        }
     }
 }
 

@@ -434,9 +434,9 @@ impl Journaled {
                 }
                 let moved = o.updated_ms().max(o.last_action_ms.unwrap_or(0));
                 let live_lease = o.lease.is_some_and(|l| l.holder != me && now < l.until_ms);
-                !(o.owner == me.worker && o.busy)
-                    && !(leased && live_lease)
-                    && now >= moved.saturating_add(stale_ms)
+                let working_on_it = o.owner == me.worker && o.busy;
+                let held_by_another = leased && live_lease;
+                !working_on_it && !held_by_another && now >= moved.saturating_add(stale_ms)
             })
             .map(|o| o.id)
             .collect();

@@ -95,7 +95,9 @@ impl Layered {
     }
 
     fn report(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
-        ctx.transition(op, state);
+        if state == OpState::Confirmed {
+            ctx.transition(op, state);
+        }
         if let Some(o) = ctx.journal().get_mut(op)
             && o.owes_report
         {
@@ -130,7 +132,8 @@ impl Executor for Layered {
         {
             return;
         }
-        if let Verdict::Done(result) = classify(response) {
+        let verdict = classify(response);
+        if let Verdict::Done(result) = verdict {
             return self.report(ctx, op, OpState::Confirmed, result);
         }
         // Retry on any exception, at whichever layer still has a retry left.
@@ -143,8 +146,16 @@ impl Executor for Layered {
                     u64::from(op.0) << 1 | u64::from(new_key),
                 );
             }
-            // The wrapper turns the last exception into a failed tool result.
-            None => self.report(ctx, op, OpState::Failed, ToolResult::Failure),
+            // The wrapper turns the last exception into a failed tool result; unless that
+            // exception was a definite refusal, it learned nothing about the effect.
+            None if verdict == Verdict::Failed => {
+                ctx.transition(op, OpState::Failed);
+                self.report(ctx, op, OpState::Failed, ToolResult::Failure)
+            }
+            None => {
+                ctx.abandon(op, OpState::Failed);
+                self.report(ctx, op, OpState::Failed, ToolResult::Failure)
+            }
         }
     }
 

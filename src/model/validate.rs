@@ -7,8 +7,15 @@ use crate::design;
 
 type Problems = Vec<(String, String)>;
 
+/// The longest duration a model may name: about 31 years of virtual time. Far beyond any
+/// scenario, and far from overflowing when durations are added to the clock.
+pub const MAX_MS: u64 = 1_000_000_000_000;
+
 pub(super) fn check(m: &Model) -> Problems {
     let mut p = Problems::new();
+    if let Ok(v) = serde_json::to_value(m) {
+        durations(&mut p, "", &v, false);
+    }
     positive(&mut p, "horizon_ms", m.horizon_ms);
     designs(&mut p, &m.designs);
     positive(&mut p, "workload.intents", m.workload.intents.into());
@@ -32,6 +39,38 @@ pub(super) fn check(m: &Model) -> Problems {
         fault(&mut p, i, f, m.workers.count);
     }
     p
+}
+
+/// Every duration (a field ending in `_ms`, a fault's `ms`, and the bounds of a range under
+/// such a field) must be at most [`MAX_MS`].
+fn durations(p: &mut Problems, path: &str, v: &serde_json::Value, in_ms: bool) {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, child) in map {
+                let ms = k.ends_with("_ms") || k == "ms" || (in_ms && (k == "min" || k == "max"));
+                durations(p, &join(k), child, ms);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                durations(p, &format!("{path}[{i}]"), child, false);
+            }
+        }
+        serde_json::Value::Number(n) if in_ms && n.as_u64().is_some_and(|x| x > MAX_MS) => {
+            p.push((
+                path.to_string(),
+                format!("{n} ms is longer than the limit of {MAX_MS} ms (about 31 years)"),
+            ));
+        }
+        _ => {}
+    }
 }
 
 fn positive(p: &mut Problems, path: &str, v: u64) {
@@ -102,10 +141,15 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
     positive(p, "executor.lease_ms", e.lease_ms);
     positive(p, "executor.layers.tool", e.layers.tool.into());
     positive(p, "executor.layers.queue", e.layers.queue.into());
-    if e.sweep_ms == Some(0) {
+    if let Some(sweep) = e.sweep_ms
+        && sweep <= e.timeout_ms
+    {
         p.push((
             "executor.sweep_ms".into(),
-            "must be at least 1; leave it out for no sweeper".into(),
+            format!(
+                "{sweep} is not longer than timeout_ms {}: the sweeper would take operations whose request is still out",
+                e.timeout_ms
+            ),
         ));
     }
     if e.deadline_ms == Some(0) {

@@ -60,6 +60,17 @@ impl<E> EventQueue<E> {
         self.heap.pop().map(|e| (e.at_ms, e.event))
     }
 
+    /// Removes the earliest event with its sequence number, so that it can be deferred.
+    pub fn pop_entry(&mut self) -> Option<(Millis, u64, E)> {
+        self.heap.pop().map(|e| (e.at_ms, e.seq, e.event))
+    }
+
+    /// Puts a popped event back at a later time, keeping its place among events of that time
+    /// by its original sequence number (a paused component's events keep their order).
+    pub fn defer(&mut self, at_ms: Millis, seq: u64, event: E) {
+        self.heap.push(Entry { at_ms, seq, event });
+    }
+
     /// Empties the queue and restarts the sequence, keeping the allocation for the next run.
     pub fn clear(&mut self) {
         self.heap.clear();
@@ -88,5 +99,16 @@ mod tests {
         q.push(1, "b");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(1, "a"), (1, "b"), (5, "c"), (5, "d")]);
+    }
+
+    #[test]
+    fn a_deferred_event_keeps_its_original_order() {
+        let mut q = EventQueue::default();
+        q.push(1, "early");
+        q.push(5, "due at 5");
+        let (_, seq, e) = q.pop_entry().unwrap();
+        q.defer(5, seq, e);
+        assert_eq!(q.pop(), Some((5, "early")));
+        assert_eq!(q.pop(), Some((5, "due at 5")));
     }
 }

@@ -37,6 +37,8 @@ use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 #[derive(Clone, Copy, Debug)]
 enum Event {
     Arrival,
+    /// The agent takes up an intent the user just expressed.
+    AgentStart(workload::Intent),
     AgentAct {
         intent: IntentId,
         act: Act,
@@ -83,9 +85,10 @@ impl Event {
     fn component(&self) -> Option<Paused> {
         match self {
             Event::Arrival => None,
-            Event::AgentAct { .. } | Event::AgentTimeout { .. } | Event::ToolResult { .. } => {
-                Some(Paused::Agent)
-            }
+            Event::AgentStart(_)
+            | Event::AgentAct { .. }
+            | Event::AgentTimeout { .. }
+            | Event::ToolResult { .. } => Some(Paused::Agent),
             Event::RequestArrives { .. } | Event::ProviderWake { .. } => Some(Paused::Provider),
             _ => Some(Paused::Executor),
         }
@@ -178,7 +181,7 @@ impl<'a> World<'a> {
         for w in 0..self.model.workers.count {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
         }
-        while let Some((at, event)) = self.queue.pop() {
+        while let Some((at, seq, event)) = self.queue.pop_entry() {
             if at > self.model.horizon_ms {
                 break;
             }
@@ -187,7 +190,7 @@ impl<'a> World<'a> {
                 .component()
                 .and_then(|c| self.faults.paused_until(c, at))
             {
-                self.queue.push(until, event);
+                self.queue.defer(until, seq, event);
                 continue;
             }
             self.handle(event, ch);
@@ -207,6 +210,9 @@ impl<'a> World<'a> {
                 if let Some(t) = next {
                     self.queue.push(t, Event::Arrival);
                 }
+                self.queue.push(now, Event::AgentStart(intent));
+            }
+            Event::AgentStart(intent) => {
                 let out = self.agent.start(intent, now, &mut self.trace);
                 self.agent_out(Some(out), ch);
             }
