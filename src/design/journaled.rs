@@ -23,7 +23,7 @@ use super::Executor;
 use super::context::ExecCtx;
 use super::journal::{Holder, OpState};
 use crate::model::{ExecutorModel, Lookup};
-use crate::world::ids::{AttemptId, OpId};
+use crate::world::ids::{AttemptId, OpId, ResourceId};
 use crate::world::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
 
 /// The switches that tell the designs of the family apart.
@@ -272,6 +272,14 @@ impl Journaled {
         self.report(ctx, op, result);
     }
 
+    /// The effect exists, and this is its resource.
+    fn confirm(&self, ctx: &mut ExecCtx<'_>, op: OpId, resource: ResourceId) {
+        let result = ToolResult::Success {
+            resource: Some(resource),
+        };
+        self.settle(ctx, op, OpState::Confirmed, result)
+    }
+
     fn report(&self, ctx: &mut ExecCtx<'_>, op: OpId, result: ToolResult) {
         if let Some(o) = ctx.journal().get_mut(op)
             && o.owes_report
@@ -311,12 +319,7 @@ impl Journaled {
 
     fn on_create_reply(&self, ctx: &mut ExecCtx<'_>, op: OpId, response: Response) {
         match response {
-            Response::Reply(Reply::Created { resource, .. }) => {
-                let result = ToolResult::Success {
-                    resource: Some(resource),
-                };
-                self.settle(ctx, op, OpState::Confirmed, result)
-            }
+            Response::Reply(Reply::Created { resource, .. }) => self.confirm(ctx, op, resource),
             Response::Reply(Reply::AlreadyExists) => self.settle(
                 ctx,
                 op,
@@ -341,14 +344,7 @@ impl Journaled {
 
     fn on_read_reply(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, response: Response) {
         match response {
-            Response::Reply(Reply::Found { resource }) => self.settle(
-                ctx,
-                op,
-                OpState::Confirmed,
-                ToolResult::Success {
-                    resource: Some(resource),
-                },
-            ),
+            Response::Reply(Reply::Found { resource }) => self.confirm(ctx, op, resource),
             Response::Reply(Reply::NotFound) => {
                 let (last, now) = (
                     ctx.journal_ref().get(op).and_then(|o| o.last_send_ms),
@@ -386,14 +382,7 @@ impl Journaled {
 
     fn on_poll_reply(&self, ctx: &mut ExecCtx<'_>, op: OpId, response: Response) {
         match response {
-            Response::Reply(Reply::Found { resource }) => self.settle(
-                ctx,
-                op,
-                OpState::Confirmed,
-                ToolResult::Success {
-                    resource: Some(resource),
-                },
-            ),
+            Response::Reply(Reply::Found { resource }) => self.confirm(ctx, op, resource),
             Response::Reply(Reply::OperationFailed) => {
                 self.settle(ctx, op, OpState::Failed, ToolResult::Failure)
             }
