@@ -37,9 +37,10 @@ fn holder(w: u32) -> Holder {
     }
 }
 
-/// Recovery under the lease: dispatch only with a claim, record only under its fence.
+/// Recovery under the lease, as the lease design acts (`src/design/journaled.rs`): the
+/// journal's `acquire`, then "dispatched" written only under the fence it returned.
 fn recover_leased(j: &SharedJournal, op: OpId, w: u32, dispatches: &AtomicUsize) {
-    if let Ok(fence) = j.claim(op, holder(w), 100, LEASE_MS) {
+    if let Ok(fence) = j.acquire(op, holder(w), 100, LEASE_MS) {
         dispatches.fetch_add(1, SeqCst);
         j.record(op, fence, OpState::Dispatched, 100);
     }
@@ -108,7 +109,7 @@ fn without_the_lease_two_workers_can_both_dispatch() {
 /// final state.
 fn stale_holder(fenced: bool) -> OpState {
     let (j, op) = journal();
-    let old = j.claim(op, holder(0), 0, LEASE_MS).unwrap();
+    let old = j.acquire(op, holder(0), 0, LEASE_MS).unwrap();
     let j1 = j.clone();
     let successor = thread::spawn(move || {
         let fence = j1

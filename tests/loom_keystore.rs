@@ -1,8 +1,8 @@
 //! loom: the provider's key store under concurrent same-key requests and crashes.
 //!
-//! Each request runs the store's own operations in the order its atomicity variant uses
-//! them in the simulator (`src/world/provider.rs`): claim-then-finish for the atomic and
-//! key-then-effect stores, peek-then-finish for the effect-then-key store. The atomic store
+//! Each request calls the store's own `begin`, `crash` and `complete`, the operations the
+//! simulator's provider calls (`src/world/provider.rs`), with the store's atomicity as their
+//! argument: the per-variant logic under test is the simulator's. The atomic store
 //! is proved correct over every interleaving; for the other two, loom must find the
 //! interleaving that breaks the property, and the test asserts that it does.
 //!
@@ -15,8 +15,9 @@ use std::sync::atomic::AtomicUsize as StdCounter;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use loom::thread;
+use retrylab::model::Atomicity;
 use retrylab::world::ids::{Key, Params, ResourceId, Tenant};
-use retrylab::world::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot, Writer};
+use retrylab::world::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
 use retrylab::world::protocol::Reply;
 
 fn key() -> ScopedKey {
@@ -53,53 +54,34 @@ fn done() -> Option<Record> {
     })
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Variant {
-    Atomic,
-    KeyThenEffect,
-    EffectThenKey,
-}
-
-/// One create under `key()`. If `crash` is set when the request reaches its crash point
-/// (between the key and the effect, or the effect and the key), the process dies there.
+/// One create of `job` under `key()`, driven exactly as the provider drives its store
+/// (`src/world/provider.rs`: `create` begins, `on_wake` commits and completes, or crashes):
+/// the store's own `begin`, `crash` and `complete`. If `crash` is set when the request reaches
+/// its crash point, the provider dies there; an effect-then-key store has applied the effect
+/// by then.
 fn request(
     store: &SharedKeyStore,
     effects: &AtomicUsize,
     crash: &AtomicBool,
-    variant: Variant,
+    atomicity: Atomicity,
     job: u32,
 ) {
-    match variant {
-        Variant::Atomic | Variant::KeyThenEffect => {
-            let Claimed::Fresh { .. } = store.claim(key(), marker(job), |_| false) else {
-                return; // 409 or a replay: no effect
-            };
-            if crash.load(SeqCst) {
-                if variant == Variant::Atomic {
-                    store.release(&key(), job); // the transaction aborts: nothing stays
-                } else {
-                    store.orphan(&key(), job); // the key stays, without its effect
-                }
-                return;
-            }
+    let Claimed::Fresh { .. } = store.begin(atomicity, key(), marker(job), |_| false) else {
+        return; // 409, a wait or a replay: no effect
+    };
+    if crash.load(SeqCst) {
+        if atomicity == Atomicity::EffectThenKey {
             effects.fetch_add(1, SeqCst);
-            store.finish(key(), Writer::Marker(job), done());
         }
-        Variant::EffectThenKey => {
-            if store.peek(&key(), |_| false).is_some() {
-                return;
-            }
-            effects.fetch_add(1, SeqCst);
-            if crash.load(SeqCst) {
-                return; // the effect exists, its key was never written
-            }
-            store.finish(key(), Writer::FirstWriter, done());
-        }
+        store.crash(atomicity, &key(), job);
+        return;
     }
+    effects.fetch_add(1, SeqCst);
+    store.complete(atomicity, key(), job, done());
 }
 
 /// Two concurrent same-key requests; returns the number of effects.
-fn two_requests(variant: Variant) -> usize {
+fn two_requests(variant: Atomicity) -> usize {
     let store = Arc::new(SharedKeyStore::default());
     let effects = Arc::new(AtomicUsize::new(0));
     let no_crash = Arc::new(AtomicBool::new(false));
@@ -112,7 +94,7 @@ fn two_requests(variant: Variant) -> usize {
 
 /// A first request that may crash (another thread may pull the plug at any moment), then a
 /// retry with the same key; returns the number of effects.
-fn crash_then_retry(variant: Variant) -> usize {
+fn crash_then_retry(variant: Atomicity) -> usize {
     let store = Arc::new(SharedKeyStore::default());
     let effects = Arc::new(AtomicUsize::new(0));
     let crash = Arc::new(AtomicBool::new(false));
@@ -127,25 +109,25 @@ fn crash_then_retry(variant: Variant) -> usize {
 
 #[test]
 fn atomic_store_two_same_key_requests_commit_exactly_one_effect() {
-    loom::model(|| assert_eq!(two_requests(Variant::Atomic), 1));
+    loom::model(|| assert_eq!(two_requests(Atomicity::Atomic), 1));
 }
 
 #[test]
 fn atomic_store_a_crash_then_a_retry_commit_exactly_one_effect() {
-    loom::model(|| assert_eq!(crash_then_retry(Variant::Atomic), 1));
+    loom::model(|| assert_eq!(crash_then_retry(Atomicity::Atomic), 1));
 }
 
 #[test]
 fn key_then_effect_store_blocks_concurrent_duplicates() {
     // The key is claimed first, so a concurrent request cannot execute too.
-    loom::model(|| assert_eq!(two_requests(Variant::KeyThenEffect), 1));
+    loom::model(|| assert_eq!(two_requests(Atomicity::KeyThenEffect), 1));
 }
 
 #[test]
 fn key_then_effect_store_a_crash_leaves_a_key_without_effect() {
     static FOUND: StdCounter = StdCounter::new(0);
     loom::model(|| {
-        let n = crash_then_retry(Variant::KeyThenEffect);
+        let n = crash_then_retry(Atomicity::KeyThenEffect);
         assert!(n <= 1);
         if n == 0 {
             FOUND.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -161,7 +143,7 @@ fn key_then_effect_store_a_crash_leaves_a_key_without_effect() {
 fn effect_then_key_store_two_same_key_requests_can_both_execute() {
     static FOUND: StdCounter = StdCounter::new(0);
     loom::model(|| {
-        let n = two_requests(Variant::EffectThenKey);
+        let n = two_requests(Atomicity::EffectThenKey);
         assert!((1..=2).contains(&n));
         if n == 2 {
             FOUND.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -177,9 +159,49 @@ fn effect_then_key_store_two_same_key_requests_can_both_execute() {
 fn effect_then_key_store_a_crash_then_a_retry_duplicates() {
     static FOUND: StdCounter = StdCounter::new(0);
     loom::model(|| {
-        if crash_then_retry(Variant::EffectThenKey) == 2 {
+        if crash_then_retry(Atomicity::EffectThenKey) == 2 {
             FOUND.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     });
     assert!(FOUND.load(std::sync::atomic::Ordering::SeqCst) > 0);
+}
+
+/// Failed work (a stored 5xx with no effect) retried twice at once, as a `reexecute_failed`
+/// provider does: the store's compare-and-set `reclaim` lets exactly one retry run it.
+#[test]
+fn two_retries_of_failed_work_re_execute_it_once() {
+    loom::model(|| {
+        let store = Arc::new(SharedKeyStore::default());
+        let failed = Record {
+            fingerprint: Params(1),
+            first_request_ms: 0,
+            completed_ms: Some(1),
+            slot: Slot::Done {
+                reply: Reply::ServerError { replayed: false },
+                resource: None,
+            },
+        };
+        // The failed record is in place (written by the first request, which failed).
+        let Claimed::Fresh { .. } = store.begin(Atomicity::Atomic, key(), marker(0), |_| false)
+        else {
+            unreachable!()
+        };
+        store.complete(Atomicity::Atomic, key(), 0, Some(failed));
+        let effects = Arc::new(AtomicUsize::new(0));
+        let retry = move |store: &SharedKeyStore, effects: &AtomicUsize, job: u32| {
+            if let Claimed::Existing(r) =
+                store.begin(Atomicity::Atomic, key(), marker(job), |_| false)
+                && r == failed
+                && store.reclaim(&key(), r, job)
+            {
+                effects.fetch_add(1, SeqCst);
+                store.complete(Atomicity::Atomic, key(), job, done());
+            }
+        };
+        let (s, e) = (store.clone(), effects.clone());
+        let other = thread::spawn(move || retry(&s, &e, 1));
+        retry(&store, &effects, 2);
+        other.join().unwrap();
+        assert_eq!(effects.load(SeqCst), 1);
+    });
 }

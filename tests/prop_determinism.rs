@@ -20,7 +20,7 @@ proptest! {
     fn same_model_and_seed_same_run(
         mut world in strategies::world(),
         provider in strategies::any_provider(),
-        which in 0..11usize,
+        which in 0..retrylab::design::all().len(),
         seed in any::<u64>(),
     ) {
         world["provider"] = provider;

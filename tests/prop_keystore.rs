@@ -54,9 +54,11 @@ enum Op {
         key: u64,
         job: u32,
     },
+    /// Compare and set: `current` passes the record the store holds, else a different one.
     Reclaim {
         key: u64,
         job: u32,
+        current: bool,
     },
 }
 
@@ -75,7 +77,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(key, writer, store)| Op::Finish { key, writer, store }),
         (k.clone(), j.clone()).prop_map(|(key, job)| Op::Release { key, job }),
         (k.clone(), j.clone()).prop_map(|(key, job)| Op::Orphan { key, job }),
-        (k, j).prop_map(|(key, job)| Op::Reclaim { key, job }),
+        (k, j, any::<bool>()).prop_map(|(key, job, current)| Op::Reclaim { key, job, current }),
     ]
 }
 
@@ -98,6 +100,14 @@ fn done(k: u64) -> Record {
     );
     r.completed_ms = Some(6);
     r
+}
+
+/// The record a reclaim expects: what is there, or something that is not.
+fn expected(held: Option<Record>, current: bool) -> Record {
+    match (held, current) {
+        (Some(r), true) => r,
+        _ => record(99, Slot::Orphaned),
+    }
 }
 
 /// The reference: the same rules, written as plainly as possible.
@@ -147,7 +157,14 @@ fn apply_store(s: &mut KeyStore, op: &Op) -> Answer {
         }
         Op::Release { key: k, job } => Answer::Did(s.release(&key(k), job)),
         Op::Orphan { key: k, job } => Answer::Did(s.orphan(&key(k), job)),
-        Op::Reclaim { key: k, job } => Answer::Did(s.reclaim(&key(k), job)),
+        Op::Reclaim {
+            key: k,
+            job,
+            current,
+        } => {
+            let expected = expected(s.get(&key(k)).copied(), current);
+            Answer::Did(s.reclaim(&key(k), expected, job))
+        }
     }
 }
 
@@ -204,14 +221,21 @@ fn apply_model(m: &mut Model, op: &Op) -> Answer {
             }
             Answer::Did(ours)
         }
-        Op::Reclaim { key: k, job } => match m.get(&key(k)) {
-            Some(mut r) => {
-                r.slot = Slot::InFlight { job };
-                m.set(key(k), Some(r));
-                Answer::Did(true)
+        Op::Reclaim {
+            key: k,
+            job,
+            current,
+        } => {
+            let expected = expected(m.get(&key(k)), current);
+            match m.get(&key(k)) {
+                Some(mut r) if r == expected => {
+                    r.slot = Slot::InFlight { job };
+                    m.set(key(k), Some(r));
+                    Answer::Did(true)
+                }
+                _ => Answer::Did(false),
             }
-            None => Answer::Did(false),
-        },
+        }
     }
 }
 

@@ -328,6 +328,27 @@ impl Journal {
         }
     }
 
+    /// Takes `id` for `holder`, as a leased executor does before acting on it: claims (or
+    /// renews) the lease and, when the claim takes the operation over from another holder,
+    /// voids whatever that holder had under way (its results are fenced off). Returns the
+    /// fence to record results under.
+    pub fn acquire(
+        &mut self,
+        id: OpId,
+        holder: Holder,
+        now: Millis,
+        lease_ms: Millis,
+    ) -> Result<u64, Option<Lease>> {
+        let previous = self.ops.get(&id).and_then(|o| o.lease).map(|l| l.fence);
+        let fence = self.claim(id, holder, now, lease_ms)?;
+        if Some(fence) != previous
+            && let Some(o) = self.ops.get_mut(&id)
+        {
+            o.busy = false;
+        }
+        Ok(fence)
+    }
+
     /// Moves `id` to `state` only while `fence` is its current claim: the check and the write
     /// are one step, so a holder whose lease was taken over cannot record. Returns whether it
     /// wrote.
@@ -432,6 +453,16 @@ impl SharedJournal {
 
     pub fn record(&self, id: OpId, fence: u64, state: OpState, now: Millis) -> bool {
         lock(&self.0).record(id, fence, state, now)
+    }
+
+    pub fn acquire(
+        &self,
+        id: OpId,
+        holder: Holder,
+        now: Millis,
+        lease_ms: Millis,
+    ) -> Result<u64, Option<Lease>> {
+        lock(&self.0).acquire(id, holder, now, lease_ms)
     }
 
     pub fn holds(&self, id: OpId, fence: u64) -> bool {

@@ -117,23 +117,17 @@ impl Journaled {
             return;
         };
         let (state, attempts, reads, cleared) = (o.state(), o.attempts, o.reads, o.cleared_to_send);
-        let (created, previous) = (o.created_ms(), o.lease.map(|l| l.fence));
+        let created = o.created_ms();
         if state.is_settled() || state == OpState::Escalated {
             return;
         }
         let fence = if self.policy.lease {
             let holder = Self::holder(ctx);
             let now = ctx.now();
-            match ctx.journal().claim(op, holder, now, self.config.lease_ms) {
-                Ok(f) => {
-                    if Some(f) != previous
-                        && let Some(o) = ctx.journal().get_mut(op)
-                    {
-                        // A takeover: whatever the previous holder had under way is fenced off.
-                        o.busy = false;
-                    }
-                    Some(f)
-                }
+            // The journal's own acquire (the operation loom checks): claim or renew, and on a
+            // takeover void what the previous holder had under way.
+            match ctx.journal().acquire(op, holder, now, self.config.lease_ms) {
+                Ok(f) => Some(f),
                 Err(held) => {
                     if let Some(l) = held {
                         ctx.note(|| {
@@ -222,7 +216,13 @@ impl Journaled {
             }
         };
         if step == Step::Create {
-            ctx.transition(op, OpState::Dispatched);
+            match fence {
+                // Under a lease, even "dispatched" is written only under a current fence.
+                Some(f) => {
+                    ctx.record(op, f, OpState::Dispatched);
+                }
+                None => ctx.transition(op, OpState::Dispatched),
+            }
         }
         let attempt = ctx.send(op, request);
         if let Some(o) = ctx.journal().get_mut(op) {

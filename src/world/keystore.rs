@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use super::ids::*;
 use super::protocol::Reply;
+use crate::model::Atomicity;
 use crate::sim::Millis;
 use crate::sync::{Mutex, get_mut, lock};
 
@@ -151,14 +152,75 @@ impl KeyStore {
         }
     }
 
-    /// Takes an existing record back in flight under `job` (failed work executed again).
-    pub fn reclaim(&mut self, key: &ScopedKey, job: u32) -> bool {
+    /// Takes the record of failed work back in flight under `job`, only if it is still
+    /// exactly `failed` (compare and set): two retries of the same failed work cannot both
+    /// re-execute it.
+    pub fn reclaim(&mut self, key: &ScopedKey, failed: Record, job: u32) -> bool {
         match self.records.get_mut(key) {
-            Some(r) => {
+            Some(r) if *r == failed => {
                 r.slot = Slot::InFlight { job };
                 true
             }
-            None => false,
+            _ => false,
+        }
+    }
+
+    /// Begins a create of `job` under `key`, as a store of `atomicity` does: an atomic or
+    /// key-then-effect store claims the key with an in-flight marker; an effect-then-key
+    /// store writes nothing yet and only looks. `stale` says which records no longer count.
+    pub fn begin(
+        &mut self,
+        atomicity: Atomicity,
+        key: ScopedKey,
+        marker: Record,
+        stale: impl Fn(&Record) -> bool,
+    ) -> Claimed {
+        match atomicity {
+            Atomicity::Atomic | Atomicity::KeyThenEffect => self.claim(key, marker, stale),
+            Atomicity::EffectThenKey => match self.records.get(&key) {
+                Some(r) if !stale(r) => Claimed::Existing(*r),
+                _ => Claimed::Fresh {
+                    replaced: self.records.remove(&key),
+                },
+            },
+        }
+    }
+
+    /// Ends `job`'s create: writes its final record (`Some`) or forgets the key (`None`) if
+    /// the store lets `job` write: its marker still holds the key or, in an effect-then-key
+    /// store, nobody has written it yet. A re-executed record keeps its first request's time.
+    pub fn complete(
+        &mut self,
+        atomicity: Atomicity,
+        key: ScopedKey,
+        job: u32,
+        record: Option<Record>,
+    ) -> bool {
+        let existing = self.records.get(&key).copied();
+        let writer = match existing {
+            Some(r) if r.slot == (Slot::InFlight { job }) => Writer::Marker(job),
+            _ if atomicity == Atomicity::EffectThenKey => Writer::FirstWriter,
+            _ => Writer::Marker(job),
+        };
+        let record = record.map(|r| Record {
+            first_request_ms: existing.map_or(r.first_request_ms, |e| e.first_request_ms),
+            ..r
+        });
+        self.finish(key, writer, record)
+    }
+
+    /// The provider died inside `job`'s create, between its key and its effect: an atomic
+    /// store's transaction aborts (nothing stays), a key-then-effect store keeps the key
+    /// without its effect, an effect-then-key store had written no key.
+    pub fn crash(&mut self, atomicity: Atomicity, key: &ScopedKey, job: u32) {
+        match atomicity {
+            Atomicity::Atomic => {
+                self.release(key, job);
+            }
+            Atomicity::KeyThenEffect => {
+                self.orphan(key, job);
+            }
+            Atomicity::EffectThenKey => {}
         }
     }
 
@@ -203,6 +265,34 @@ impl SharedKeyStore {
 
     pub fn get(&self, key: &ScopedKey) -> Option<Record> {
         lock(&self.0).get(key).copied()
+    }
+
+    pub fn reclaim(&self, key: &ScopedKey, failed: Record, job: u32) -> bool {
+        lock(&self.0).reclaim(key, failed, job)
+    }
+
+    pub fn begin(
+        &self,
+        atomicity: Atomicity,
+        key: ScopedKey,
+        marker: Record,
+        stale: impl Fn(&Record) -> bool,
+    ) -> Claimed {
+        lock(&self.0).begin(atomicity, key, marker, stale)
+    }
+
+    pub fn complete(
+        &self,
+        atomicity: Atomicity,
+        key: ScopedKey,
+        job: u32,
+        record: Option<Record>,
+    ) -> bool {
+        lock(&self.0).complete(atomicity, key, job, record)
+    }
+
+    pub fn crash(&self, atomicity: Atomicity, key: &ScopedKey, job: u32) {
+        lock(&self.0).crash(atomicity, key, job)
     }
 
     /// The store itself, for its single owner.

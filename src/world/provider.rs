@@ -10,7 +10,7 @@ use std::fmt;
 
 use super::faults::Faults;
 use super::ids::*;
-use super::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot, Writer};
+use super::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
 use super::ledger::Effect;
 use super::protocol::{LookupQuery, Reply, Request, RequestKind};
 use super::trace::{Component, Trace};
@@ -201,31 +201,29 @@ impl Provider {
             (forget_expired && expired(config, r, now)) || in_progress_expired(config, r, now)
         };
         let job = self.jobs.len() as u32;
-        let existing = if self.config.atomicity == Atomicity::EffectThenKey {
-            // Nothing is written before the effect: a concurrent request sees no key.
-            self.store.get_mut().peek(&scoped, stale)
-        } else {
-            let marker = Record {
-                fingerprint: params,
-                first_request_ms: now,
-                completed_ms: None,
-                slot: Slot::InFlight { job },
-            };
-            match self.store.get_mut().claim(scoped, marker, stale) {
-                Claimed::Existing(r) => Some(r),
-                Claimed::Fresh { replaced } => {
-                    if let Some(old) = replaced {
-                        trace.log(now, Component::Provider, || match old.slot {
-                            Slot::Done { .. } => {
-                                format!("{attempt}: key {key} expired and was forgotten")
-                            }
-                            _ => format!(
-                                "{attempt}: in-progress record of key {key} expired; executing again"
-                            ),
-                        });
-                    }
-                    None
+        let marker = Record {
+            fingerprint: params,
+            first_request_ms: now,
+            completed_ms: None,
+            slot: Slot::InFlight { job },
+        };
+        // The store's own protocol for this atomicity (the code loom checks): claim the key,
+        // or, effect-then-key, only look.
+        let atomicity = self.config.atomicity;
+        let existing = match self.store.get_mut().begin(atomicity, scoped, marker, stale) {
+            Claimed::Existing(r) => Some(r),
+            Claimed::Fresh { replaced } => {
+                if let Some(old) = replaced {
+                    trace.log(now, Component::Provider, || match old.slot {
+                        Slot::Done { .. } => {
+                            format!("{attempt}: key {key} expired and was forgotten")
+                        }
+                        _ => format!(
+                            "{attempt}: in-progress record of key {key} expired; executing again"
+                        ),
+                    });
                 }
+                None
             }
         };
         let Some(record) = existing else {
@@ -274,7 +272,14 @@ impl Provider {
                 {
                     // Failed work with no effect runs again, under the same record.
                     let job = self.jobs.len() as u32;
-                    self.store.get_mut().reclaim(&scoped, job);
+                    if !self.store.get_mut().reclaim(&scoped, record, job) {
+                        return answer(
+                            Reply::InProgress,
+                            format_args!("key {key} is being executed again"),
+                            trace,
+                            out,
+                        );
+                    }
                     trace.log(now, Component::Provider, || {
                         format!("{attempt}: key {key} failed before: executing again")
                     });
@@ -462,18 +467,8 @@ impl Provider {
         // A status poll of this job must not say "running" forever.
         let committed = self.config.atomicity == Atomicity::EffectThenKey;
         let left = match self.config.atomicity {
-            Atomicity::Atomic => {
-                if let Some(scoped) = j.record {
-                    self.store.get_mut().release(&scoped, job);
-                }
-                "nothing (rolled back)"
-            }
-            Atomicity::KeyThenEffect => {
-                if let Some(scoped) = j.record {
-                    self.store.get_mut().orphan(&scoped, job);
-                }
-                "a key without an effect"
-            }
+            Atomicity::Atomic => "nothing (rolled back)",
+            Atomicity::KeyThenEffect => "a key without an effect",
             Atomicity::EffectThenKey => {
                 let resource = self.commit(now, j, ch, out);
                 self.jobs[job as usize].outcome =
@@ -481,6 +476,11 @@ impl Provider {
                 "an effect without a key"
             }
         };
+        if let Some(scoped) = j.record {
+            self.store
+                .get_mut()
+                .crash(self.config.atomicity, &scoped, job);
+        }
         if !committed {
             self.jobs[job as usize].outcome = Some((Reply::OperationFailed, None));
         }
@@ -541,22 +541,15 @@ impl Provider {
             StoredOutcomes::SuccessOnly => reply.status() < 300,
             StoredOutcomes::SuccessAndClientErrors => reply.status() < 500,
         };
-        let store = self.store.get_mut();
-        let existing = store.get(&scoped).copied();
-        let writer = match existing {
-            Some(r) if r.slot == (Slot::InFlight { job }) => Writer::Marker(job),
-            // Effect-then-key: no marker; the first to finish writes the key.
-            _ if self.config.atomicity == Atomicity::EffectThenKey => Writer::FirstWriter,
-            _ => Writer::Marker(job),
-        };
         let record = stored.then_some(Record {
             fingerprint: j.params,
-            // A re-run (reexecute_failed) keeps the window of the first request.
-            first_request_ms: existing.map_or(j.started_ms, |r| r.first_request_ms),
+            first_request_ms: j.started_ms,
             completed_ms: Some(now),
             slot: Slot::Done { reply, resource },
         });
-        store.finish(scoped, writer, record);
+        self.store
+            .get_mut()
+            .complete(self.config.atomicity, scoped, job, record);
     }
 
     fn visible(&self, resource: ResourceId, now: Millis) -> bool {
