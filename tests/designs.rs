@@ -323,3 +323,59 @@ fn a_crash_during_accepted_work_resolves_its_status() {
     let rolled_back = set(v, "provider.atomicity", json!("atomic"));
     expect(&rolled_back, "journal", c(0, 0, 0, 0, 0, 0, 2));
 }
+
+/// Fencing in the simulator: the worker holding the lease stalls (a long GC pause) past its
+/// lease; the other worker's sweeper takes the operation over under a new fence; when the
+/// stalled worker wakes up, its late result is refused.
+#[test]
+fn a_stalled_lease_holder_cannot_record_after_a_takeover() {
+    let v = set(
+        base(),
+        "workers",
+        json!({ "count": 2, "restart_delay_ms": 1_000 }),
+    );
+    let v = set(v, "agent.tool_timeout_ms", json!(100_000));
+    let v = set(v, "agent.max_calls", json!(3));
+    let v = set(
+        v,
+        "executor",
+        json!({ "attempts": 3, "backoff_ms": 4_000, "lease_ms": 10_000, "sweep_ms": 12_000 }),
+    );
+    let v = faults(
+        v,
+        json!([
+            { "slow_processing": { "attempt": 1, "ms": 20_000 } },
+            { "pause": { "component": "executor", "worker": 0, "from_ms": 100, "duration_ms": 40_000 } }
+        ]),
+    );
+    let model = model(&v);
+    let mut fenced = 0;
+    for seed in 0..8 {
+        let t = retrylab::run::run_traced(
+            &model,
+            design("journal_reconcile_lease"),
+            &mut retrylab::sim::RandomChooser::new(seed),
+        );
+        assert_eq!(
+            (t.metrics.effects, t.metrics.duplicate_effects),
+            (1, 0),
+            "{}",
+            t.timeline
+        );
+        let stalled_holder = t
+            .timeline
+            .contains("worker 0: op 0 authorized -> dispatched (fence 1)");
+        let refused = t
+            .timeline
+            .contains("worker 0: op 0: lease lost (fence 1 is stale)");
+        assert_eq!(stalled_holder, refused, "seed {seed}: {}", t.timeline);
+        if refused {
+            assert!(
+                t.timeline
+                    .contains("worker 1: op 0 unknown -> dispatched (fence 2)")
+            );
+            fenced += 1;
+        }
+    }
+    assert!(fenced > 0, "the call should reach worker 0 on some seed");
+}

@@ -7,9 +7,14 @@
 //! When nothing decides by the deadline, the operation is escalated: unresolved, not guessed.
 //!
 //! Guarantee: no duplicate as long as the read-back sees every committed effect within the
-//! visibility bound and identifies the operation (a key or id; a search by attributes can
-//! mistake a genuine repeat for this one), even when the provider's key has expired. Without a
-//! lease, two workers recovering one operation may both act on it.
+//! visibility bound, which must also exceed the provider's processing time (a read cannot
+//! see work still in flight), identifies the operation (a key or id; a search by attributes
+//! can mistake a genuine repeat for this one), and no copy of an old request arrives after
+//! its key expired (a late network duplicate executes again). Under those, it holds even
+//! when the provider's key has expired. Without a lease, two workers recovering one
+//! operation may both act on it. (`tests/prop_guarantees.rs` checks it only under the
+//! keyed-provider assumptions; the expired-key case is shown by the `retention_expired`
+//! window.)
 
 use super::journaled::{Journaled, Policy};
 use super::{Design, Executor};

@@ -461,6 +461,10 @@ pub enum Fault {
         component: Paused,
         from_ms: Millis,
         duration_ms: Millis,
+        /// With `component: executor`: only this worker stalls (a long GC pause, a frozen
+        /// VM), while the others go on.
+        #[serde(default)]
+        worker: Option<u32>,
     },
 }
 

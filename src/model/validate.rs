@@ -215,6 +215,23 @@ fn fault(p: &mut Problems, i: usize, f: &Fault, workers: u32) {
         Fault::Pause { duration_ms: 0, .. } => {
             p.push((at("pause.duration_ms"), "must be at least 1".into()))
         }
+        Fault::Pause {
+            worker: Some(w),
+            component,
+            ..
+        } => {
+            if *component != Paused::Executor {
+                p.push((
+                    at("pause.worker"),
+                    "a worker can only be named when the executor is paused".into(),
+                ));
+            } else if *w >= workers {
+                p.push((
+                    at("pause.worker"),
+                    format!("worker {w} does not exist: workers.count is {workers}"),
+                ));
+            }
+        }
         _ => {}
     }
 }

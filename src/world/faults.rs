@@ -18,7 +18,7 @@ pub struct Faults {
     slow: Vec<(u32, Millis)>,
     reroute: Vec<(u32, u32)>,
     reject: Vec<u32>,
-    pauses: Vec<(Paused, Millis, Millis)>,
+    pauses: Vec<(Paused, Option<u32>, Millis, Millis)>,
     /// This run's create number of each attempt (by attempt id), `None` for reads.
     numbers: Vec<Option<u32>>,
     creates: u32,
@@ -44,9 +44,13 @@ impl Faults {
                     component,
                     from_ms,
                     duration_ms,
-                } => f
-                    .pauses
-                    .push((component, from_ms, from_ms.saturating_add(duration_ms))),
+                    worker,
+                } => f.pauses.push((
+                    component,
+                    worker,
+                    from_ms,
+                    from_ms.saturating_add(duration_ms),
+                )),
             }
         }
         f
@@ -118,12 +122,23 @@ impl Faults {
         )
     }
 
-    /// If `component` is paused at `now`, when the pause ends.
-    pub fn paused_until(&self, component: Paused, now: Millis) -> Option<Millis> {
+    /// If `component` (of `worker`, for the executor's events) is paused at `now`, when the
+    /// pause ends.
+    pub fn paused_until(
+        &self,
+        component: Paused,
+        worker: Option<WorkerId>,
+        now: Millis,
+    ) -> Option<Millis> {
         self.pauses
             .iter()
-            .filter(|&&(c, from, until)| c == component && from <= now && now < until)
-            .map(|&(_, _, until)| until)
+            .filter(|&&(c, w, from, until)| {
+                c == component
+                    && w.is_none_or(|w| worker == Some(WorkerId(w)))
+                    && from <= now
+                    && now < until
+            })
+            .map(|&(_, _, _, until)| until)
             .max()
     }
 }

@@ -186,14 +186,28 @@ impl<'a> World<'a> {
                 break;
             }
             self.now = at;
+            let worker = self.event_worker(&event);
             if let Some(until) = event
                 .component()
-                .and_then(|c| self.faults.paused_until(c, at))
+                .and_then(|c| self.faults.paused_until(c, worker, at))
             {
                 self.queue.defer(until, seq, event);
                 continue;
             }
             self.handle(event, ch);
+        }
+    }
+
+    /// The worker an executor event is for.
+    fn event_worker(&self, event: &Event) -> Option<WorkerId> {
+        match *event {
+            Event::CallDelivered { worker, .. }
+            | Event::ExecTimer { worker, .. }
+            | Event::WorkerRestart { worker } => Some(worker),
+            Event::AttemptTimeout { attempt } | Event::ReplyArrives { attempt, .. } => {
+                self.attempts.get(attempt.0 as usize - 1).map(|a| a.worker)
+            }
+            _ => None,
         }
     }
 
