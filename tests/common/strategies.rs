@@ -75,19 +75,18 @@ pub fn world() -> impl Strategy<Value = Value> {
             },
         );
     let executor = (
-        1..4u32,
-        0..500u64,
-        200..3_000u64,
-        1..3u32,
-        1..3u32,
-        any::<bool>(),
+        (1..4u32, 0..500u64, 200..3_000u64, 1..3u32, 1..3u32),
+        (any::<bool>(), 1..11u64, prop::option::of(1_000..60_000u64)),
     )
-        .prop_map(|(attempts, backoff, timeout, tool, queue, sweep)| {
+        .prop_map(|((attempts, backoff, timeout, tool, queue), (sweep, lease, deadline))| {
             let mut e = json!({ "attempts": attempts, "backoff_ms": backoff, "timeout_ms": timeout,
-                                "reconcile": "by_key", "lease_ms": 10 * timeout,
+                                "reconcile": "by_key", "lease_ms": lease * timeout,
                                 "layers": { "tool": tool, "queue": queue } });
             if sweep {
                 e["sweep_ms"] = json!(3 * timeout);
+            }
+            if let Some(d) = deadline {
+                e["deadline_ms"] = json!(d);
             }
             e
         });
