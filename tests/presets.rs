@@ -80,6 +80,29 @@ fn lost_then_retry_at(provider: Value, at_ms: u64) -> Value {
 }
 
 /// Asserts that the timeline has a line at `at_ms` ending with `text`.
+/// A retry while the first attempt is still processing gets 409 and, retried later with the
+/// same key, the replay: one effect, three calls, success at 11 040 ms.
+fn rejects_in_flight(provider: Value) -> Traced {
+    let t = expect(&overlapping(provider), "same_key", c(1, 1, 0, 0, 0, 0, 3));
+    has_line(
+        &t,
+        7_010,
+        "attempt 2: key k1 in progress -> 409 in progress",
+    );
+    t
+}
+
+/// A replan with changed arguments under the same key is refused: the original effect stays
+/// and the user, told "failed", is misinformed (a false failure), but nothing drifts.
+fn rejects_changed_arguments(provider: Value) {
+    let t = expect(&changed_args(provider), "same_key", c(1, 0, 0, 0, 1, 0, 2));
+    has_line(
+        &t,
+        5_010,
+        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
+    );
+}
+
 fn has_line(t: &Traced, at_ms: u64, text: &str) {
     let prefix = format!("{at_ms:>12} ms  ");
     assert!(
@@ -321,16 +344,7 @@ fn stripe_v1_stores_a_500_and_replays_it() {
 
 #[test]
 fn stripe_v1_answers_409_while_the_key_is_in_flight_and_does_not_store_it() {
-    let t = expect(
-        &overlapping(json!("stripe_v1")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    let t = rejects_in_flight(json!("stripe_v1"));
     // The 409 was not stored: attempt 3 gets the original's result.
     has_line(
         &t,
@@ -343,16 +357,7 @@ fn stripe_v1_answers_409_while_the_key_is_in_flight_and_does_not_store_it() {
 #[test]
 fn stripe_v1_rejects_a_different_request_under_the_same_key() {
     // The changed call is refused; the user hears "failed" about a charge that exists.
-    let t = expect(
-        &changed_args(json!("stripe_v1")),
-        "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
-    );
-    has_line(
-        &t,
-        5_010,
-        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
-    );
+    rejects_changed_arguments(json!("stripe_v1"));
 }
 
 #[test]
@@ -443,26 +448,8 @@ fn stripe_v2_scopes_keys_per_account_and_api() {
 
 #[test]
 fn stripe_v2_answers_409_in_flight_and_rejects_a_mismatch() {
-    let t = expect(
-        &overlapping(json!("stripe_v2")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
-    let t = expect(
-        &changed_args(json!("stripe_v2")),
-        "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
-    );
-    has_line(
-        &t,
-        5_010,
-        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
-    );
+    rejects_in_flight(json!("stripe_v2"));
+    rejects_changed_arguments(json!("stripe_v2"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -489,26 +476,8 @@ fn ietf_draft_refuses_a_create_without_a_key() {
 
 #[test]
 fn ietf_draft_mismatch_422_and_in_progress_409() {
-    let t = expect(
-        &changed_args(json!("ietf_draft")),
-        "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
-    );
-    has_line(
-        &t,
-        5_010,
-        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
-    );
-    let t = expect(
-        &overlapping(json!("ietf_draft")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    rejects_changed_arguments(json!("ietf_draft"));
+    let t = rejects_in_flight(json!("ietf_draft"));
     has_line(
         &t,
         11_030,
@@ -583,26 +552,8 @@ fn aws_ec2_the_same_token_in_another_region_launches_again() {
 
 #[test]
 fn aws_ec2_rejects_a_changed_parameter_and_a_concurrent_token() {
-    let t = expect(
-        &changed_args(json!("aws_ec2")),
-        "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
-    );
-    has_line(
-        &t,
-        5_010,
-        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
-    );
-    let t = expect(
-        &overlapping(json!("aws_ec2")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    rejects_changed_arguments(json!("aws_ec2"));
+    rejects_in_flight(json!("aws_ec2"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,16 +594,7 @@ fn aws_dynamodb_txn_window_runs_10_minutes_from_completion() {
 
 #[test]
 fn aws_dynamodb_txn_in_flight_is_rejected_and_retries_see_it_complete() {
-    let t = expect(
-        &overlapping(json!("aws_dynamodb_txn")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    let t = rejects_in_flight(json!("aws_dynamodb_txn"));
     has_line(&t, 8_010, "effect r0 committed for intent 0");
     has_line(
         &t,
@@ -713,16 +655,7 @@ fn paypal_orders_a_retry_returns_the_latest_status() {
 
 #[test]
 fn paypal_orders_in_progress_reuse_and_per_call_type_keys() {
-    let t = expect(
-        &overlapping(json!("paypal_orders")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    rejects_in_flight(json!("paypal_orders"));
     // PAYPAL_REQUEST_ID_PREVIOUSLY_USED.
     expect(
         &changed_args(json!("paypal_orders")),
@@ -772,16 +705,7 @@ fn adyen_keeps_keys_31_days() {
 
 #[test]
 fn adyen_rejects_a_concurrent_duplicate_with_a_retryable_409() {
-    let t = expect(
-        &overlapping(json!("adyen")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    let t = rejects_in_flight(json!("adyen"));
     has_line(&t, 7_020, "worker 0: op 0 dispatched -> unknown");
     assert_eq!(t.metrics.time_to_outcome_ms, vec![11_040]);
     // A mismatch (not documented) is modelled as rejection.
@@ -867,26 +791,8 @@ fn azure_repeatable_replays_2xx_answers_409_in_progress_and_rejects_a_mismatch()
         5_010,
         "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
     );
-    let t = expect(
-        &overlapping(json!("azure_repeatable")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
-    let t = expect(
-        &changed_args(json!("azure_repeatable")),
-        "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
-    );
-    has_line(
-        &t,
-        5_010,
-        "attempt 2: key k1 was first used with params 1 -> 422 key reused with other parameters",
-    );
+    rejects_in_flight(json!("azure_repeatable"));
+    rejects_changed_arguments(json!("azure_repeatable"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -924,16 +830,7 @@ fn checkout_keeps_keys_24_hours_and_answers_409_while_processing() {
         86_400_010,
         "attempt 2: key k1 expired and was forgotten",
     );
-    let t = expect(
-        &overlapping(json!("checkout")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    rejects_in_flight(json!("checkout"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -996,16 +893,7 @@ fn payload_hash_lambda_deletes_the_record_on_error() {
 
 #[test]
 fn payload_hash_lambda_in_progress_is_rejected_until_it_expires_after_30_s() {
-    let t = expect(
-        &overlapping(json!("payload_hash_lambda")),
-        "same_key",
-        c(1, 1, 0, 0, 0, 0, 3),
-    );
-    has_line(
-        &t,
-        7_010,
-        "attempt 2: key k1 in progress -> 409 in progress",
-    );
+    rejects_in_flight(json!("payload_hash_lambda"));
     // The provider dies after claiming the record at 10 ms: an INPROGRESS record, no effect.
     let crash = json!({ "crash_provider": { "attempt": 1 } });
     let before = set(
