@@ -85,3 +85,33 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(strategies::config(
+        64,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/proptest-regressions/prop_guarantees_reconcile.txt"),
+    ))]
+
+    /// `journal_reconcile` under its own assumptions (its file header): keys that expire
+    /// quickly, a read-back by key that sees every committed effect within the visibility
+    /// bound, a bound above processing and lag, no late network duplicate, no processing
+    /// slower than the bound: no duplicate even though retries outlive the key.
+    #[test]
+    fn journal_reconcile_never_duplicates_when_keys_expire(
+        mut world in strategies::world(),
+        (provider, bound) in strategies::expiring_key_provider(),
+    ) {
+        world["provider"] = provider;
+        world["network"]["duplicate"] = serde_json::json!(0);
+        let latency = world["network"]["latency_ms"]["max"].as_u64().unwrap();
+        world["executor"]["visibility_bound_ms"] = serde_json::json!(bound + 2 * latency + 1);
+        // No scripted processing longer than the bound.
+        if let Some(faults) = world["faults"].as_array_mut() {
+            faults.retain(|f| f.get("slow_processing").is_none());
+        }
+        let m = Model::from_json(&world.to_string(), "generated")
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let r = run_seeds(&m, design::find("journal_reconcile").unwrap(), 0..SEEDS);
+        prop_assert_eq!(r.duplicate_effects, 0);
+    }
+}

@@ -12,9 +12,8 @@
 //! can mistake a genuine repeat for this one), and no copy of an old request arrives after
 //! its key expired (a late network duplicate executes again). Under those, it holds even
 //! when the provider's key has expired. Without a lease, two workers recovering one
-//! operation may both act on it. (`tests/prop_guarantees.rs` checks it only under the
-//! keyed-provider assumptions; the expired-key case is shown by the `retention_expired`
-//! window.)
+//! operation may both act on it. (`tests/prop_guarantees.rs` checks exactly this, with keys that
+//! expire between retries.)
 
 use super::journaled::{Journaled, Policy};
 use super::{Design, Executor};

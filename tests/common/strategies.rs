@@ -230,3 +230,30 @@ pub fn config(cases: u32, regressions: &'static str) -> ProptestConfig {
         ..ProptestConfig::default()
     }
 }
+
+/// Contracts `journal_reconcile` relies on when keys expire: the provider deduplicates the
+/// caller's key atomically but keeps it only briefly; a read-back by key sees every committed
+/// effect within a lag; returns the lag and processing bounds too, so that the executor's
+/// visibility bound can be set above processing plus lag.
+pub fn expiring_key_provider() -> impl Strategy<Value = (Value, u64)> {
+    (
+        prop_oneof![Just("reject"), Just("wait")],
+        prop_oneof![Just("reject"), Just("return_original")],
+        1..20_000u64,
+        range(3_000),
+        range(3_000),
+        (ratio(6), ratio(6), ratio(10)),
+    )
+        .prop_map(
+            |(in_flight, mismatch, retention, lag, processing, (before, after, crash))| {
+                let bound = lag["max"].as_u64().unwrap() + processing["max"].as_u64().unwrap();
+                let p = json!({ "dedup": "by_key", "key_source": "client", "key_scope": "tenant",
+                "atomicity": "atomic", "in_flight": in_flight, "mismatch": mismatch,
+                "stored_outcomes": "all", "replay": "stored_response", "lookup": "by_key",
+                "retention_ms": retention, "visibility_lag_ms": lag, "processing_ms": processing,
+                "error_before_commit": before, "error_after_commit": after,
+                "crash_during_processing": crash });
+                (p, bound)
+            },
+        )
+}
