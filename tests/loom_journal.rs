@@ -113,7 +113,7 @@ fn stale_holder(fenced: bool) -> OpState {
     let j1 = j.clone();
     let successor = thread::spawn(move || {
         let fence = j1
-            .claim(op, holder(1), 100, LEASE_MS)
+            .acquire(op, holder(1), 100, LEASE_MS)
             .expect("the old lease expired");
         j1.record(op, fence, OpState::Confirmed, 100);
     });

@@ -441,16 +441,6 @@ impl SharedJournal {
         lock(&self.0).create(call, key, owner, now)
     }
 
-    pub fn claim(
-        &self,
-        id: OpId,
-        holder: Holder,
-        now: Millis,
-        lease_ms: Millis,
-    ) -> Result<u64, Option<Lease>> {
-        lock(&self.0).claim(id, holder, now, lease_ms)
-    }
-
     pub fn record(&self, id: OpId, fence: u64, state: OpState, now: Millis) -> bool {
         lock(&self.0).record(id, fence, state, now)
     }
