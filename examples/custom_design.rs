@@ -16,8 +16,8 @@ use retrylab::design::{Design, ExecCtx, Executor, OpState};
 use retrylab::model::{ExecutorModel, Lookup, Model};
 use retrylab::report::{DesignResult, Report, table};
 use retrylab::run::run_seeds;
-use retrylab::world::ids::{AttemptId, OpId};
-use retrylab::world::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
+use retrylab::vocab::ids::{AttemptId, OpId};
+use retrylab::vocab::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
 
 /// The design: a name, a summary and a factory of executors (one per worker incarnation).
 pub struct CheckThenCreate;

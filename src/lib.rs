@@ -9,6 +9,7 @@
 //!
 //! - [`sim`]: virtual time, the event queue and the one choice point ([`sim::Chooser`]);
 //! - [`model`]: JSON scenario files with path-precise errors;
+//! - [`vocab`]: identifiers, protocol messages and the trace, shared by world and designs;
 //! - [`world`]: the simulated components and the event loop;
 //! - [`design`]: executor designs, the [`design::Design`] trait and the journal;
 //! - [`check`]: metrics against the ground-truth ledger;
@@ -23,4 +24,5 @@ pub mod report;
 pub mod run;
 pub mod sim;
 pub mod sync;
+pub mod vocab;
 pub mod world;

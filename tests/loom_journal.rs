@@ -17,8 +17,8 @@ use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 use retrylab::design::journal::{Holder, OpState, SharedJournal};
 use retrylab::model::Durability;
-use retrylab::world::ids::{OpId, WorkerId};
-use retrylab::world::protocol::ToolCall;
+use retrylab::vocab::ids::{OpId, WorkerId};
+use retrylab::vocab::protocol::ToolCall;
 
 const LEASE_MS: u64 = 50;
 

@@ -16,9 +16,9 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 use retrylab::model::Atomicity;
-use retrylab::world::ids::{Key, Params, ResourceId, Tenant};
+use retrylab::vocab::ids::{Key, Params, ResourceId, Tenant};
+use retrylab::vocab::protocol::Reply;
 use retrylab::world::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
-use retrylab::world::protocol::Reply;
 
 fn key() -> ScopedKey {
     ScopedKey {

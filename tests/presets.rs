@@ -14,8 +14,8 @@ use retrylab::design::{Design, Executor};
 use retrylab::model::ExecutorModel;
 use retrylab::run::{Traced, run_traced};
 use retrylab::sim::{ChoiceVector, RandomChooser, ReplayChooser};
-use retrylab::world::ids::{AttemptId, Endpoint, Key, OpId};
-use retrylab::world::protocol::{Response, ToolCall};
+use retrylab::vocab::ids::{AttemptId, Endpoint, Key, OpId};
+use retrylab::vocab::protocol::{Response, ToolCall};
 use serde_json::{Value, json};
 
 const HOUR: u64 = 3_600_000;

@@ -7,9 +7,9 @@
 mod strategies;
 
 use proptest::prelude::*;
-use retrylab::world::ids::{Key, Params, ResourceId, Tenant};
+use retrylab::vocab::ids::{Key, Params, ResourceId, Tenant};
+use retrylab::vocab::protocol::Reply;
 use retrylab::world::keystore::{Claimed, KeyStore, Record, ScopedKey, Slot, Writer};
-use retrylab::world::protocol::Reply;
 
 fn key(k: u64) -> ScopedKey {
     ScopedKey {

@@ -9,8 +9,8 @@ use retrylab::design::context::ExecCtx;
 use retrylab::design::retrying::{Identity, Retrying};
 use retrylab::design::{Design, Executor};
 use retrylab::model::ExecutorModel;
-use retrylab::world::ids::{Key, OpId};
-use retrylab::world::protocol::ToolCall;
+use retrylab::vocab::ids::{Key, OpId};
+use retrylab::vocab::protocol::ToolCall;
 use serde_json::json;
 
 const ALL: [&str; 3] = ["no_dedup", "same_key", "new_key_after_replan"];

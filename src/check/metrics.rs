@@ -32,9 +32,9 @@
 use serde::Serialize;
 
 use crate::sim::Millis;
+use crate::vocab::protocol::COMPENSATION;
 use crate::world::World;
 use crate::world::agent::Told;
-use crate::world::protocol::COMPENSATION;
 use crate::world::workload::{MAX_STEPS, step_params};
 
 /// Totals over one or more runs.

@@ -7,9 +7,9 @@
 
 use super::journal::{Journal, OpState};
 use crate::sim::Millis;
-use crate::world::ids::*;
-use crate::world::protocol::{Request, ToolCall, ToolResult};
-use crate::world::trace::{Component, Trace};
+use crate::vocab::ids::*;
+use crate::vocab::protocol::{Request, ToolCall, ToolResult};
+use crate::vocab::trace::{Component, Trace};
 
 /// A command from an executor to the world.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use crate::model::Durability;
 use crate::sim::Millis;
 use crate::sync::{Mutex, MutexGuard, get_mut, lock};
-use crate::world::ids::*;
-use crate::world::protocol::ToolCall;
+use crate::vocab::ids::*;
+use crate::vocab::protocol::ToolCall;
 
 /// Lifecycle of an operation. `Unknown` is first-class: a transport error never becomes
 /// `Failed` by itself.

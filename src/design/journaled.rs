@@ -23,8 +23,8 @@ use super::Executor;
 use super::context::ExecCtx;
 use super::journal::{Holder, OpState};
 use crate::model::{ExecutorModel, Lookup};
-use crate::world::ids::{AttemptId, OpId, ResourceId};
-use crate::world::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
+use crate::vocab::ids::{AttemptId, OpId, ResourceId};
+use crate::vocab::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
 
 /// The switches that tell the designs of the family apart.
 #[derive(Clone, Copy, Debug)]

@@ -16,8 +16,8 @@ use super::journal::OpState;
 use super::retrying::{Verdict, classify};
 use super::{Design, Executor};
 use crate::model::ExecutorModel;
-use crate::world::ids::{AttemptId, OpId};
-use crate::world::protocol::{Request, Response, ToolCall, ToolResult};
+use crate::vocab::ids::{AttemptId, OpId};
+use crate::vocab::protocol::{Request, Response, ToolCall, ToolResult};
 
 pub struct LayeredRetries;
 

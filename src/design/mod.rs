@@ -25,8 +25,8 @@ pub use context::{ExecCommand, ExecCtx};
 pub use journal::{Journal, OpState, Operation};
 
 use crate::model::ExecutorModel;
-use crate::world::ids::{AttemptId, OpId};
-use crate::world::protocol::{Response, ToolCall};
+use crate::vocab::ids::{AttemptId, OpId};
+use crate::vocab::protocol::{Response, ToolCall};
 
 /// An executor design: a name and a factory of executors.
 pub trait Design: Send + Sync {

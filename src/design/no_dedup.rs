@@ -7,8 +7,8 @@ use super::context::ExecCtx;
 use super::retrying::{Identity, Retrying};
 use super::{Design, Executor};
 use crate::model::ExecutorModel;
-use crate::world::ids::OpId;
-use crate::world::protocol::ToolCall;
+use crate::vocab::ids::OpId;
+use crate::vocab::protocol::ToolCall;
 
 pub struct NoDedup;
 

@@ -12,8 +12,8 @@ use super::Executor;
 use super::context::ExecCtx;
 use super::journal::OpState;
 use crate::model::ExecutorModel;
-use crate::world::ids::{AttemptId, Key, OpId};
-use crate::world::protocol::{Reply, Request, Response, ToolCall, ToolResult};
+use crate::vocab::ids::{AttemptId, Key, OpId};
+use crate::vocab::protocol::{Reply, Request, Response, ToolCall, ToolResult};
 
 /// How a design maps a tool call to an operation record.
 pub trait Identity {

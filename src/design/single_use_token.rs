@@ -10,8 +10,8 @@ use super::context::ExecCtx;
 use super::retrying::{Identity, Retrying};
 use super::{Design, Executor};
 use crate::model::ExecutorModel;
-use crate::world::ids::{Key, OpId};
-use crate::world::protocol::ToolCall;
+use crate::vocab::ids::{Key, OpId};
+use crate::vocab::protocol::ToolCall;
 
 pub struct SingleUseToken;
 

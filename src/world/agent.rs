@@ -7,13 +7,13 @@
 //! ask the user (tell them it is unresolved). After `max_calls` calls it reports what it last
 //! saw: a failure as failure, an unknown as unresolved.
 
-use super::ids::*;
-use super::protocol::{COMPENSATION, compensation_params};
-use super::protocol::{ToolCall, ToolResult};
-use super::trace::{Component, Trace};
 use super::workload::{Intent, MAX_STEPS, step_params};
 use crate::model::{AgentModel, Reaction, StepFailure};
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+use crate::vocab::ids::*;
+use crate::vocab::protocol::{COMPENSATION, compensation_params};
+use crate::vocab::protocol::{ToolCall, ToolResult};
+use crate::vocab::trace::{Component, Trace};
 
 /// What the user is finally told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 //! and status polls are not counted and never hit by a scripted fault, so "drop the reply of
 //! attempt 1" means the first request that can commit, whatever a design reads first.
 
-use super::ids::{AttemptId, Region, WorkerId};
 use crate::model::{CrashPoint, Fault, Paused};
 use crate::sim::Millis;
+use crate::vocab::ids::{AttemptId, Region, WorkerId};
 
 #[derive(Clone, Debug, Default)]
 pub struct Faults {

@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use super::ids::*;
-use super::protocol::Reply;
 use crate::model::Atomicity;
 use crate::sim::Millis;
 use crate::sync::{Mutex, get_mut, lock};
+use crate::vocab::ids::*;
+use crate::vocab::protocol::Reply;
 
 /// A key within the scope the provider checks it in: per account, per account and endpoint,
 /// or global.

@@ -3,9 +3,9 @@
 //! Written by the provider as it commits; read only by checkers and metrics. No design can
 //! reach it.
 
-use super::ids::*;
-pub use super::protocol::COMPENSATION;
 use crate::sim::Millis;
+use crate::vocab::ids::*;
+pub use crate::vocab::protocol::COMPENSATION;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effect {

@@ -7,24 +7,21 @@
 
 pub mod agent;
 pub mod faults;
-pub mod ids;
 pub mod keystore;
 pub mod ledger;
 pub mod network;
-pub mod protocol;
 pub mod provider;
-pub mod trace;
 pub mod workers;
 pub mod workload;
 
+use crate::vocab::ids::*;
+use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
+use crate::vocab::trace::{Component, Trace};
 use agent::{Act, Agent, AgentOut};
 use faults::Faults;
-use ids::*;
 use ledger::Ledger;
 use network::{Network, Transit};
-use protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
 use provider::{Provider, ProviderOut};
-use trace::{Component, Trace};
 use workers::Worker;
 use workload::Workload;
 

@@ -1,9 +1,9 @@
 //! The network between executor and provider: latency, loss and duplication of each message.
 
 use super::faults::Faults;
-use super::ids::AttemptId;
 use crate::model::NetworkModel;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+use crate::vocab::ids::AttemptId;
 
 /// What happens to one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

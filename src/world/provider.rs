@@ -9,13 +9,13 @@
 use std::fmt;
 
 use super::faults::Faults;
-use super::ids::*;
 use super::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
 use super::ledger::Effect;
-use super::protocol::{LookupQuery, Reply, Request, RequestKind};
-use super::trace::{Component, Trace};
 use crate::model::*;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+use crate::vocab::ids::*;
+use crate::vocab::protocol::{LookupQuery, Reply, Request, RequestKind};
+use crate::vocab::trace::{Component, Trace};
 
 /// Something the provider asks the world to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -614,7 +614,7 @@ impl Provider {
 mod tests {
     use super::*;
     use crate::sim::RandomChooser;
-    use crate::world::protocol::ToolCall;
+    use crate::vocab::protocol::ToolCall;
 
     fn provider(lookup: &str) -> Provider {
         let config: ProviderModel = serde_json::from_value(serde_json::json!({

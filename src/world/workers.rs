@@ -4,8 +4,8 @@
 //! in memory) and bumps its incarnation, so timers and replies meant for the old process are
 //! recognised as stale. Calls that arrive while it is down wait in its inbox.
 
-use super::protocol::ToolCall;
 use crate::design::Executor;
+use crate::vocab::protocol::ToolCall;
 
 pub struct Worker {
     pub up: bool,

@@ -4,9 +4,9 @@
 //! carries the same parameters as the previous intent: the user really wants a second,
 //! identical resource, which a correct executor must not merge into the first.
 
-use super::ids::*;
 use crate::model::WorkloadModel;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+use crate::vocab::ids::*;
 
 /// Most actions one intent's workflow may have.
 pub const MAX_STEPS: u32 = 8;

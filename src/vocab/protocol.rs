@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::ids::*;
+use crate::vocab::ids::*;
 
 /// Endpoints (and workflow steps) from this number on are compensations: endpoint
 /// `COMPENSATION + k` undoes the effect of step `k`, named by its resource in the params.

@@ -1,0 +1,9 @@
+//! The vocabulary shared by the world and the designs: identifiers, the messages that cross
+//! the agent/executor/provider boundaries, and the trace.
+//!
+//! It sits below both `world` and `design`, so that neither imports the other's internals:
+//! the world runs designs, designs see only their `ExecCtx` and these types.
+
+pub mod ids;
+pub mod protocol;
+pub mod trace;
