@@ -19,23 +19,35 @@
 //!   resource another intent created: it was merged into that one. Every merged repeat is a
 //!   false success. (A merge answered without a receipt, a bare "already exists", counts
 //!   only as a false success.)
+//! - `true_failures`: told failure, and no effect was left behind.
+//! - `masked_mismatches`: a step reported done for a call whose arguments the agent had
+//!   changed, while no effect carries those arguments: the provider answered the changed call
+//!   as the original (or the executor did), and the agent believes the changed action happened.
 //! - `unresolved`: at the horizon the user was told nothing, or was told the outcome is
 //!   unresolved.
-//! - `unknown_ops`: operations that became unknown and were never resolved by the horizon.
+//!
+//! Operations are judged from the run's [`Outcome`]: the transport's view of when each became
+//! unknown, and the design's claims checked against the ledger.
+//! - `unknown_ops`: operations that became unknown (a timeout, a 5xx, a 409, a 412, a crash
+//!   with a create in flight) and were never truly resolved: no claim the ledger agrees with
+//!   (confirmed with a receipt of this intent's effect, or failed with no effect of its own).
+//! - `false_resolutions`: operations with a claim the ledger contradicts (confirmed on a
+//!   resource that is not this intent's, confirmed with no effect at all, or failed although
+//!   one of its sends committed).
 //! - `remote_calls`: requests the executors sent to the provider (every attempt and lookup);
 //!   divided by `intents` it is the retry amplification.
-//! - `reconciliation_ms`: for each operation that became unknown and was later resolved, the
-//!   time from its first unknown moment to its resolution.
+//! - `reconciliation_ms`: for each operation that became unknown and was later truly
+//!   resolved, the time from its first unknown moment to the first true resolution.
 //! - `time_to_outcome_ms`: for each intent the user was told success or failure about, the
 //!   time from its arrival to that message.
 
 use serde::Serialize;
 
+use super::outcome::{Claim, ClaimKind, End, Heard, Outcome, Told};
 use crate::sim::Millis;
 use crate::vocab::protocol::COMPENSATION;
 use crate::world::World;
-use crate::world::agent::Told;
-use crate::world::workload::{MAX_STEPS, step_params};
+use crate::world::workload::{Intent, MAX_STEPS, step_params};
 
 /// Totals over one or more runs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,25 +56,81 @@ pub struct Metrics {
     pub intents: u64,
     pub effects: u64,
     pub completed: u64,
+    pub true_failures: u64,
     pub duplicate_effects: u64,
     pub drifted_effects: u64,
     pub compensations: u64,
     pub false_success: u64,
     pub false_failure: u64,
     pub merged_repeats: u64,
+    pub masked_mismatches: u64,
     pub unresolved: u64,
     pub unknown_ops: u64,
+    pub false_resolutions: u64,
     pub remote_calls: u64,
     pub reconciliation_ms: Vec<Millis>,
     pub time_to_outcome_ms: Vec<Millis>,
 }
 
+/// What one run did wrong, for the properties (see [`crate::check::Property`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub duplicate_effects: u64,
+    pub false_success: u64,
+    pub false_failure: u64,
+    pub merged_repeats: u64,
+    pub drifted_effects: u64,
+    pub masked_mismatches: u64,
+    pub false_resolutions: u64,
+    /// The longest any operation stayed unknown before a true resolution or an escalation.
+    /// An operation still unknown at the end counts as unknown for longer than it was
+    /// observed (one more than the time from its unknown moment to the horizon), or forever
+    /// (`Millis::MAX`) when the run ended because nothing could change any more.
+    pub longest_unknown_ms: Millis,
+}
+
 impl Metrics {
     /// Adds the outcome of the run `world` just finished.
-    pub fn add_run(&mut self, world: &World<'_>) {
+    pub fn add_run(&mut self, world: &World<'_>) -> RunSummary {
+        self.add_outcome(&Outcome::of(world))
+    }
+
+    /// Adds one run's outcome; returns what the properties are evaluated on.
+    pub fn add_outcome(&mut self, o: &Outcome<'_>) -> RunSummary {
+        let before = self.clone_counts();
         self.seeds += 1;
-        self.remote_calls += world.remote_calls();
-        let intents = world.workload().intents();
+        self.remote_calls += o.remote_calls;
+        self.add_intents(o);
+        let longest_unknown_ms = self.add_operations(o);
+        RunSummary {
+            duplicate_effects: self.duplicate_effects - before.duplicate_effects,
+            false_success: self.false_success - before.false_success,
+            false_failure: self.false_failure - before.false_failure,
+            merged_repeats: self.merged_repeats - before.merged_repeats,
+            drifted_effects: self.drifted_effects - before.drifted_effects,
+            masked_mismatches: self.masked_mismatches - before.masked_mismatches,
+            false_resolutions: self.false_resolutions - before.false_resolutions,
+            longest_unknown_ms,
+        }
+    }
+
+    /// The counters a [`RunSummary`] is the difference of.
+    fn clone_counts(&self) -> RunSummary {
+        RunSummary {
+            duplicate_effects: self.duplicate_effects,
+            false_success: self.false_success,
+            false_failure: self.false_failure,
+            merged_repeats: self.merged_repeats,
+            drifted_effects: self.drifted_effects,
+            masked_mismatches: self.masked_mismatches,
+            false_resolutions: self.false_resolutions,
+            longest_unknown_ms: 0,
+        }
+    }
+
+    /// Per intent: its effects against what it asked for and what the user was told.
+    fn add_intents(&mut self, o: &Outcome<'_>) {
+        let intents = o.intents;
         // Effects per (intent, slot): slot k for step k, MAX + k for its compensation. On
         // the stack for small workloads: no allocation per seed.
         const SLOTS: usize = 2 * MAX_STEPS as usize;
@@ -74,7 +142,7 @@ impl Metrics {
             large.resize(intents.len() * SLOTS, 0);
             &mut large
         };
-        for effect in world.ledger().effects() {
+        for effect in o.effects {
             let i = effect.intent.0 as usize;
             let slot = if effect.step >= COMPENSATION {
                 self.compensations += 1;
@@ -87,7 +155,7 @@ impl Metrics {
             };
             counts[i * SLOTS + slot as usize] += 1;
         }
-        for intent in intents {
+        for (intent, heard) in intents.iter().zip(o.heard) {
             self.intents += 1;
             let c = &counts[intent.id.0 as usize * SLOTS..][..SLOTS];
             let (forward, undone) = c.split_at(MAX_STEPS as usize);
@@ -99,7 +167,8 @@ impl Metrics {
             let all_done = forward[..steps].iter().all(|&n| n >= 1);
             // An effect left behind: more of a step's effects than compensations of it.
             let left_behind = (0..steps).any(|k| forward[k] > undone[k]);
-            match world.agent().told(intent.id) {
+            self.masked_mismatches += masked_steps(o, intent, heard);
+            match heard.told {
                 Some((Told::Success, at)) => {
                     self.time_to_outcome_ms.push(at - intent.arrival_ms);
                     if all_done {
@@ -107,11 +176,11 @@ impl Metrics {
                     } else {
                         self.false_success += 1;
                         // Absorbed: the success named a resource another intent created.
-                        let receipt = world.agent().receipt(intent.id, 0);
+                        let receipt = heard.steps[0].and_then(|s| s.receipt);
                         let merged = forward[0] == 0
                             && intent.repeat_of.is_some()
                             && receipt.is_some_and(|r| {
-                                world.ledger().effects().iter().any(|e| {
+                                o.effects.iter().any(|e| {
                                     e.resource == r && e.intent != intent.id && e.step == 0
                                 })
                             });
@@ -120,15 +189,64 @@ impl Metrics {
                 }
                 Some((Told::Failure, at)) => {
                     self.time_to_outcome_ms.push(at - intent.arrival_ms);
-                    self.false_failure += u64::from(left_behind);
+                    if left_behind {
+                        self.false_failure += 1;
+                    } else {
+                        self.true_failures += 1;
+                    }
                 }
                 Some((Told::Unresolved, _)) | None => self.unresolved += 1,
             }
         }
-        let journal = world.journal();
-        self.unknown_ops += journal.unknown_count();
-        self.reconciliation_ms
-            .extend_from_slice(journal.reconciliation_ms());
+    }
+
+    /// Per operation: when it became unknown, and whether a true claim resolved it. Returns
+    /// the run's longest unknown period (see [`RunSummary::longest_unknown_ms`]).
+    fn add_operations(&mut self, o: &Outcome<'_>) -> Millis {
+        let claimed = o.claims.iter().map(|c| c.op.0 as usize + 1).max();
+        let n_ops = o.ops.len().max(claimed.unwrap_or(0));
+        let mut longest: Millis = 0;
+        with_scratch(n_ops, |judged: &mut [Judged]| {
+            with_scratch(o.effects.len(), |owners: &mut [Owner]| {
+                with_scratch(o.intents.len(), |steps: &mut [u32]| {
+                    let facts = Facts::of(o, judged, owners, steps);
+                    for c in o.claims {
+                        let true_claim = facts.agrees(c);
+                        let j = &mut facts.judged[c.op.0 as usize];
+                        j.false_claim |= !true_claim;
+                        let since = o.ops.get(c.op.0 as usize).and_then(|r| r.first_unknown_ms);
+                        if !true_claim || since.is_none_or(|t| c.at_ms < t) {
+                            continue;
+                        }
+                        if c.kind != ClaimKind::Escalated {
+                            j.resolved_at = j.resolved_at.or(Some(c.at_ms));
+                        }
+                        j.settled_at = j.settled_at.or(Some(c.at_ms));
+                    }
+                    for (j, record) in facts
+                        .judged
+                        .iter()
+                        .zip(o.ops.iter().map(Some).chain(std::iter::repeat(None)))
+                    {
+                        self.false_resolutions += u64::from(j.false_claim);
+                        let Some(since) = record.and_then(|r| r.first_unknown_ms) else {
+                            continue;
+                        };
+                        match j.resolved_at {
+                            Some(at) => self.reconciliation_ms.push(at - since),
+                            None => self.unknown_ops += 1,
+                        }
+                        let waited = match j.settled_at {
+                            Some(at) => at - since,
+                            None if o.end == End::Quiescent => Millis::MAX,
+                            None => o.end_ms.saturating_sub(since).saturating_add(1),
+                        };
+                        longest = longest.max(waited);
+                    }
+                })
+            })
+        });
+        longest
     }
 
     /// Adds totals of other runs (for merging parallel or sharded results).
@@ -137,14 +255,17 @@ impl Metrics {
         self.intents += other.intents;
         self.effects += other.effects;
         self.completed += other.completed;
+        self.true_failures += other.true_failures;
         self.duplicate_effects += other.duplicate_effects;
         self.drifted_effects += other.drifted_effects;
         self.compensations += other.compensations;
         self.false_success += other.false_success;
         self.false_failure += other.false_failure;
         self.merged_repeats += other.merged_repeats;
+        self.masked_mismatches += other.masked_mismatches;
         self.unresolved += other.unresolved;
         self.unknown_ops += other.unknown_ops;
+        self.false_resolutions += other.false_resolutions;
         self.remote_calls += other.remote_calls;
         self.reconciliation_ms
             .extend_from_slice(&other.reconciliation_ms);
@@ -160,6 +281,122 @@ impl Metrics {
             self.remote_calls as f64 / self.intents as f64
         }
     }
+}
+
+/// What the checker found about one operation.
+#[derive(Clone, Copy, Debug, Default)]
+struct Judged {
+    /// One of its sends committed an effect.
+    committed: bool,
+    false_claim: bool,
+    /// The first true claim of a resolution (confirmed or failed) after it became unknown.
+    resolved_at: Option<Millis>,
+    /// The same, escalations included.
+    settled_at: Option<Millis>,
+}
+
+/// The intent and step a resource was created for.
+#[derive(Clone, Copy, Debug, Default)]
+struct Owner {
+    intent: u32,
+    step: u32,
+    exists: bool,
+}
+
+/// The ledger, indexed for judging claims in one pass.
+struct Facts<'s> {
+    judged: &'s mut [Judged],
+    /// By resource id.
+    owners: &'s [Owner],
+    /// Per intent, a bit per forward step (0..8) and per compensation (8..16) with an effect.
+    steps: &'s [u32],
+}
+
+impl<'s> Facts<'s> {
+    fn of(
+        o: &Outcome<'_>,
+        judged: &'s mut [Judged],
+        owners: &'s mut [Owner],
+        steps: &'s mut [u32],
+    ) -> Self {
+        for e in o.effects {
+            if let Some(op) = o.op_of(e.attempt)
+                && let Some(j) = judged.get_mut(op.0 as usize)
+            {
+                j.committed = true;
+            }
+            if let Some(w) = owners.get_mut(e.resource.0 as usize) {
+                *w = Owner {
+                    intent: e.intent.0,
+                    step: e.step,
+                    exists: true,
+                };
+            }
+            if let Some(bits) = steps.get_mut(e.intent.0 as usize) {
+                *bits |= step_bit(e.step);
+            }
+        }
+        Facts {
+            judged,
+            owners,
+            steps,
+        }
+    }
+
+    /// Whether the ledger agrees with `c` (the same rule as [`Outcome::claim_is_true`]).
+    fn agrees(&self, c: &Claim) -> bool {
+        let (intent, step) = (c.intent.0.0, c.intent.1);
+        match c.kind {
+            ClaimKind::Confirmed(Some(r)) => self
+                .owners
+                .get(r.0 as usize)
+                .is_some_and(|w| w.exists && w.intent == intent && w.step == step),
+            ClaimKind::Confirmed(None) => self
+                .steps
+                .get(intent as usize)
+                .is_some_and(|bits| bits & step_bit(step) != 0),
+            ClaimKind::Failed => !self.judged[c.op.0 as usize].committed,
+            ClaimKind::Escalated => true,
+        }
+    }
+}
+
+fn step_bit(step: u32) -> u32 {
+    if step >= COMPENSATION {
+        1 << (MAX_STEPS + (step - COMPENSATION).min(MAX_STEPS - 1))
+    } else {
+        1 << step.min(MAX_STEPS - 1)
+    }
+}
+
+/// Calls `f` with `n` default values: on the stack when few, so that small runs allocate
+/// nothing per seed.
+fn with_scratch<T: Copy + Default, R>(n: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    let mut small = [T::default(); 32];
+    if n <= small.len() {
+        f(&mut small[..n])
+    } else {
+        f(&mut vec![T::default(); n])
+    }
+}
+
+/// Steps of `intent` reported done for a call with changed arguments of which no effect
+/// carries those arguments.
+fn masked_steps(o: &Outcome<'_>, intent: &Intent, heard: &Heard) -> u64 {
+    let mut n = 0;
+    for (k, s) in heard.steps[..intent.steps as usize].iter().enumerate() {
+        let Some(s) = s else { continue };
+        let asked = step_params(intent.params, k as u32);
+        if s.params == asked {
+            continue;
+        }
+        let applied = o
+            .effects
+            .iter()
+            .any(|e| e.intent == intent.id && e.step == k as u32 && e.params == s.params);
+        n += u64::from(!applied);
+    }
+    n
 }
 
 /// Nearest-rank percentiles of a sample; all `None` when it is empty.

@@ -9,6 +9,7 @@ use super::journal::{Journal, OpState};
 use crate::sim::Millis;
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Request, ToolCall, ToolResult};
+use crate::vocab::record::{Claim, ClaimKind};
 use crate::vocab::trace::{Component, Trace};
 
 /// A command from an executor to the world.
@@ -46,6 +47,9 @@ pub struct ExecCtx<'a> {
     pub(crate) out: &'a mut Vec<ExecCommand>,
     pub(crate) minted: &'a mut Minted,
     pub(crate) trace: &'a mut Trace,
+    /// What the design claims about its operations, for the checkers (never read back by
+    /// designs).
+    pub(crate) claims: &'a mut Vec<Claim>,
 }
 
 impl ExecCtx<'_> {
@@ -74,12 +78,15 @@ impl ExecCtx<'_> {
         self.journal
     }
 
-    /// Moves an operation to `state` and records the change.
+    /// Moves an operation to `state` and records the change. Entering `Confirmed` (with the
+    /// operation's receipt as it stands), `Failed` or `Escalated` is a claim the checkers
+    /// judge against the ledger.
     pub fn transition(&mut self, op: OpId, state: OpState) {
         let now = self.now;
         if let Some(before) = self.journal.transition(op, state, now)
             && before != state
         {
+            self.claim(op, state);
             let w = self.worker;
             self.trace.log(now, Component::Executor, || {
                 format!("{w}: {op} {} -> {}", before.name(), state.name())
@@ -92,6 +99,9 @@ impl ExecCtx<'_> {
     pub fn record(&mut self, op: OpId, fence: u64, state: OpState) -> bool {
         let before = self.journal.get(op).map(|o| o.state());
         let wrote = self.journal.record(op, fence, state, self.now);
+        if wrote && before != Some(state) {
+            self.claim(op, state);
+        }
         let (now, w) = (self.now, self.worker);
         match (wrote, before) {
             (true, Some(b)) if b != state => self.trace.log(now, Component::Executor, || {
@@ -109,9 +119,31 @@ impl ExecCtx<'_> {
     pub fn abandon(&mut self, op: OpId, state: OpState) {
         let now = self.now;
         self.journal.abandon(op, state, now);
+        // Told as `state` all the same: the checkers judge it like any claim.
+        self.claim(op, state);
         let w = self.worker;
         self.trace.log(now, Component::Executor, || {
             format!("{w}: {op} given up as {} (outcome unknown)", state.name())
+        });
+    }
+
+    /// Records what entering `state` claims about `op`, if anything.
+    fn claim(&mut self, op: OpId, state: OpState) {
+        let Some(o) = self.journal.get(op) else {
+            return;
+        };
+        let kind = match state {
+            OpState::Confirmed => ClaimKind::Confirmed(o.receipt),
+            OpState::Failed => ClaimKind::Failed,
+            OpState::Escalated => ClaimKind::Escalated,
+            _ => return,
+        };
+        let tag = o.call.tag;
+        self.claims.push(Claim {
+            op,
+            intent: (tag.0, tag.1),
+            at_ms: self.now,
+            kind,
         });
     }
 

@@ -241,6 +241,14 @@ impl Journaled {
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
         // Under a lease, the outcome is written only while this worker's fence is current.
+        let stale = self.fence.is_some_and(|f| !ctx.journal_ref().holds(op, f));
+        // The receipt is written with the state: the claim the world records names it.
+        if !stale
+            && let ToolResult::Success { resource } = result
+            && let Some(o) = ctx.journal().get_mut(op)
+        {
+            o.receipt = resource.or(o.receipt);
+        }
         match self.fence {
             Some(f) => {
                 if !ctx.record(op, f, state) {
@@ -264,9 +272,6 @@ impl Journaled {
             }
         }
         if let Some(o) = ctx.journal().get_mut(op) {
-            if let ToolResult::Success { resource } = result {
-                o.receipt = resource.or(o.receipt);
-            }
             o.busy = false;
         }
         self.report(ctx, op, result);

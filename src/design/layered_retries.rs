@@ -96,6 +96,13 @@ impl Layered {
 
     fn report(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
         if state == OpState::Confirmed {
+            // The receipt is written with the state: the claim the world records names it.
+            if let ToolResult::Success { resource } = result
+                && let Some(o) = ctx.journal().get_mut(op)
+                && o.owes_report
+            {
+                o.receipt = resource;
+            }
             ctx.transition(op, state);
         }
         if let Some(o) = ctx.journal().get_mut(op)

@@ -96,13 +96,16 @@ impl<I: Identity> Retrying<I> {
     }
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
+        // The receipt is written with the state: the claim the world records names it.
+        if let ToolResult::Success { resource } = result
+            && let Some(o) = ctx.journal().get_mut(op)
+        {
+            o.receipt = resource.or(o.receipt);
+        }
         ctx.transition(op, state);
         let Some(o) = ctx.journal().get_mut(op) else {
             return;
         };
-        if let ToolResult::Success { resource } = result {
-            o.receipt = resource.or(o.receipt);
-        }
         if o.owes_report {
             o.owes_report = false;
             let call = o.call;

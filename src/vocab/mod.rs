@@ -6,4 +6,5 @@
 
 pub mod ids;
 pub mod protocol;
+pub mod record;
 pub mod trace;

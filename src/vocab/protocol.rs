@@ -9,6 +9,9 @@ use crate::vocab::ids::*;
 /// `COMPENSATION + k` undoes the effect of step `k`, named by its resource in the params.
 pub const COMPENSATION: u32 = 100;
 
+/// Most actions one intent's workflow may have.
+pub const MAX_STEPS: u32 = 8;
+
 /// The parameters of a compensation of `resource`.
 pub fn compensation_params(resource: ResourceId) -> Params {
     Params(1 << 62 | u64::from(resource.0))

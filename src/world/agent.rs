@@ -15,24 +15,8 @@ use crate::vocab::protocol::{COMPENSATION, compensation_params};
 use crate::vocab::protocol::{ToolCall, ToolResult};
 use crate::vocab::trace::{Component, Trace};
 
-/// What the user is finally told.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Told {
-    Success,
-    Failure,
-    /// The agent admitted it does not know, or asked the user.
-    Unresolved,
-}
-
-impl Told {
-    pub fn name(self) -> &'static str {
-        match self {
-            Told::Success => "success",
-            Told::Failure => "failure",
-            Told::Unresolved => "unresolved",
-        }
-    }
-}
+pub use crate::vocab::record::Told;
+use crate::vocab::record::{Heard, StepSuccess};
 
 /// A reaction to a failure or an unknown outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +79,6 @@ struct IntentState {
     current: Option<(CallId, u32)>,
     /// The resource each forward step produced, when the executor said.
     receipts: [Option<ResourceId>; MAX_STEPS as usize],
-    told: Option<(Told, Millis)>,
 }
 
 impl IntentState {
@@ -120,6 +103,8 @@ pub struct Agent {
     calls: Vec<IntentId>,
     /// Call id → issues so far (a re-run of the call is one more issue).
     issues: Vec<u32>,
+    /// Per intent, what the user heard (read by the checkers through the run's outcome).
+    heard: Vec<Heard>,
 }
 
 impl Agent {
@@ -129,6 +114,7 @@ impl Agent {
             intents: Vec::new(),
             calls: Vec::new(),
             issues: Vec::new(),
+            heard: Vec::new(),
         }
     }
 
@@ -136,11 +122,17 @@ impl Agent {
         self.intents.clear();
         self.calls.clear();
         self.issues.clear();
+        self.heard.clear();
     }
 
     /// What the user was told about `intent`, and when.
     pub fn told(&self, intent: IntentId) -> Option<(Told, Millis)> {
-        self.intents.get(intent.0 as usize).and_then(|s| s.told)
+        self.heard.get(intent.0 as usize).and_then(|h| h.told)
+    }
+
+    /// What the user heard, per intent.
+    pub fn heard(&self) -> &[Heard] {
+        &self.heard
     }
 
     /// The resource the executor named when step `step` of `intent` succeeded.
@@ -165,8 +157,8 @@ impl Agent {
             compensation_calls: 0,
             current: None,
             receipts: [None; MAX_STEPS as usize],
-            told: None,
         });
+        self.heard.push(Heard::default());
         self.new_call(intent.id, now, trace)
     }
 
@@ -237,7 +229,7 @@ impl Agent {
     ) -> Option<AgentOut> {
         let intent = self.intent_of(call)?;
         let s = &self.intents[intent.0 as usize];
-        if s.told.is_some() || s.current != Some((call, issue)) {
+        if self.heard[intent.0 as usize].told.is_some() || s.current != Some((call, issue)) {
             trace.log(now, Component::Agent, || {
                 format!("{call} (issue {issue}): late result ({result}) ignored")
             });
@@ -272,6 +264,10 @@ impl Agent {
             };
         }
         s.receipts[s.step as usize] = resource;
+        self.heard[intent.0 as usize].steps[s.step as usize] = Some(StepSuccess {
+            params: s.params,
+            receipt: resource,
+        });
         if s.step + 1 < s.intent.steps {
             s.step += 1;
             s.params = step_params(s.intent.params, s.step);
@@ -315,7 +311,7 @@ impl Agent {
     ) -> Option<AgentOut> {
         let intent = self.intent_of(call)?;
         let s = &self.intents[intent.0 as usize];
-        if s.told.is_some() || s.current != Some((call, issue)) {
+        if self.heard[intent.0 as usize].told.is_some() || s.current != Some((call, issue)) {
             return None;
         }
         trace.log(now, Component::Agent, || {
@@ -387,10 +383,10 @@ impl Agent {
         trace: &mut Trace,
     ) -> Option<AgentOut> {
         let restart = self.config.on_step_failure == StepFailure::RestartWorkflow;
-        let s = &mut self.intents[intent.0 as usize];
-        if s.told.is_some() {
+        if self.heard[intent.0 as usize].told.is_some() {
             return None;
         }
+        let s = &mut self.intents[intent.0 as usize];
         match act {
             Act::RetrySame => {
                 let call = CallId(self.calls.iter().rposition(|&i| i == intent)? as u32 + 1);
@@ -421,7 +417,7 @@ impl Agent {
     }
 
     fn tell(&mut self, intent: IntentId, told: Told, now: Millis, trace: &mut Trace) {
-        self.intents[intent.0 as usize].told = Some((told, now));
+        self.heard[intent.0 as usize].told = Some((told, now));
         trace.log(now, Component::Agent, || {
             format!("{intent}: tells the user {}", told.name())
         });

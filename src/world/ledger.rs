@@ -10,6 +10,8 @@ pub use crate::vocab::protocol::COMPENSATION;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effect {
     pub resource: ResourceId,
+    /// The send that committed it (the world maps it to the operation that sent it).
+    pub attempt: AttemptId,
     pub intent: IntentId,
     /// The workflow step: 0, 1, ... for the intent's actions, [`COMPENSATION`] + k for the
     /// compensation of step k.

@@ -16,6 +16,7 @@ pub mod workload;
 
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
+use crate::vocab::record::{Claim, End, OpRecord};
 use crate::vocab::trace::{Component, Trace};
 use agent::{Act, Agent, AgentOut};
 use faults::Faults;
@@ -99,6 +100,8 @@ struct AttemptInfo {
     op: OpId,
     /// Waiting for a reply: neither answered, timed out, nor orphaned by a crash.
     open: bool,
+    /// A create (a read or a poll leaves nothing unknown when it fails).
+    create: bool,
 }
 
 /// A world for one model and one design, reusable across seeds.
@@ -119,6 +122,12 @@ pub struct World<'a> {
     attempts: Vec<AttemptInfo>,
     minted: Minted,
     remote_calls: u64,
+    /// Observer records for the checkers: each operation as the transport saw it, the
+    /// operation of each send, the design's claims, and how the run ended.
+    op_records: Vec<OpRecord>,
+    attempt_ops: Vec<OpId>,
+    claims: Vec<Claim>,
+    end: (End, Millis),
     trace: Trace,
     exec_out: Vec<ExecCommand>,
     provider_out: Vec<ProviderOut>,
@@ -143,6 +152,10 @@ impl<'a> World<'a> {
             attempts: Vec::new(),
             minted: Minted::default(),
             remote_calls: 0,
+            op_records: Vec::new(),
+            attempt_ops: Vec::new(),
+            claims: Vec::new(),
+            end: (End::Quiescent, 0),
             trace: Trace::new(trace),
             exec_out: Vec::new(),
             provider_out: Vec::new(),
@@ -167,6 +180,10 @@ impl<'a> World<'a> {
         self.minted = Minted::default();
         self.faults.reset();
         self.remote_calls = 0;
+        self.op_records.clear();
+        self.attempt_ops.clear();
+        self.claims.clear();
+        self.end = (End::Quiescent, 0);
         self.trace.clear();
     }
 
@@ -178,9 +195,11 @@ impl<'a> World<'a> {
         for w in 0..self.model.workers.count {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
         }
+        self.end = (End::Quiescent, 0);
         while let Some((at, seq, event)) = self.queue.pop_entry() {
             if at > self.model.horizon_ms {
-                break;
+                self.end = (End::Horizon, self.model.horizon_ms);
+                return;
             }
             self.now = at;
             let worker = self.event_worker(&event);
@@ -193,6 +212,7 @@ impl<'a> World<'a> {
             }
             self.handle(event, ch);
         }
+        self.end = (End::Quiescent, self.now);
     }
 
     /// The worker an executor event is for.
@@ -336,6 +356,7 @@ impl<'a> World<'a> {
             out: &mut out,
             minted: &mut self.minted,
             trace: &mut self.trace,
+            claims: &mut self.claims,
         };
         f(executor.as_mut(), &mut ctx);
         self.workers[worker.0 as usize].executor = Some(executor);
@@ -415,19 +436,26 @@ impl<'a> World<'a> {
     ) {
         let now = self.now;
         let index = attempt.0 as usize - 1;
+        let create = matches!(request.kind, RequestKind::Create { .. });
         if self.attempts.len() <= index {
             let unsent = AttemptInfo {
                 worker,
                 op,
                 open: false,
+                create: false,
             };
             self.attempts.resize(index + 1, unsent);
+            self.attempt_ops.resize(index + 1, op);
         }
         self.attempts[index] = AttemptInfo {
             worker,
             op,
             open: true,
+            create,
         };
+        self.attempt_ops[index] = op;
+        let record = self.op_record(op);
+        record.intent.get_or_insert((request.tag.0, request.tag.1));
         let request = Request {
             region: self.faults.region(attempt),
             ..request
@@ -478,6 +506,7 @@ impl<'a> World<'a> {
         }
         info.open = false;
         let (worker, op) = (info.worker, info.op);
+        self.unknown_from(attempt);
         self.trace.log(self.now, Component::Executor, || {
             format!("{worker}: {attempt} timed out")
         });
@@ -499,8 +528,16 @@ impl<'a> World<'a> {
         info.open = false;
         let (worker, op) = (info.worker, info.op);
         if self.crash_check(worker, attempt, CrashPoint::AfterReply, ch) {
+            // The reply died with the process: the outcome is unknown to the executor.
+            self.unknown_from(attempt);
             self.crash(worker, attempt, CrashPoint::AfterReply);
             return;
+        }
+        if matches!(
+            reply,
+            Reply::ServerError { .. } | Reply::InProgress | Reply::Expired
+        ) {
+            self.unknown_from(attempt);
         }
         self.trace.log(self.now, Component::Executor, || {
             format!("{worker}: reply to {attempt}: {reply}")
@@ -508,6 +545,25 @@ impl<'a> World<'a> {
         self.exec(worker, ch, |e, ctx| {
             e.on_response(ctx, op, attempt, Response::Reply(reply))
         });
+    }
+
+    /// The record of operation `op`, created on first use.
+    fn op_record(&mut self, op: OpId) -> &mut OpRecord {
+        let i = op.0 as usize;
+        if self.op_records.len() <= i {
+            self.op_records.resize(i + 1, OpRecord::default());
+        }
+        &mut self.op_records[i]
+    }
+
+    /// The transport lost track of `attempt` (a timeout, an indeterminate reply, its worker
+    /// crashed): if it was a create, its operation's outcome is unknown from now on.
+    fn unknown_from(&mut self, attempt: AttemptId) {
+        let a = self.attempts[attempt.0 as usize - 1];
+        if a.create {
+            let now = self.now;
+            self.op_record(a.op).first_unknown_ms.get_or_insert(now);
+        }
     }
 
     fn provider_commands(&mut self, out: &mut Vec<ProviderOut>, ch: &mut dyn Chooser) {
@@ -567,8 +623,13 @@ impl<'a> World<'a> {
 
     fn crash(&mut self, worker: WorkerId, attempt: AttemptId, point: CrashPoint) {
         self.workers[worker.0 as usize].crash();
-        for a in self.attempts.iter_mut().filter(|a| a.worker == worker) {
-            a.open = false;
+        for i in 0..self.attempts.len() {
+            let a = &mut self.attempts[i];
+            if a.worker == worker && a.open {
+                a.open = false;
+                // Its answer will never reach anyone.
+                self.unknown_from(AttemptId(i as u32 + 1));
+            }
         }
         self.journal.get_mut().crash(worker);
         let restart_at = self.now + self.model.workers.restart_delay_ms;
@@ -627,6 +688,26 @@ impl<'a> World<'a> {
 
     pub fn remote_calls(&self) -> u64 {
         self.remote_calls
+    }
+
+    /// Each operation as the transport saw it, by operation id.
+    pub fn op_records(&self) -> &[OpRecord] {
+        &self.op_records
+    }
+
+    /// The operation each send belonged to, by attempt number (attempt `n` at `n - 1`).
+    pub fn attempt_ops(&self) -> &[OpId] {
+        &self.attempt_ops
+    }
+
+    /// The design's claims about its operations, in the order made.
+    pub fn claims(&self) -> &[Claim] {
+        &self.claims
+    }
+
+    /// How the last run ended, and when.
+    pub fn end(&self) -> (End, Millis) {
+        self.end
     }
 
     pub fn trace(&self) -> &Trace {

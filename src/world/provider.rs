@@ -514,6 +514,7 @@ impl Provider {
         });
         out.push(ProviderOut::Commit(Effect {
             resource,
+            attempt: j.attempt,
             intent: j.request.tag.0,
             step: j.request.tag.1,
             tenant: j.request.tenant,

@@ -8,8 +8,7 @@ use crate::model::WorkloadModel;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
 use crate::vocab::ids::*;
 
-/// Most actions one intent's workflow may have.
-pub const MAX_STEPS: u32 = 8;
+pub use crate::vocab::protocol::MAX_STEPS;
 
 /// The arguments of step `step` of an intent whose first action has `params`.
 pub fn step_params(params: Params, step: u32) -> Params {

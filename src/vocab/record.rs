@@ -1,0 +1,83 @@
+//! What the world records of a run for the checkers: what the user heard, each operation as
+//! the transport saw it, and the design's claims. Produced by the world and the designs'
+//! context, read by [`crate::check`] through its `Outcome`.
+
+use crate::sim::Millis;
+use crate::vocab::ids::{IntentId, OpId, Params, ResourceId};
+use crate::vocab::protocol::MAX_STEPS;
+
+/// What the user was finally told about an intent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Told {
+    Success,
+    Failure,
+    /// The agent admitted it does not know, or asked the user.
+    Unresolved,
+}
+
+impl Told {
+    pub fn name(self) -> &'static str {
+        match self {
+            Told::Success => "success",
+            Told::Failure => "failure",
+            Told::Unresolved => "unresolved",
+        }
+    }
+}
+
+/// What the user heard about one intent, and what the agent believed each step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Heard {
+    /// The final message and when it was given; `None` if the user heard nothing.
+    pub told: Option<(Told, Millis)>,
+    /// Per forward step that the executor reported done: the arguments of the call it
+    /// reported it for, and the receipt it named.
+    pub steps: [Option<StepSuccess>; MAX_STEPS as usize],
+}
+
+/// A step the executor reported as done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepSuccess {
+    /// The arguments of the call that was reported done (an agent may have changed them).
+    pub params: Params,
+    pub receipt: Option<ResourceId>,
+}
+
+/// One operation as the transport saw it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpRecord {
+    /// The intent and step its calls serve (from its first send or claim).
+    pub intent: Option<(IntentId, u32)>,
+    /// When its outcome first became unknown to the executor, as the transport saw it.
+    pub first_unknown_ms: Option<Millis>,
+}
+
+/// What a design claimed about an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimKind {
+    /// The effect exists; `Some(r)` names the resource the design holds as its receipt.
+    Confirmed(Option<ResourceId>),
+    /// Nothing was committed by this operation.
+    Failed,
+    /// Handed to a human: no claim about the effect, but the uncertainty is owned.
+    Escalated,
+}
+
+/// A claim, and when it was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub op: OpId,
+    /// The intent and step of the operation's calls.
+    pub intent: (IntentId, u32),
+    pub at_ms: Millis,
+    pub kind: ClaimKind,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Nothing could change any more: no event left that can act.
+    Quiescent,
+    /// Cut off at the horizon with events still pending.
+    Horizon,
+}
