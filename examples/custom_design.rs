@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use retrylab::design::{Design, ExecCtx, Executor, OpState};
+use retrylab::explore::{self, Comparison};
 use retrylab::model::{ExecutorModel, Lookup, Model};
-use retrylab::report::{DesignResult, Report, table};
-use retrylab::run::run_seeds;
+use retrylab::report::{ReplayCommand, Report, table};
 use retrylab::vocab::ids::{AttemptId, OpId};
 use retrylab::vocab::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
 
@@ -133,18 +133,14 @@ pub fn compare(model_file: &str, seeds: u64) -> Report {
     model.provider.lookup = Lookup::Search;
     let same_key = retrylab::design::find("same_key").expect("built in");
     let designs: [&dyn Design; 2] = [&CheckThenCreate, same_key];
-    Report {
-        model: model.name.clone(),
-        first_seed: 0,
-        seed_count: seeds,
-        results: designs
-            .iter()
-            .map(|d| DesignResult {
-                design: d.name().to_string(),
-                metrics: run_seeds(&model, *d, 0..seeds),
-            })
-            .collect(),
-    }
+    let comparison = Comparison {
+        model: &model,
+        designs: &designs,
+        seeds: (0, seeds - 1),
+        extra_properties: &[],
+        keep_failures: 0,
+    };
+    explore::compare(&comparison, ReplayCommand::default(), &|_, _| {})
 }
 
 /// The models the example compares on: lost reply, genuine repeat, lagging search.

@@ -14,11 +14,13 @@
 //! - [`design`]: executor designs, the [`design::Design`] trait and the journal;
 //! - [`check`]: metrics against the ground-truth ledger;
 //! - [`report`]: tables and JSON;
+//! - [`explore`]: parallel sweeps, shrinking and expectation checks;
 //! - [`run`]: running seeds, or one traced run.
 
 pub mod check;
 pub mod cli;
 pub mod design;
+pub mod explore;
 pub mod model;
 pub mod report;
 pub mod run;

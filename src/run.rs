@@ -1,6 +1,6 @@
 //! Running a model: many seeds for metrics, or one run with its timeline and choices.
 
-use crate::check::Metrics;
+use crate::check::{Metrics, Property, RunSummary};
 use crate::design::Design;
 use crate::model::Model;
 use crate::sim::{Choice, ChoiceVector, Chooser, RandomChooser, Recorder};
@@ -28,6 +28,8 @@ pub fn run_seeds(
 #[derive(Clone, Debug)]
 pub struct Traced {
     pub metrics: Metrics,
+    /// What the properties are evaluated on.
+    pub summary: RunSummary,
     /// The timeline, one line per event.
     pub timeline: String,
     /// Every decision the run made, in order.
@@ -35,6 +37,14 @@ pub struct Traced {
 }
 
 impl Traced {
+    /// The properties without a parameter that this run violates.
+    pub fn violated(&self) -> Vec<Property> {
+        Property::PLAIN
+            .into_iter()
+            .filter(|p| !p.holds(&self.summary))
+            .collect()
+    }
+
     /// The choice vector that replays this run.
     pub fn vector(&self) -> ChoiceVector {
         ChoiceVector::from_choices(&self.choices)
@@ -48,9 +58,10 @@ pub fn run_traced(model: &Model, design: &dyn Design, chooser: &mut dyn Chooser)
     let mut recorder = Recorder::new(chooser);
     world.run(&mut recorder);
     let mut metrics = Metrics::default();
-    metrics.add_run(&world);
+    let summary = metrics.add_run(&world);
     Traced {
         metrics,
+        summary,
         timeline: world.trace().render(),
         choices: recorder.choices,
     }

@@ -1,4 +1,5 @@
-//! Every bundled model loads and `retrylab run` prints one row per listed design.
+//! Every bundled model loads and `retrylab run` prints two lines per listed design, within
+//! 100 columns.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,8 +36,17 @@ fn every_bundled_model_runs_every_listed_design() {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8(out.stdout).unwrap();
-        let rows: Vec<&str> = text.lines().skip(2).collect();
-        assert_eq!(rows.len(), model.designs.len(), "{}", file.display());
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{}: {line}", file.display());
+        }
+        let table: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("design "))
+            .skip(1)
+            .take_while(|l| !l.is_empty() && !l.starts_with("expectation"))
+            .collect();
+        assert_eq!(table.len(), 2 * model.designs.len(), "{}", file.display());
+        let rows: Vec<&str> = table.iter().step_by(2).copied().collect();
         for (row, design) in rows.iter().zip(&model.designs) {
             assert!(
                 row.starts_with(design.as_str()),

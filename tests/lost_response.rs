@@ -59,7 +59,7 @@ fn through_the_library() {
             (seeds, 0)
         };
         assert_eq!(m.unknown_ops, unknown, "{name}");
-        assert_eq!(m.reconciliation_ms.len() as u64, resolved, "{name}");
+        assert_eq!(m.reconciliation_ms.count(), resolved, "{name}");
     }
 }
 
@@ -139,6 +139,7 @@ fn one_design_one_seed_from_the_binary() {
             "same_key",
             "--seed",
             "42",
+            "--wide",
         ])
         .output()
         .unwrap();
@@ -151,12 +152,13 @@ fn one_design_one_seed_from_the_binary() {
     let rows: Vec<&str> = text.lines().skip(2).collect();
     assert_eq!(rows.len(), 1, "{text}");
     let cells: Vec<&str> = rows[0].split_whitespace().collect();
-    // design, intents, effects, completed, dup, drifted, comp, false_ok, false_fail, merged,
-    // unresolved, unknown_ops, calls/intent
+    // design, intents, effects, completed, true_fail, dup, drifted, comp, false_ok,
+    // false_fail, merged, masked, unresolved, unknown_ops, false_res, calls/intent
     assert_eq!(
-        &cells[..13],
+        &cells[..16],
         [
-            "same_key", "1", "1", "1", "0", "0", "0", "0", "0", "0", "0", "0", "2.00"
+            "same_key", "1", "1", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
+            "2.00"
         ]
     );
 }

@@ -41,8 +41,7 @@
 //! - `time_to_outcome_ms`: for each intent the user was told success or failure about, the
 //!   time from its arrival to that message.
 
-use serde::Serialize;
-
+use super::histogram::Histogram;
 use super::outcome::{Claim, ClaimKind, End, Heard, Outcome, Told};
 use crate::sim::Millis;
 use crate::vocab::protocol::COMPENSATION;
@@ -68,8 +67,8 @@ pub struct Metrics {
     pub unknown_ops: u64,
     pub false_resolutions: u64,
     pub remote_calls: u64,
-    pub reconciliation_ms: Vec<Millis>,
-    pub time_to_outcome_ms: Vec<Millis>,
+    pub reconciliation_ms: Histogram,
+    pub time_to_outcome_ms: Histogram,
 }
 
 /// What one run did wrong, for the properties (see [`crate::check::Property`]).
@@ -170,7 +169,7 @@ impl Metrics {
             self.masked_mismatches += masked_steps(o, intent, heard);
             match heard.told {
                 Some((Told::Success, at)) => {
-                    self.time_to_outcome_ms.push(at - intent.arrival_ms);
+                    self.time_to_outcome_ms.record(at - intent.arrival_ms);
                     if all_done {
                         self.completed += 1;
                     } else {
@@ -188,7 +187,7 @@ impl Metrics {
                     }
                 }
                 Some((Told::Failure, at)) => {
-                    self.time_to_outcome_ms.push(at - intent.arrival_ms);
+                    self.time_to_outcome_ms.record(at - intent.arrival_ms);
                     if left_behind {
                         self.false_failure += 1;
                     } else {
@@ -233,7 +232,7 @@ impl Metrics {
                             continue;
                         };
                         match j.resolved_at {
-                            Some(at) => self.reconciliation_ms.push(at - since),
+                            Some(at) => self.reconciliation_ms.record(at - since),
                             None => self.unknown_ops += 1,
                         }
                         let waited = match j.settled_at {
@@ -267,10 +266,8 @@ impl Metrics {
         self.unknown_ops += other.unknown_ops;
         self.false_resolutions += other.false_resolutions;
         self.remote_calls += other.remote_calls;
-        self.reconciliation_ms
-            .extend_from_slice(&other.reconciliation_ms);
-        self.time_to_outcome_ms
-            .extend_from_slice(&other.time_to_outcome_ms);
+        self.reconciliation_ms.merge(&other.reconciliation_ms);
+        self.time_to_outcome_ms.merge(&other.time_to_outcome_ms);
     }
 
     /// Remote calls per intent.
@@ -397,56 +394,4 @@ fn masked_steps(o: &Outcome<'_>, intent: &Intent, heard: &Heard) -> u64 {
         n += u64::from(!applied);
     }
     n
-}
-
-/// Nearest-rank percentiles of a sample; all `None` when it is empty.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Percentiles {
-    pub count: u64,
-    pub p50: Option<Millis>,
-    pub p90: Option<Millis>,
-    pub p99: Option<Millis>,
-    pub max: Option<Millis>,
-}
-
-impl Percentiles {
-    /// Percentiles of `values` (order does not matter).
-    pub fn of(values: &[Millis]) -> Percentiles {
-        let mut v = values.to_vec();
-        v.sort_unstable();
-        let rank = |p: u64| -> Option<Millis> {
-            let n = v.len() as u64;
-            if n == 0 {
-                return None;
-            }
-            // Nearest rank: the smallest value with at least p% of the sample at or below it.
-            let r = (p * n).div_ceil(100).max(1);
-            Some(v[(r - 1) as usize])
-        };
-        Percentiles {
-            count: v.len() as u64,
-            p50: rank(50),
-            p90: rank(90),
-            p99: rank(99),
-            max: v.last().copied(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<Millis> = (1..=100).rev().collect();
-        let p = Percentiles::of(&v);
-        assert_eq!(
-            (p.count, p.p50, p.p90, p.p99, p.max),
-            (100, Some(50), Some(90), Some(99), Some(100))
-        );
-        let p = Percentiles::of(&[7]);
-        assert_eq!((p.p50, p.p99, p.max), (Some(7), Some(7), Some(7)));
-        assert_eq!(Percentiles::of(&[]).p50, None);
-    }
 }

@@ -4,8 +4,12 @@
 //! what the user was told, each operation as the transport saw it, and the design's claims,
 //! which they judge against the ledger. Designs never see any of this.
 
+pub mod histogram;
 pub mod metrics;
 pub mod outcome;
+pub mod properties;
 
-pub use metrics::{Metrics, Percentiles, RunSummary};
+pub use histogram::{Histogram, Percentiles};
+pub use metrics::{Metrics, RunSummary};
 pub use outcome::Outcome;
+pub use properties::{Property, Violations};

@@ -1,26 +1,33 @@
-//! The command line: `run`, `trace`, `replay`, `designs`.
+//! The command line: `run`, `check`, `trace`, `replay`, `designs`.
 //!
-//! Exit codes: 0 success; 2 bad input (command line, model file, choice vector);
-//! 1 anything else (an output error).
+//! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`) or an output
+//! error; 2 bad input (command line, model file, choice vector).
 
-use std::io::{IsTerminal, Write};
+mod check;
+mod progress;
+mod run;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::check::Property;
 use crate::design::{self, Design};
 use crate::model::Model;
-use crate::report::{DesignResult, Report, json, table};
-use crate::run::{Traced, run_seeds, run_traced};
+use crate::report::ReplayCommand;
+use crate::run::{Traced, run_traced};
 use crate::sim::{ChoiceVector, RandomChooser, ReplayChooser};
 
 const AFTER_HELP: &str = "\
-Exit codes: 0 success, 2 bad input (arguments, model file, choice vector), 1 other errors.
+Exit codes: 0 success, 1 an expectation or --fail-on property failed, 2 bad input
+(arguments, model file, choice vector).
 
 Examples:
   retrylab run models/ticket_lost_response.json
-  retrylab run models/ticket_lost_response.json --design same_key --seeds 100000 --format json
+  retrylab run models/ticket_chaos.json --fail-on no_duplicate --show-failures 3
+  retrylab check models/*.json models/windows/*.json
   retrylab trace models/ticket_lost_response.json --design no_dedup --seed 3
   retrylab replay models/ticket_lost_response.json --design no_dedup --choices 12,40,7";
 
@@ -41,6 +48,10 @@ enum Command {
     /// Compare executor designs on a model over many seeds: one row per design.
     #[command(after_help = run_after_help())]
     Run(RunArgs),
+    /// Check the expectations in model files (`expect`): exit 0 when all are met, 1 when one
+    /// is not, with a shrunk counterexample and the command that replays it.
+    #[command(after_help = check_after_help())]
+    Check(CheckArgs),
     /// Print the event timeline of one run, its outcome and its choice vector.
     Trace(TraceArgs),
     /// Rerun from a recorded choice vector and print the same timeline.
@@ -84,6 +95,51 @@ struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Exit 1 when any seed violates one of these properties (comma-separated).
+    #[arg(long, value_name = "PROP,...", value_delimiter = ',', value_parser = parse_property)]
+    fail_on: Vec<Property>,
+    /// Print the first N violating seeds per design and property, with the command that
+    /// replays each.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    show_failures: usize,
+    /// Keep every column of the table (it no longer fits 100 columns).
+    #[arg(long)]
+    wide: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct CheckArgs {
+    /// Model files (JSON) with an `expect` section.
+    #[arg(required = true, value_name = "MODEL")]
+    models: Vec<PathBuf>,
+    /// Seeds per design, run as seeds FIRST..FIRST+N.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    seeds: u64,
+    /// First seed of the range.
+    #[arg(long, value_name = "FIRST", default_value_t = 0)]
+    first_seed: u64,
+}
+
+fn parse_property(s: &str) -> Result<Property, String> {
+    s.parse()
+}
+
+fn check_after_help() -> String {
+    let mut s = String::from(
+        "An expectation, in a model file:\n  \"expect\": {\"DESIGN\": {\"hold\": [\"no_duplicate\", \"resolved_within(60000)\"], \"violate\": [\"no_false_success\"]}}\n`hold`: no seed may violate the property; `violate`: at least one seed must.\n\nProperties:\n",
+    );
+    for p in Property::PLAIN
+        .into_iter()
+        .chain([Property::ResolvedWithin(0)])
+    {
+        let name = match p {
+            Property::ResolvedWithin(_) => "resolved_within(T)".to_string(),
+            _ => p.to_string(),
+        };
+        s.push_str(&format!("  {name:<22} {}\n", p.meaning()));
+    }
+    s.push_str("\nExit codes: 0 every expectation met, 1 one is not, 2 bad input.");
+    s
 }
 
 #[derive(clap::Args, Debug)]
@@ -112,16 +168,22 @@ struct ReplayArgs {
 
 fn run_after_help() -> String {
     let mut s = String::from("Columns of the table:\n");
-    for (name, meaning) in table::COLUMNS {
+    for (name, meaning) in crate::report::table::COLUMNS {
         s.push_str(&format!("  {name:<14} {meaning}\n"));
     }
-    s.push_str("\nExit codes: 0 success, 2 bad input, 1 other errors.");
+    s.push_str(&format!(
+        "\nProperties (for --fail-on): {}\n",
+        Property::names()
+    ));
+    s.push_str("\nExit codes: 0 success, 1 a --fail-on property was violated, 2 bad input.");
     s
 }
 
 /// An error with the exit code it deserves.
 #[derive(Debug)]
 pub enum CliError {
+    /// A property or an expectation failed; the report is already printed: exit 1.
+    Failed(String),
     /// Bad input: exit 2.
     Input(String),
     /// A refused model file, already one `FILE:LINE:COLUMN: PATH: message` line per
@@ -144,6 +206,10 @@ pub fn main() -> ExitCode {
             eprintln!("{lines}");
             ExitCode::from(2)
         }
+        Err(CliError::Failed(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(1)
+        }
         Err(CliError::Other(msg)) => {
             eprintln!("error: {msg}");
             ExitCode::from(1)
@@ -153,7 +219,8 @@ pub fn main() -> ExitCode {
 
 fn execute(command: Command) -> Result<(), CliError> {
     match command {
-        Command::Run(a) => run(a),
+        Command::Run(a) => run::run(a),
+        Command::Check(a) => check::check(a),
         Command::Trace(a) => trace(a),
         Command::Replay(a) => replay(a),
         Command::Designs => {
@@ -179,85 +246,33 @@ fn find_design(name: &str) -> Result<&'static dyn Design, CliError> {
     })
 }
 
-fn emit(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| CliError::Other(format!("cannot write the output: {e}")))
+/// The command that replays runs of the model at `path`, as the user can paste it.
+fn replay_command(path: &Path) -> ReplayCommand {
+    ReplayCommand {
+        program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
+        model_path: path.display().to_string(),
+    }
 }
 
-/// Seeds per progress step on long runs.
-const CHUNK: u64 = 1 << 16;
-
-fn run(a: RunArgs) -> Result<(), CliError> {
-    let model = load(&a.model)?;
-    let names: Vec<String> = if a.designs.is_empty() {
-        model.designs.clone()
-    } else {
-        a.designs.clone()
-    };
-    let designs = names
-        .iter()
-        .map(|n| find_design(n))
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(twice) = names
-        .iter()
-        .enumerate()
-        .find(|(i, n)| names[..*i].contains(n))
-    {
-        return Err(CliError::Input(format!(
-            "--design {}: named twice",
-            twice.1
-        )));
-    }
-    let (first, count) = match a.seed {
-        Some(s) => (s, 1),
-        None => (a.first_seed, a.seeds),
-    };
+/// Seeds `first..=first+count-1`, refused when empty or past `u64::MAX`.
+fn seed_range(first: u64, count: u64) -> Result<(u64, u64), CliError> {
     if count == 0 {
         return Err(CliError::Input("--seeds 0: run at least one seed".into()));
     }
-    first.checked_add(count - 1).ok_or_else(|| {
+    let last = first.checked_add(count - 1).ok_or_else(|| {
         CliError::Input(format!(
             "--first-seed {first} --seeds {count}: the seeds run past {}",
             u64::MAX
         ))
     })?;
-    let progress = count > CHUNK && std::io::stderr().is_terminal();
-    let results = designs
-        .iter()
-        .map(|d| {
-            let mut metrics = crate::check::Metrics::default();
-            let mut done = 0u64;
-            while done < count {
-                // Inclusive chunks, so that the last seed may be u64::MAX.
-                let n = CHUNK.min(count - done);
-                let start = first + done;
-                metrics.merge(&run_seeds(&model, *d, start..=start + (n - 1)));
-                done += n;
-                if progress {
-                    eprint!("\r{}: {}/{} seeds", d.name(), done, count);
-                }
-            }
-            if progress {
-                eprintln!();
-            }
-            DesignResult {
-                design: d.name().to_string(),
-                metrics,
-            }
-        })
-        .collect();
-    let report = Report {
-        model: model.name.clone(),
-        first_seed: first,
-        seed_count: count,
-        results,
-    };
-    emit(&match a.format {
-        Format::Table => table::render(&report),
-        Format::Json => json::render(&report),
-    })
+    Ok((first, last))
+}
+
+fn emit(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::Other(format!("cannot write the output: {e}")))
 }
 
 fn trace(a: TraceArgs) -> Result<(), CliError> {
@@ -296,13 +311,8 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
 
 /// The timeline, the outcome and the line that replays the run.
 fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced) -> String {
-    let m = &t.metrics;
     let mut s = format!("{header}\n\n{}\n", t.timeline);
-    s.push_str(&format!(
-        "outcome: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, unresolved {}, unknown ops {}, remote calls {}\n",
-        m.intents, m.effects, m.completed, m.duplicate_effects, m.drifted_effects, m.compensations, m.false_success,
-        m.false_failure, m.merged_repeats, m.unresolved, m.unknown_ops, m.remote_calls
-    ));
+    s.push_str(&render_outcome(t));
     let named: Vec<String> = t
         .choices
         .iter()
@@ -318,10 +328,40 @@ fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced) -> String {
         }
     ));
     s.push_str(&format!(
-        "replay: retrylab replay {} --design {} --choices '{}'\n",
-        path.display(),
-        d.name(),
-        t.vector()
+        "replay: {}\n",
+        replay_command(path).choices(d.name(), &t.vector().to_string())
+    ));
+    s
+}
+
+/// The outcome of one run: its counts and the properties it violates.
+fn render_outcome(t: &Traced) -> String {
+    let m = &t.metrics;
+    let mut s = format!(
+        "outcome: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, masked mismatches {}, unresolved {}, unknown ops {}, false resolutions {}, remote calls {}\n",
+        m.intents,
+        m.effects,
+        m.completed,
+        m.duplicate_effects,
+        m.drifted_effects,
+        m.compensations,
+        m.false_success,
+        m.false_failure,
+        m.merged_repeats,
+        m.masked_mismatches,
+        m.unresolved,
+        m.unknown_ops,
+        m.false_resolutions,
+        m.remote_calls
+    );
+    let violated: Vec<String> = t.violated().iter().map(|p| p.to_string()).collect();
+    s.push_str(&format!(
+        "violates: {}\n",
+        if violated.is_empty() {
+            "none".to_string()
+        } else {
+            violated.join(", ")
+        }
     ));
     s
 }

@@ -57,7 +57,35 @@ impl fmt::Display for ModelError {
 
 impl std::error::Error for ModelError {}
 
+/// Whether an expected property must hold on every seed or fail on at least one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    Hold,
+    Violate,
+}
+
+impl Want {
+    pub fn name(self) -> &'static str {
+        match self {
+            Want::Hold => "hold",
+            Want::Violate => "violate",
+        }
+    }
+}
+
 impl Model {
+    /// The expectations for `design`, parsed (the model was validated when it was read).
+    pub fn expectations(&self, design: &str) -> Vec<(crate::check::Property, Want)> {
+        let Some(e) = self.expect.get(design) else {
+            return Vec::new();
+        };
+        let hold = e.hold.iter().map(|s| (s, Want::Hold));
+        let violate = e.violate.iter().map(|s| (s, Want::Violate));
+        hold.chain(violate)
+            .filter_map(|(s, w)| s.parse().ok().map(|p| (p, w)))
+            .collect()
+    }
+
     /// Reads and checks a model file.
     pub fn load(path: &Path) -> Result<Model, ModelError> {
         let origin = path.display().to_string();

@@ -3,6 +3,8 @@
 //! Durations are integer milliseconds of virtual time (`*_ms`); probabilities are
 //! [`Ratio`]s; a [`Range`] is a constant or `{"min", "max"}` drawn uniformly.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 pub use super::provider::ProviderModel;
@@ -31,6 +33,20 @@ pub struct Model {
     /// Faults that happen exactly, beside the random ones.
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// What must hold, or must be violated, per design: checked by `retrylab check`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub expect: BTreeMap<String, Expectation>,
+}
+
+/// Properties (named as in [`crate::check::Property`]) that one design must satisfy on every
+/// seed (`hold`) or must violate on at least one (`violate`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    #[serde(default)]
+    pub hold: Vec<String>,
+    #[serde(default)]
+    pub violate: Vec<String>,
 }
 
 /// Intents arriving over time.

@@ -3,6 +3,7 @@
 //! Each check yields `(json path, message)`; the caller turns paths into positions.
 
 use super::schema::*;
+use crate::check::Property;
 use crate::design;
 
 type Problems = Vec<(String, String)>;
@@ -38,7 +39,37 @@ pub(super) fn check(m: &Model) -> Problems {
     for (i, f) in m.faults.iter().enumerate() {
         fault(&mut p, i, f, m.workers.count);
     }
+    expectations(&mut p, m);
     p
+}
+
+/// Every expectation names a design the model lists and known properties, each once.
+fn expectations(p: &mut Problems, m: &Model) {
+    for (name, e) in &m.expect {
+        if !m.designs.contains(name) {
+            let why = match design::find(name) {
+                Some(_) => "is not listed in `designs`; list it there to check it".to_string(),
+                None => format!(
+                    "unknown design; known designs: {}",
+                    design::names().join(", ")
+                ),
+            };
+            p.push((format!("expect.{name}"), format!("design \"{name}\" {why}")));
+        }
+        let mut seen: Vec<Property> = Vec::new();
+        for (list, names) in [("hold", &e.hold), ("violate", &e.violate)] {
+            for (i, text) in names.iter().enumerate() {
+                let path = format!("expect.{name}.{list}[{i}]");
+                match text.parse::<Property>() {
+                    Err(why) => p.push((path, why)),
+                    Ok(prop) if seen.contains(&prop) => {
+                        p.push((path, format!("{prop} is named twice for this design")))
+                    }
+                    Ok(prop) => seen.push(prop),
+                }
+            }
+        }
+    }
 }
 
 /// Every duration (a field ending in `_ms`, a fault's `ms`, and the bounds of a range under

@@ -1,15 +1,40 @@
 //! Reports of a comparison: one row per design, as a table or as JSON.
 
 pub mod json;
+pub mod stats;
 pub mod table;
 
-use crate::check::Metrics;
+use crate::check::{Metrics, Property, Violations};
+use crate::model::Want;
 
 /// The result of running one design over a set of seeds.
 #[derive(Clone, Debug)]
 pub struct DesignResult {
     pub design: String,
     pub metrics: Metrics,
+    /// Seeds violating each property evaluated.
+    pub violations: Violations,
+    /// Per property (same order), the first violating seeds kept (`--show-failures`).
+    pub failures: Vec<Vec<u64>>,
+    /// What the model expects of this design.
+    pub expect: Vec<(Property, Want)>,
+}
+
+impl DesignResult {
+    /// The expectations that this sweep did not meet.
+    pub fn unmet(&self) -> Vec<(Property, Want)> {
+        self.expect
+            .iter()
+            .copied()
+            .filter(|&(p, want)| {
+                let n = self.violations.of(p);
+                match want {
+                    Want::Hold => n > 0,
+                    Want::Violate => n == 0,
+                }
+            })
+            .collect()
+    }
 }
 
 /// A comparison of designs on one model over the same seeds.
@@ -19,4 +44,48 @@ pub struct Report {
     pub first_seed: u64,
     pub seed_count: u64,
     pub results: Vec<DesignResult>,
+    /// How to replay a seed: the command prefix and model path as the user gave them.
+    pub replay: ReplayCommand,
+}
+
+/// The command line that replays runs, as the user can paste it: the program as it was
+/// invoked (so that it works from a clone without `cargo install`) and the model path as
+/// given.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayCommand {
+    pub program: String,
+    pub model_path: String,
+}
+
+impl ReplayCommand {
+    /// The command that traces `seed` of `design`.
+    pub fn seed(&self, design: &str, seed: u64) -> String {
+        format!(
+            "{} trace {} --design {design} --seed {seed}",
+            shell_word(&self.program),
+            shell_word(&self.model_path)
+        )
+    }
+
+    /// The command that replays a choice vector of `design`.
+    pub fn choices(&self, design: &str, choices: &str) -> String {
+        format!(
+            "{} replay {} --design {design} --choices '{choices}'",
+            shell_word(&self.program),
+            shell_word(&self.model_path)
+        )
+    }
+}
+
+/// `word` quoted for a POSIX shell when it needs to be.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }

@@ -1,16 +1,57 @@
-//! The table form of a report: one row per design, columns explained by `COLUMNS`.
+//! The table form of a report.
+//!
+//! The default table fits 100 columns: two lines per design, the outcome of each intent as
+//! shares that add up to 100 % with their 95 % Wilson intervals below, duplicate effects and
+//! remote calls per intent, reconciliation time p50 (p99 below) in human units, and under the
+//! design's name the verdict of the model's expectations. `--wide` keeps every count on one
+//! line per design.
 
 use std::fmt::Write;
 
-use super::Report;
-use crate::check::{Metrics, Percentiles};
+use super::stats::{Rate, human_ms, shares_in_tenths, tenths_text};
+use super::{DesignResult, Report};
+use crate::check::Metrics;
+use crate::model::Want;
 
-/// Column headers and what each means (printed by `--help` and the README).
-pub const COLUMNS: [(&str, &str); 15] = [
+/// Column headers of the default table and what each means (printed by `--help`).
+pub const COLUMNS: [(&str, &str); 10] = [
+    (
+        "design",
+        "executor design under test; below it, the verdict of the model's expectations",
+    ),
+    ("completed", "intents told success whose effects exist"),
+    (
+        "true_fail",
+        "intents told failure with no effect left behind",
+    ),
+    ("false_ok", "intents told success without their effects"),
+    (
+        "false_fail",
+        "intents told failure with an effect left behind",
+    ),
+    (
+        "unresolved",
+        "intents the user heard nothing or 'unresolved' about",
+    ),
+    (
+        "dup/int",
+        "duplicate effects per intent (effects beyond one per intent)",
+    ),
+    ("calls", "remote calls per intent (retry amplification)"),
+    (
+        "recon",
+        "time from unknown to a true resolution: p50, p99 below",
+    ),
+    ("(below)", "95 % Wilson interval of each share, in percent"),
+];
+
+/// Column headers of `--wide` and what each means.
+pub const WIDE_COLUMNS: [(&str, &str); 20] = [
     ("design", "executor design under test"),
     ("intents", "intents the user expressed (all seeds)"),
     ("effects", "effects the provider committed (ground truth)"),
     ("completed", "told success, and the effect exists"),
+    ("true_fail", "told failure, and no effect was left behind"),
     ("dup", "duplicate effects: effects beyond one per intent"),
     ("drifted", "effects with arguments the user did not ask for"),
     ("comp", "compensating effects (undoing an earlier step)"),
@@ -21,82 +62,229 @@ pub const COLUMNS: [(&str, &str); 15] = [
         "genuine repeats suppressed (told success, no own effect)",
     ),
     (
-        "unresolved",
-        "user told nothing or 'unresolved' at the horizon",
+        "masked",
+        "changed calls reported done, changed arguments never applied",
     ),
-    ("unknown_ops", "operations still unknown at the horizon"),
+    ("unresolved", "user told nothing or 'unresolved' at the end"),
+    ("unknown_ops", "operations unknown and never truly resolved"),
+    (
+        "false_res",
+        "operations with a claim the ledger contradicts",
+    ),
     (
         "calls/intent",
         "remote calls per intent (retry amplification)",
     ),
-    ("recon_p50/p99", "time unknown before resolution, ms"),
+    ("recon_p50/p99", "time unknown before a true resolution, ms"),
     (
         "outcome_p50",
         "time from intent to success/failure message, ms",
     ),
+    ("viol_seeds", "seeds violating any property"),
+    (
+        "verdict",
+        "the model's expectations: ok, or how many failed",
+    ),
 ];
 
-fn cells(design: &str, m: &Metrics) -> [String; 15] {
-    let recon = Percentiles::of(&m.reconciliation_ms);
-    let outcome = Percentiles::of(&m.time_to_outcome_ms);
-    let ms = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+/// The outcome shares of one design, in the order of the columns.
+fn outcome_counts(m: &Metrics) -> [u64; 5] {
     [
-        design.to_string(),
-        m.intents.to_string(),
-        m.effects.to_string(),
-        m.completed.to_string(),
-        m.duplicate_effects.to_string(),
-        m.drifted_effects.to_string(),
-        m.compensations.to_string(),
-        m.false_success.to_string(),
-        m.false_failure.to_string(),
-        m.merged_repeats.to_string(),
-        m.unresolved.to_string(),
-        m.unknown_ops.to_string(),
-        format!("{:.2}", m.calls_per_intent()),
-        format!("{}/{}", ms(recon.p50), ms(recon.p99)),
-        ms(outcome.p50),
+        m.completed,
+        m.true_failures,
+        m.false_success,
+        m.false_failure,
+        m.unresolved,
     ]
 }
 
-/// The report as an aligned text table.
-pub fn render(report: &Report) -> String {
-    let rows: Vec<[String; 15]> = report
-        .results
-        .iter()
-        .map(|r| cells(&r.design, &r.metrics))
-        .collect();
-    let mut widths: Vec<usize> = COLUMNS.iter().map(|(h, _)| h.len()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
+/// `ok (N met)` or `FAIL (k of N)` (which ones are listed below the table), or `no
+/// expectations` when the
+/// model expects nothing of the design.
+pub fn verdict(r: &DesignResult) -> String {
+    match (r.expect.len(), r.unmet().len()) {
+        (0, _) => "no expectations".to_string(),
+        (n, 0) => format!("ok ({n} met)"),
+        (n, k) => format!("FAIL ({k} of {n})"),
     }
-    let mut out = String::new();
+}
+
+fn header(report: &Report) -> String {
     let last = report.first_seed + report.seed_count.saturating_sub(1);
-    let _ = writeln!(
-        out,
-        "model {}: {} seed{} per design (seeds {}..={})",
+    format!(
+        "model {}: {} seed{} per design (seeds {}..={})\n",
         report.model,
         report.seed_count,
         if report.seed_count == 1 { "" } else { "s" },
         report.first_seed,
         last
-    );
-    let line = |out: &mut String, row: &[String]| {
+    )
+}
+
+/// Lays out rows: the first column left-aligned, the others right-aligned, one space apart
+/// (two after the first).
+fn layout(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0; columns];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
         for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            let pad = w - cell.chars().count();
             if i == 0 {
-                let _ = write!(out, "{cell:<w$}");
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad + 1));
             } else {
-                let _ = write!(out, "  {cell:>w$}");
+                line.push(' ');
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
             }
         }
+        out.push_str(line.trim_end());
         out.push('\n');
-    };
-    let headers: Vec<String> = COLUMNS.iter().map(|(h, _)| h.to_string()).collect();
-    line(&mut out, &headers);
-    for row in &rows {
-        line(&mut out, row);
+    }
+    out
+}
+
+/// The report as the default two-line-per-design table, then what failed.
+pub fn render(report: &Report) -> String {
+    let mut rows: Vec<Vec<String>> =
+        vec![COLUMNS[..9].iter().map(|(h, _)| h.to_string()).collect()];
+    for r in &report.results {
+        let m = &r.metrics;
+        let counts = outcome_counts(m);
+        let tenths = shares_in_tenths(&counts);
+        let recon = m.reconciliation_ms.percentiles();
+        let human = |v: Option<u64>| v.map_or("-".to_string(), human_ms);
+        let per_intent = |x: u64| {
+            if m.intents == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.2}", x as f64 / m.intents as f64)
+            }
+        };
+        let mut first = vec![r.design.clone()];
+        first.extend(tenths.iter().map(|&t| tenths_text(t)));
+        first.push(per_intent(m.duplicate_effects));
+        first.push(per_intent(m.remote_calls));
+        first.push(human(recon.p50));
+        let mut second = vec![format!("  {}", verdict(r))];
+        second.extend(
+            counts
+                .iter()
+                .map(|&k| Rate::wilson(k, m.intents).interval_text()),
+        );
+        second.push(String::new());
+        second.push(String::new());
+        second.push(human(recon.p99));
+        rows.push(first);
+        rows.push(second);
+    }
+    let mut out = header(report);
+    out.push_str(
+        "outcome of each intent (95 % Wilson interval below), duplicate effects and remote calls\nper intent, reconciliation time p50 (p99 below), verdict of the model's expectations\n\n",
+    );
+    out.push_str(&layout(&rows));
+    out.push_str(&unmet_lines(report));
+    out
+}
+
+/// The report with every count on one line per design.
+pub fn render_wide(report: &Report) -> String {
+    let mut rows: Vec<Vec<String>> =
+        vec![WIDE_COLUMNS.iter().map(|(h, _)| h.to_string()).collect()];
+    for r in &report.results {
+        let m = &r.metrics;
+        let recon = m.reconciliation_ms.percentiles();
+        let outcome = m.time_to_outcome_ms.percentiles();
+        let ms = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let any_violation: u64 = r
+            .violations
+            .counts
+            .iter()
+            .map(|(_, n)| *n)
+            .max()
+            .unwrap_or(0);
+        rows.push(vec![
+            r.design.clone(),
+            m.intents.to_string(),
+            m.effects.to_string(),
+            m.completed.to_string(),
+            m.true_failures.to_string(),
+            m.duplicate_effects.to_string(),
+            m.drifted_effects.to_string(),
+            m.compensations.to_string(),
+            m.false_success.to_string(),
+            m.false_failure.to_string(),
+            m.merged_repeats.to_string(),
+            m.masked_mismatches.to_string(),
+            m.unresolved.to_string(),
+            m.unknown_ops.to_string(),
+            m.false_resolutions.to_string(),
+            format!("{:.2}", m.calls_per_intent()),
+            format!("{}/{}", ms(recon.p50), ms(recon.p99)),
+            ms(outcome.p50),
+            any_violation.to_string(),
+            verdict(r),
+        ]);
+    }
+    let mut out = header(report);
+    out.push_str(&layout(&rows));
+    out.push_str(&unmet_lines(report));
+    out
+}
+
+/// One line per expectation the sweep did not meet.
+fn unmet_lines(report: &Report) -> String {
+    let mut out = String::new();
+    for r in &report.results {
+        for (p, want) in r.unmet() {
+            let n = r.violations.of(p);
+            let _ = match want {
+                Want::Hold => writeln!(
+                    out,
+                    "expectation not met: {} must hold {p}, violated on {n} of {} seeds (`check` shrinks a counterexample)",
+                    r.design, report.seed_count
+                ),
+                Want::Violate => writeln!(
+                    out,
+                    "expectation not met: {} must violate {p} on some seed, none of {} did",
+                    r.design, report.seed_count
+                ),
+            };
+        }
+    }
+    out
+}
+
+/// The violating seeds kept by `--show-failures`, each with the command that replays it.
+pub fn render_failures(report: &Report) -> String {
+    let mut out = String::new();
+    for r in &report.results {
+        for ((p, n), seeds) in r.violations.counts.iter().zip(&r.failures) {
+            if seeds.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "\n{} violates {p} on {n} of {} seeds; the first {}:",
+                r.design,
+                report.seed_count,
+                seeds.len()
+            );
+            for &seed in seeds {
+                let _ = writeln!(
+                    out,
+                    "  seed {seed}: {}",
+                    report.replay.seed(&r.design, seed)
+                );
+            }
+        }
     }
     out
 }

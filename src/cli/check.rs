@@ -1,0 +1,151 @@
+//! `retrylab check`: the expectations of model files, as an exit code for CI.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use super::progress::Progress;
+use super::{CheckArgs, CliError, emit, load, render_outcome, replay_command, seed_range};
+use crate::explore::check::{Judged, expected_designs, judge_design};
+use crate::model::{Model, Want};
+
+pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
+    let (first, last) = seed_range(a.first_seed, a.seeds)?;
+    // Read every model before running anything: a bad file is bad input, whatever its place.
+    let mut models: Vec<(PathBuf, Model)> = Vec::new();
+    let mut refused = Vec::new();
+    for path in &a.models {
+        match load(path) {
+            Ok(m) => models.push((path.clone(), m)),
+            Err(CliError::Model(lines)) => refused.push(lines),
+            Err(e) => return Err(e),
+        }
+    }
+    if !refused.is_empty() {
+        return Err(CliError::Model(refused.join("\n")));
+    }
+    let count = last - first + 1;
+    let total: u64 = models
+        .iter()
+        .map(|(_, m)| expected_designs(m).len() as u64 * count)
+        .sum();
+    let progress = Progress::new(total);
+    let mut out = String::new();
+    let (mut met, mut unmet, mut empty) = (0, 0, 0);
+    for (path, model) in &models {
+        let _ = writeln!(
+            out,
+            "{} ({}): {count} seed{} per design (seeds {first}..={last})",
+            path.display(),
+            model.name,
+            if count == 1 { "" } else { "s" }
+        );
+        let designs = expected_designs(model);
+        if designs.is_empty() {
+            empty += 1;
+            out.push_str("  no expectations (add an \"expect\" section to check this model)\n");
+        }
+        let mut failed = Vec::new();
+        for d in designs {
+            progress.set_message(d.name());
+            for j in judge_design(model, d, (first, last), &|n| progress.advance(n)) {
+                out.push_str(&verdict_line(&j));
+                if j.met() {
+                    met += 1;
+                } else {
+                    unmet += 1;
+                    failed.push(j);
+                }
+            }
+        }
+        for j in &failed {
+            out.push_str(&explain(path, model, j));
+        }
+        out.push('\n');
+    }
+    progress.finish();
+    let _ = writeln!(
+        out,
+        "{} expectation{} in {} model{}: {met} met, {unmet} not met{}",
+        met + unmet,
+        if met + unmet == 1 { "" } else { "s" },
+        models.len(),
+        if models.len() == 1 { "" } else { "s" },
+        if empty > 0 {
+            format!("; {empty} model(s) without expectations")
+        } else {
+            String::new()
+        }
+    );
+    emit(&out)?;
+    if unmet > 0 {
+        return Err(CliError::Failed(format!(
+            "check: {unmet} expectation(s) not met"
+        )));
+    }
+    Ok(())
+}
+
+fn verdict_line(j: &Judged) -> String {
+    format!(
+        "  {:<4}  {:<24} {:<7}  {:<26} {} of {} seeds violate it\n",
+        if j.met() { "ok" } else { "FAIL" },
+        j.design,
+        j.want.name(),
+        j.property.to_string(),
+        j.violating,
+        j.seeds
+    )
+}
+
+/// Why an expectation failed: for a `hold`, the first violating seed shrunk, its timeline
+/// and the command that replays it.
+fn explain(path: &std::path::Path, model: &Model, j: &Judged) -> String {
+    let mut s = String::new();
+    match j.want {
+        Want::Violate => {
+            let _ = writeln!(
+                s,
+                "\nFAIL {} {}: expected at least one seed to violate {}, but none of {} did",
+                model.name, j.design, j.property, j.seeds
+            );
+        }
+        Want::Hold => {
+            let _ = writeln!(
+                s,
+                "\nFAIL {} {}: {} must hold on every seed; {} of {} seeds violate it",
+                model.name, j.design, j.property, j.violating, j.seeds
+            );
+            let Some(c) = &j.counterexample else {
+                return s;
+            };
+            let replay = replay_command(path);
+            let _ = writeln!(s, "first violating seed: {}", c.seed);
+            let _ = writeln!(s, "  {}", replay.seed(&j.design, c.seed));
+            let _ = writeln!(
+                s,
+                "shrunk to {} choice{} (from {}, in {} runs): {}",
+                c.shrunk.vector.0.len(),
+                if c.shrunk.vector.0.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                c.shrunk.original.0.len(),
+                c.shrunk.runs,
+                if c.shrunk.vector.0.is_empty() {
+                    "(every decision at its default)".to_string()
+                } else {
+                    c.shrunk.vector.to_string()
+                }
+            );
+            let _ = writeln!(s, "timeline of the shrunk run:\n{}", c.traced.timeline);
+            s.push_str(&render_outcome(&c.traced));
+            let _ = writeln!(
+                s,
+                "replay: {}",
+                replay.choices(&j.design, &c.shrunk.vector.to_string())
+            );
+        }
+    }
+    s
+}

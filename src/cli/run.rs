@@ -1,0 +1,82 @@
+//! `retrylab run`: every design of a model over the same seeds, one row each.
+
+use super::progress::Progress;
+use super::{CliError, Format, RunArgs, emit, find_design, load, replay_command, seed_range};
+use crate::check::Property;
+use crate::explore::{Comparison, compare};
+use crate::report::{Report, json, table};
+
+pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
+    let model = load(&a.model)?;
+    let names: Vec<String> = if a.designs.is_empty() {
+        model.designs.clone()
+    } else {
+        a.designs.clone()
+    };
+    let designs = names
+        .iter()
+        .map(|n| find_design(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find(|(i, n)| names[..*i].contains(n))
+    {
+        return Err(CliError::Input(format!(
+            "--design {}: named twice",
+            twice.1
+        )));
+    }
+    let (first, last) = match a.seed {
+        Some(s) => (s, s),
+        None => seed_range(a.first_seed, a.seeds)?,
+    };
+    let count = last - first + 1;
+    let progress = Progress::new(count.saturating_mul(designs.len() as u64));
+    let report = compare(
+        &Comparison {
+            model: &model,
+            designs: &designs,
+            seeds: (first, last),
+            extra_properties: &a.fail_on,
+            keep_failures: a.show_failures,
+        },
+        replay_command(&a.model),
+        &|design, n| {
+            progress.set_message(design);
+            progress.advance(n);
+        },
+    );
+    progress.finish();
+    let mut text = match a.format {
+        Format::Table if a.wide => table::render_wide(&report),
+        Format::Table => table::render(&report),
+        Format::Json => json::render(&report),
+    };
+    if matches!(a.format, Format::Table) && a.show_failures > 0 {
+        text.push_str(&table::render_failures(&report));
+    }
+    emit(&text)?;
+    fail_on(&report, &a.fail_on)
+}
+
+/// Exit 1 when a seed violated a property named by `--fail-on`.
+fn fail_on(report: &Report, props: &[Property]) -> Result<(), CliError> {
+    let mut lines = Vec::new();
+    for r in &report.results {
+        for &p in props {
+            let n = r.violations.of(p);
+            if n > 0 {
+                lines.push(format!(
+                    "--fail-on: {}: {p} violated on {n} of {} seeds",
+                    r.design, report.seed_count
+                ));
+            }
+        }
+    }
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Failed(lines.join("\n")))
+    }
+}
