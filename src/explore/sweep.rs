@@ -17,9 +17,16 @@ use crate::report::{DesignResult, ReplayCommand, Report};
 use crate::sim::RandomChooser;
 use crate::world::World;
 
-/// Seeds per unit of parallel work: large enough that merging costs little, small enough to
-/// balance two cores and to move a progress bar.
+/// Most seeds per unit of parallel work: large enough that merging costs little, small
+/// enough to move a progress bar.
 pub const CHUNK: u64 = 4096;
+
+/// Seeds per unit of work for a sweep of `count` seeds: about eight units per thread so
+/// that threads stay busy, between 16 and [`CHUNK`]. The result does not depend on it.
+fn chunk_for(count: u64) -> u64 {
+    let threads = rayon::current_num_threads() as u64;
+    (count / (threads * 8)).clamp(16, CHUNK)
+}
 
 /// The result of running one design over a range of seeds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +93,8 @@ impl Spec<'_> {
 /// (from any thread).
 pub fn sweep(spec: &Spec<'_>, progress: &(dyn Fn(u64) + Sync)) -> Sweep {
     let count = spec.count();
-    let chunks = count.div_ceil(CHUNK);
+    let chunk = chunk_for(count);
+    let chunks = count.div_ceil(chunk);
     let keep = spec.keep_failures;
     (0..chunks)
         .into_par_iter()
@@ -98,8 +106,8 @@ pub fn sweep(spec: &Spec<'_>, progress: &(dyn Fn(u64) + Sync)) -> Sweep {
                 )
             },
             |(world, chooser), i| {
-                let start = spec.seeds.0 + i * CHUNK;
-                let end = start + (CHUNK.min(count - i * CHUNK) - 1);
+                let start = spec.seeds.0 + i * chunk;
+                let end = start + (chunk.min(count - i * chunk) - 1);
                 let part = run_chunk(spec, world, chooser, start..=end);
                 progress(end - start + 1);
                 part
