@@ -23,6 +23,8 @@ pub enum ExecCommand {
     Timer {
         at_ms: Millis,
         tag: u64,
+        /// Set with [`ExecCtx::set_periodic_timer`]: acts only on unresolved operations.
+        periodic: bool,
     },
     Report {
         call: CallId,
@@ -171,6 +173,19 @@ impl ExecCtx<'_> {
         self.out.push(ExecCommand::Timer {
             at_ms: self.now.saturating_add(delay_ms),
             tag,
+            periodic: false,
+        });
+    }
+
+    /// Like [`set_timer`](Self::set_timer), for a timer that recurs (a recovery sweeper) and
+    /// acts only on operations that are not settled (confirmed, failed, compensated) or
+    /// escalated. The world ends a run once nothing but such timers is pending and every
+    /// operation is settled or escalated: from then on they could change nothing.
+    pub fn set_periodic_timer(&mut self, delay_ms: Millis, tag: u64) {
+        self.out.push(ExecCommand::Timer {
+            at_ms: self.now.saturating_add(delay_ms),
+            tag,
+            periodic: true,
         });
     }
 

@@ -519,7 +519,7 @@ impl Executor for Journaled {
         if tag == SWEEP {
             let every = self.config.sweep_ms.unwrap_or(u64::MAX);
             self.recover(ctx, false, every);
-            ctx.set_timer(every, SWEEP);
+            ctx.set_periodic_timer(every, SWEEP);
             return;
         }
         if tag & LEASE_WAIT != 0 {
@@ -530,7 +530,7 @@ impl Executor for Journaled {
 
     fn on_start(&mut self, ctx: &mut ExecCtx<'_>) {
         if let Some(every) = self.config.sweep_ms {
-            ctx.set_timer(every, SWEEP);
+            ctx.set_periodic_timer(every, SWEEP);
         }
     }
 

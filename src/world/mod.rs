@@ -28,7 +28,7 @@ use workload::Workload;
 
 use crate::design::context::Minted;
 use crate::design::journal::SharedJournal;
-use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
+use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal, OpState};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 
@@ -58,6 +58,7 @@ enum Event {
         worker: WorkerId,
         incarnation: u32,
         tag: u64,
+        periodic: bool,
     },
     AttemptTimeout {
         attempt: AttemptId,
@@ -79,6 +80,11 @@ enum Event {
 }
 
 impl Event {
+    /// A recurring executor timer that acts only on unresolved operations.
+    fn periodic(&self) -> bool {
+        matches!(self, Event::ExecTimer { periodic: true, .. })
+    }
+
     /// The component whose pause holds this event back.
     fn component(&self) -> Option<Paused> {
         match self {
@@ -109,6 +115,9 @@ pub struct World<'a> {
     model: &'a Model,
     design: &'a dyn Design,
     queue: EventQueue<Event>,
+    /// Pending events other than periodic timers: when none is left and every operation is
+    /// settled or escalated, nothing can change any more.
+    aperiodic: usize,
     now: Millis,
     faults: Faults,
     workload: Workload,
@@ -139,6 +148,7 @@ impl<'a> World<'a> {
             model,
             design,
             queue: EventQueue::default(),
+            aperiodic: 0,
             now: 0,
             faults: Faults::new(&model.faults),
             workload: Workload::new(model.workload.clone()),
@@ -164,6 +174,7 @@ impl<'a> World<'a> {
 
     fn reset(&mut self) {
         self.queue.clear();
+        self.aperiodic = 0;
         self.now = 0;
         self.workload.clear();
         self.agent.clear();
@@ -191,12 +202,19 @@ impl<'a> World<'a> {
     /// decision from `ch`.
     pub fn run(&mut self, ch: &mut dyn Chooser) {
         self.reset();
-        self.queue.push(0, Event::Arrival);
+        self.push(0, Event::Arrival);
         for w in 0..self.model.workers.count {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
         }
         self.end = (End::Quiescent, 0);
         while let Some((at, seq, event)) = self.queue.pop_entry() {
+            if event.periodic() {
+                if self.aperiodic == 0 && self.settled() {
+                    break;
+                }
+            } else {
+                self.aperiodic -= 1;
+            }
             if at > self.model.horizon_ms {
                 self.end = (End::Horizon, self.model.horizon_ms);
                 return;
@@ -207,12 +225,27 @@ impl<'a> World<'a> {
                 .component()
                 .and_then(|c| self.faults.paused_until(c, worker, at))
             {
+                self.aperiodic += usize::from(!event.periodic());
                 self.queue.defer(until, seq, event);
                 continue;
             }
             self.handle(event, ch);
         }
         self.end = (End::Quiescent, self.now);
+    }
+
+    /// Queues `event` at `at_ms`.
+    fn push(&mut self, at_ms: Millis, event: Event) {
+        self.aperiodic += usize::from(!event.periodic());
+        self.queue.push(at_ms, event);
+    }
+
+    /// Every operation is settled or escalated: a periodic timer has nothing to act on.
+    fn settled(&self) -> bool {
+        self.journal
+            .lock()
+            .iter()
+            .all(|o| o.state().is_settled() || o.state() == OpState::Escalated)
     }
 
     /// The worker an executor event is for.
@@ -239,9 +272,9 @@ impl<'a> World<'a> {
                         None => format!("{} arrives ({})", intent.id, intent.tenant),
                     });
                 if let Some(t) = next {
-                    self.queue.push(t, Event::Arrival);
+                    self.push(t, Event::Arrival);
                 }
-                self.queue.push(now, Event::AgentStart(intent));
+                self.push(now, Event::AgentStart(intent));
             }
             Event::AgentStart(intent) => {
                 let out = self.agent.start(intent, now, &mut self.trace);
@@ -280,6 +313,7 @@ impl<'a> World<'a> {
                 worker,
                 incarnation,
                 tag,
+                ..
             } => {
                 if self.workers[worker.0 as usize].incarnation == incarnation {
                     self.exec(worker, ch, |e, ctx| e.on_timer(ctx, tag));
@@ -321,9 +355,8 @@ impl<'a> World<'a> {
             }) => {
                 let n = u64::from(self.model.workers.count);
                 let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
-                self.queue
-                    .push(self.now, Event::CallDelivered { worker, call });
-                self.queue.push(
+                self.push(self.now, Event::CallDelivered { worker, call });
+                self.push(
                     timeout_at_ms,
                     Event::AgentTimeout {
                         call: call.call,
@@ -332,7 +365,7 @@ impl<'a> World<'a> {
                 );
             }
             Some(AgentOut::Later { intent, act, at_ms }) => {
-                self.queue.push(at_ms, Event::AgentAct { intent, act });
+                self.push(at_ms, Event::AgentAct { intent, act });
             }
         }
     }
@@ -394,14 +427,19 @@ impl<'a> World<'a> {
                         break;
                     }
                 }
-                ExecCommand::Timer { at_ms, tag } => {
+                ExecCommand::Timer {
+                    at_ms,
+                    tag,
+                    periodic,
+                } => {
                     let incarnation = self.workers[worker.0 as usize].incarnation;
-                    self.queue.push(
+                    self.push(
                         at_ms,
                         Event::ExecTimer {
                             worker,
                             incarnation,
                             tag,
+                            periodic,
                         },
                     );
                 }
@@ -413,7 +451,7 @@ impl<'a> World<'a> {
                     self.trace.log(now, Component::Executor, || {
                         format!("{worker}: reports {result} for {call}")
                     });
-                    self.queue.push(
+                    self.push(
                         now,
                         Event::ToolResult {
                             call,
@@ -474,7 +512,7 @@ impl<'a> World<'a> {
                 request.kind
             )
         });
-        self.queue.push(
+        self.push(
             now + self.model.executor.timeout_ms,
             Event::AttemptTimeout { attempt },
         );
@@ -486,14 +524,12 @@ impl<'a> World<'a> {
                 latency_ms,
                 duplicate_ms,
             } => {
-                self.queue
-                    .push(now + latency_ms, Event::RequestArrives { attempt, request });
+                self.push(now + latency_ms, Event::RequestArrives { attempt, request });
                 if let Some(d) = duplicate_ms {
                     self.trace.log(now, Component::Network, || {
                         format!("request of {attempt} duplicated")
                     });
-                    self.queue
-                        .push(now + d, Event::RequestArrives { attempt, request });
+                    self.push(now + d, Event::RequestArrives { attempt, request });
                 }
             }
         }
@@ -577,14 +613,12 @@ impl<'a> World<'a> {
                                 format!("reply to {attempt} lost{}", scripted_note(scripted))
                             })
                         }
-                        Transit::Delivered { latency_ms, .. } => self
-                            .queue
-                            .push(now + latency_ms, Event::ReplyArrives { attempt, reply }),
+                        Transit::Delivered { latency_ms, .. } => {
+                            self.push(now + latency_ms, Event::ReplyArrives { attempt, reply })
+                        }
                     }
                 }
-                ProviderOut::Wake { job, at_ms } => {
-                    self.queue.push(at_ms, Event::ProviderWake { job })
-                }
+                ProviderOut::Wake { job, at_ms } => self.push(at_ms, Event::ProviderWake { job }),
                 ProviderOut::Commit(effect) => {
                     self.trace.log(now, Component::Ledger, || {
                         format!("effect {} committed for {}", effect.resource, effect.intent)
@@ -639,7 +673,7 @@ impl<'a> World<'a> {
                 point.name()
             )
         });
-        self.queue.push(restart_at, Event::WorkerRestart { worker });
+        self.push(restart_at, Event::WorkerRestart { worker });
     }
 
     fn restart(&mut self, worker: WorkerId, ch: &mut dyn Chooser) {
