@@ -64,7 +64,9 @@ impl ExecCtx<'_> {
         self.incarnation
     }
 
-    /// The operation records, shared by all workers; durable or volatile per the model.
+    /// The journal shared by all workers: the operation records and the executor's scratch
+    /// state beside them (durable or volatile per the model), leases, and the authorization
+    /// ledger.
     pub fn journal(&mut self) -> &mut Journal {
         self.journal
     }
