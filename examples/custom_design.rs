@@ -48,7 +48,7 @@ struct CheckThenCreateExecutor {
 impl CheckThenCreateExecutor {
     fn finish(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
         ctx.transition(op, state);
-        let call = ctx.journal_ref().get(op).map(|o| o.call);
+        let call = ctx.journal_ref().get(op).map(|o| o.call());
         if let Some(call) = call {
             ctx.report(&call, result);
         }
@@ -66,9 +66,12 @@ impl Executor for CheckThenCreateExecutor {
                 ctx.journal().create(&call, key, worker, now)
             }
         };
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.call = call;
-            o.attempts = 0;
+        // The record now serves this call (results go to it); the executor's scratch state
+        // starts a fresh budget for it.
+        let journal = ctx.journal();
+        journal.set_call(op, call);
+        if let Some(s) = journal.scratch_mut(op) {
+            s.attempts = 0;
         }
         // Check first.
         let search = Request::lookup(
@@ -102,14 +105,14 @@ impl Executor for CheckThenCreateExecutor {
             | (false, Response::Timeout)
             | (false, Response::Reply(Reply::ServerError { .. })) => {
                 // Nothing found (or no answer): create, under the intent's key.
-                let Some(o) = ctx.journal().get_mut(op) else {
+                let Some((o, s)) = ctx.journal().parts_mut(op) else {
                     return;
                 };
-                if o.attempts >= self.attempts {
+                if s.attempts >= self.attempts {
                     return self.finish(ctx, op, OpState::Unknown, ToolResult::Unknown);
                 }
-                o.attempts += 1;
-                let request = Request::create(&o.call, o.key);
+                s.attempts += 1;
+                let request = Request::create(&o.call(), o.key);
                 ctx.send(op, request);
             }
             (false, Response::Reply(Reply::Created { resource, .. })) => {

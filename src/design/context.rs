@@ -70,7 +70,9 @@ impl ExecCtx<'_> {
         self.incarnation
     }
 
-    /// The operation records, shared by all workers; durable or volatile per the model.
+    /// The journal shared by all workers: the operation records and the executor's scratch
+    /// state beside them (durable or volatile per the model), leases, and the authorization
+    /// ledger.
     pub fn journal(&mut self) -> &mut Journal {
         self.journal
     }
@@ -140,7 +142,7 @@ impl ExecCtx<'_> {
             OpState::Escalated => ClaimKind::Escalated,
             _ => return,
         };
-        let tag = o.call.tag;
+        let tag = o.call().tag;
         self.claims.push(Claim {
             op,
             intent: (tag.0, tag.1),

@@ -83,7 +83,7 @@ impl Journaled {
         let ledger = self
             .policy
             .auth_ledger
-            .then(|| ctx.journal_ref().consumed(call.auth))
+            .then(|| ctx.journal_ref().auth_ledger().consumed(call.auth))
             .flatten();
         if let Some(spent) = ledger
             && spent.params != call.params
@@ -103,7 +103,9 @@ impl Journaled {
             None => ctx.new_key(),
         };
         if self.policy.auth_ledger {
-            ctx.journal().consume(call.auth, key, call.params);
+            ctx.journal()
+                .auth_ledger_mut()
+                .consume(call.auth, key, call.params);
         }
         let (worker, now) = (ctx.worker(), ctx.now());
         let op = ctx.journal().create(call, Some(key), worker, now);
@@ -113,10 +115,10 @@ impl Journaled {
 
     /// Takes the next step of `op`, which has nothing under way.
     fn act(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
-        let Some(o) = ctx.journal_ref().get(op) else {
+        let Some((o, s)) = ctx.journal_ref().parts(op) else {
             return;
         };
-        let (state, attempts, reads, cleared) = (o.state(), o.attempts, o.reads, o.cleared_to_send);
+        let (state, attempts, reads, cleared) = (o.state(), s.attempts, s.reads, s.cleared_to_send);
         let created = o.created_ms();
         if state.is_settled() || state == OpState::Escalated {
             return;
@@ -144,7 +146,7 @@ impl Journaled {
         } else {
             None
         };
-        if ctx.journal_ref().get(op).is_some_and(|o| o.busy) {
+        if ctx.journal_ref().scratch(op).is_some_and(|s| s.busy) {
             return;
         }
         if self
@@ -187,20 +189,20 @@ impl Journaled {
     fn send(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, step: Step, fence: Option<u64>) {
         let now = ctx.now();
         let worker = ctx.worker();
-        let o = ctx.journal().get_mut(op).expect("exists");
-        o.busy = true;
+        let (o, s) = ctx.journal().parts_mut(op).expect("exists");
+        s.busy = true;
         // Whoever sends is responsible: a restart of this worker recovers it.
         o.owner = worker;
-        o.last_action_ms = Some(now);
+        s.last_action_ms = Some(now);
         let request = match step {
             Step::Create => {
-                o.attempts += 1;
-                o.last_send_ms = Some(now);
-                o.cleared_to_send = false;
-                Request::create(&o.call, o.key)
+                s.attempts += 1;
+                s.last_send_ms = Some(now);
+                s.cleared_to_send = false;
+                Request::create(&o.call(), o.key)
             }
             Step::Read => {
-                o.reads += 1;
+                s.reads += 1;
                 let query = match self.config.reconcile {
                     Lookup::ByResourceId => LookupQuery::Resource(o.receipt.expect("checked")),
                     Lookup::Search => LookupQuery::Search {
@@ -208,11 +210,11 @@ impl Journaled {
                     },
                     _ => LookupQuery::Key(o.key.expect("checked")),
                 };
-                Request::lookup(&o.call, query)
+                Request::lookup(&o.call(), query)
             }
             Step::Poll => {
-                o.reads += 1;
-                Request::lookup(&o.call, LookupQuery::Operation(o.handle.unwrap_or(0)))
+                s.reads += 1;
+                Request::lookup(&o.call(), LookupQuery::Operation(o.handle.unwrap_or(0)))
             }
         };
         if step == Step::Create {
@@ -225,23 +227,23 @@ impl Journaled {
             }
         }
         let attempt = ctx.send(op, request);
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.last_attempt = Some(attempt);
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.last_attempt = Some(attempt);
         }
         self.pending.insert(attempt, (step, fence));
     }
 
     /// Waits `delay_ms`, then acts again.
     fn later(&self, ctx: &mut ExecCtx<'_>, op: OpId, delay_ms: u64) {
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.busy = true;
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.busy = true;
         }
         ctx.set_timer(delay_ms, u64::from(op.0));
     }
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
         // Under a lease, the outcome is written only while this worker's fence is current.
-        let stale = self.fence.is_some_and(|f| !ctx.journal_ref().holds(op, f));
+        let stale = self.fence.is_some_and(|f| !ctx.journal_ref().leases().holds(op, f));
         // The receipt is written with the state: the claim the world records names it.
         if !stale
             && let ToolResult::Success { resource } = result
@@ -258,7 +260,10 @@ impl Journaled {
             None => ctx.transition(op, state),
         }
         // A confirmed compensation marks the operation it undid.
-        let undone = ctx.journal_ref().get(op).and_then(|o| o.call.compensates());
+        let undone = ctx
+            .journal_ref()
+            .get(op)
+            .and_then(|o| o.call().compensates());
         if state == OpState::Confirmed
             && let Some(resource) = undone
         {
@@ -266,13 +271,13 @@ impl Journaled {
                 .journal_ref()
                 .iter()
                 .find(|o| o.receipt == Some(resource) && o.state() == OpState::Confirmed)
-                .map(|o| o.id);
+                .map(|o| o.id());
             if let Some(target) = target {
                 ctx.transition(target, OpState::Compensated);
             }
         }
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.busy = false;
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.busy = false;
         }
         self.report(ctx, op, result);
     }
@@ -286,11 +291,11 @@ impl Journaled {
     }
 
     fn report(&self, ctx: &mut ExecCtx<'_>, op: OpId, result: ToolResult) {
-        if let Some(o) = ctx.journal().get_mut(op)
-            && o.owes_report
+        if let Some((o, s)) = ctx.journal().parts_mut(op)
+            && s.owes_report
         {
-            o.owes_report = false;
-            let call = o.call;
+            s.owes_report = false;
+            let call = o.call();
             ctx.report(&call, result);
         }
     }
@@ -298,8 +303,8 @@ impl Journaled {
     /// This agent call's budget is spent: the outcome stays unknown; a new call resumes.
     fn give_back(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
         ctx.transition(op, OpState::Unknown);
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.busy = false;
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.busy = false;
         }
         self.report(ctx, op, ToolResult::Unknown);
     }
@@ -307,8 +312,8 @@ impl Journaled {
     fn escalate(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
         ctx.note(|| format!("{op}: deadline passed, escalated to a human"));
         ctx.transition(op, OpState::Escalated);
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.busy = false;
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.busy = false;
         }
         self.report(ctx, op, ToolResult::Unknown);
     }
@@ -317,8 +322,8 @@ impl Journaled {
         ctx.transition(op, OpState::Unknown);
         let n = ctx
             .journal_ref()
-            .get(op)
-            .map_or(1, |o| o.attempts + o.reads);
+            .scratch(op)
+            .map_or(1, |s| s.attempts + s.reads);
         self.later(ctx, op, self.config.backoff_before(n));
     }
 
@@ -352,20 +357,20 @@ impl Journaled {
             Response::Reply(Reply::Found { resource }) => self.confirm(ctx, op, resource),
             Response::Reply(Reply::NotFound) => {
                 let (last, now) = (
-                    ctx.journal_ref().get(op).and_then(|o| o.last_send_ms),
+                    ctx.journal_ref().scratch(op).and_then(|s| s.last_send_ms),
                     ctx.now(),
                 );
                 let bound = self.config.visibility_bound_ms;
                 if last.is_none_or(|t| now >= t.saturating_add(bound)) {
                     ctx.note(|| format!("{op}: not found past the visibility bound: may create"));
-                    if let Some(o) = ctx.journal().get_mut(op) {
-                        o.cleared_to_send = true;
-                        o.busy = false;
+                    if let Some(s) = ctx.journal().scratch_mut(op) {
+                        s.cleared_to_send = true;
+                        s.busy = false;
                     }
                     // The read proved nothing was committed: a create now is not a retry of
                     // this call's budget.
-                    if let Some(o) = ctx.journal().get_mut(op) {
-                        o.attempts = o.attempts.min(self.config.attempts.saturating_sub(1));
+                    if let Some(s) = ctx.journal().scratch_mut(op) {
+                        s.attempts = s.attempts.min(self.config.attempts.saturating_sub(1));
                     }
                     self.next(ctx, op);
                 } else {
@@ -376,8 +381,8 @@ impl Journaled {
             Response::Reply(Reply::Unsupported) => {
                 // No read-back: the documented same-key retry is the remaining route.
                 ctx.note(|| format!("{op}: the provider cannot read this back: same-key retry"));
-                if let Some(o) = ctx.journal().get_mut(op) {
-                    o.cleared_to_send = true;
+                if let Some(s) = ctx.journal().scratch_mut(op) {
+                    s.cleared_to_send = true;
                 }
                 self.next(ctx, op);
             }
@@ -398,18 +403,21 @@ impl Journaled {
     /// Marks `op` idle and acts on it again.
     fn next(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
         let me = Self::holder(ctx);
-        let Some(o) = ctx.journal().get_mut(op) else {
+        let journal = ctx.journal();
+        let Some(o) = journal.get(op) else {
             return;
         };
         // A timer of a worker that another has since taken the operation from: not ours.
-        let taken = match (self.policy.lease, o.lease) {
+        let taken = match (self.policy.lease, journal.leases().get(op)) {
             (true, Some(l)) => l.holder != me,
             _ => o.owner != me.worker,
         };
         if taken {
             return;
         }
-        o.busy = false;
+        if let Some(s) = journal.scratch_mut(op) {
+            s.busy = false;
+        }
         self.act(ctx, op);
     }
 
@@ -418,34 +426,38 @@ impl Journaled {
     fn recover(&mut self, ctx: &mut ExecCtx<'_>, restarted: bool, stale_ms: u64) {
         let (me, now) = (Self::holder(ctx), ctx.now());
         let leased = self.policy.lease;
-        let ops: Vec<OpId> = ctx
-            .journal_ref()
+        let journal = ctx.journal_ref();
+        let ops: Vec<OpId> = journal
             .iter()
             .filter(|o| !o.state().is_settled() && o.state() != OpState::Escalated)
             .filter(|o| {
                 if restarted {
                     return o.owner == me.worker;
                 }
-                let moved = o.updated_ms().max(o.last_action_ms.unwrap_or(0));
-                let live_lease = o.lease.is_some_and(|l| l.holder != me && now < l.until_ms);
-                let working_on_it = o.owner == me.worker && o.busy;
+                let Some(s) = journal.scratch(o.id()) else {
+                    return false;
+                };
+                let moved = o.updated_ms().max(s.last_action_ms.unwrap_or(0));
+                let lease = journal.leases().get(o.id());
+                let live_lease = lease.is_some_and(|l| l.holder != me && now < l.until_ms);
+                let working_on_it = o.owner == me.worker && s.busy;
                 let held_by_another = leased && live_lease;
                 !working_on_it && !held_by_another && now >= moved.saturating_add(stale_ms)
             })
-            .map(|o| o.id)
+            .map(|o| o.id())
             .collect();
         for op in ops {
             ctx.note(|| format!("recovers {op}"));
-            if !leased && let Some(o) = ctx.journal().get_mut(op) {
+            if !leased && let Some((o, s)) = ctx.journal().parts_mut(op) {
                 // Whatever was under way died with its worker, or is presumed stalled. (Under
                 // a lease, `act` clears it only once its claim takes the operation over.)
-                o.busy = false;
+                s.busy = false;
                 o.owner = me.worker;
             }
-            if restarted && let Some(o) = ctx.journal().get_mut(op) {
+            if restarted && let Some(s) = ctx.journal().scratch_mut(op) {
                 // The restarted worker re-runs the job with a fresh budget.
-                o.attempts = 0;
-                o.reads = 0;
+                s.attempts = 0;
+                s.reads = 0;
             }
             self.act(ctx, op);
         }
@@ -467,11 +479,12 @@ impl Executor for Journaled {
                 return;
             }
         };
-        let o = ctx.journal().get_mut(op).expect("bound");
-        o.call = call;
-        o.owes_report = true;
-        o.attempts = 0;
-        o.reads = 0;
+        let journal = ctx.journal();
+        journal.set_call(op, call);
+        let (o, s) = journal.parts_mut(op).expect("bound");
+        s.owes_report = true;
+        s.attempts = 0;
+        s.reads = 0;
         match o.state() {
             OpState::Confirmed => {
                 let resource = o.receipt;
@@ -494,18 +507,18 @@ impl Executor for Journaled {
             return;
         };
         if let Some(f) = fence
-            && !ctx.journal_ref().holds(op, f)
+            && !ctx.journal_ref().leases().holds(op, f)
         {
             ctx.note(|| format!("{op}: lease lost (fence {f} is stale): result not recorded"));
             return;
         }
-        let Some(o) = ctx.journal().get_mut(op) else {
+        let Some((o, s)) = ctx.journal().parts_mut(op) else {
             return;
         };
-        if o.last_attempt != Some(attempt) || o.state().is_settled() {
+        if s.last_attempt != Some(attempt) || o.state().is_settled() {
             return;
         }
-        o.busy = false;
+        s.busy = false;
         self.fence = fence;
         match step {
             Step::Create => self.on_create_reply(ctx, op, response),

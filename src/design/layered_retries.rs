@@ -59,17 +59,17 @@ impl Layered {
             ctx.journal_ref().get(op).and_then(|o| o.key)
         };
         let worker = ctx.worker();
-        let Some(o) = ctx.journal().get_mut(op) else {
+        let Some((o, s)) = ctx.journal().parts_mut(op) else {
             return;
         };
         o.owner = worker;
         o.key = key;
-        o.attempts += 1;
-        let request = Request::create(&o.call, key);
+        s.attempts += 1;
+        let request = Request::create(&o.call(), key);
         ctx.transition(op, OpState::Dispatched);
         let attempt = ctx.send(op, request);
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.last_attempt = Some(attempt);
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.last_attempt = Some(attempt);
         }
         self.loops.entry(op).or_default().http += 1;
     }
@@ -98,21 +98,21 @@ impl Layered {
         if state == OpState::Confirmed {
             // The receipt is written with the state: the claim the world records names it.
             if let ToolResult::Success { resource } = result
-                && let Some(o) = ctx.journal().get_mut(op)
-                && o.owes_report
+                && let Some((o, s)) = ctx.journal().parts_mut(op)
+                && s.owes_report
             {
                 o.receipt = resource;
             }
             ctx.transition(op, state);
         }
-        if let Some(o) = ctx.journal().get_mut(op)
-            && o.owes_report
+        if let Some((o, s)) = ctx.journal().parts_mut(op)
+            && s.owes_report
         {
-            o.owes_report = false;
+            s.owes_report = false;
             if let ToolResult::Success { resource } = result {
                 o.receipt = resource;
             }
-            let call = o.call;
+            let call = o.call();
             ctx.report(&call, result);
         }
     }
@@ -133,10 +133,10 @@ impl Executor for Layered {
         attempt: AttemptId,
         response: Response,
     ) {
-        let current = ctx.journal_ref().get(op);
-        if current
-            .is_none_or(|o| o.last_attempt != Some(attempt) || o.state() != OpState::Dispatched)
-        {
+        let current = ctx.journal_ref().parts(op);
+        if current.is_none_or(|(o, s)| {
+            s.last_attempt != Some(attempt) || o.state() != OpState::Dispatched
+        }) {
             return;
         }
         let verdict = classify(response);
@@ -147,7 +147,7 @@ impl Executor for Layered {
         ctx.transition(op, OpState::Unknown);
         match self.next_retry(op) {
             Some(new_key) => {
-                let n = ctx.journal_ref().get(op).map_or(1, |o| o.attempts);
+                let n = ctx.journal_ref().scratch(op).map_or(1, |s| s.attempts);
                 ctx.set_timer(
                     self.config.backoff_before(n),
                     u64::from(op.0) << 1 | u64::from(new_key),
@@ -177,7 +177,7 @@ impl Executor for Layered {
     fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
         let worker = ctx.worker();
         for op in ctx.journal_ref().open_ops(worker) {
-            if ctx.journal_ref().get(op).is_some_and(|o| o.owes_report) {
+            if ctx.journal_ref().scratch(op).is_some_and(|s| s.owes_report) {
                 self.send(ctx, op, true);
             }
         }

@@ -2,7 +2,8 @@
 //!
 //! A [`Design`] builds an [`Executor`] for each worker incarnation: a crash drops the
 //! executor and everything it held in memory; the restarted worker gets a fresh one, and
-//! only the [`Journal`] (if durable) carries over. One design per file; the core three share
+//! only the [`Journal`] carries over: its records and their scratch state if it is durable,
+//! its authorization ledger always. One design per file; the core three share
 //! the transport loop in [`retrying`].
 
 pub mod context;
@@ -22,7 +23,7 @@ pub mod same_key;
 pub mod single_use_token;
 
 pub use context::{ExecCommand, ExecCtx};
-pub use journal::{Journal, OpState, Operation};
+pub use journal::{Journal, OpState, Operation, Scratch};
 
 use crate::model::ExecutorModel;
 use crate::vocab::ids::{AttemptId, OpId};

@@ -80,18 +80,18 @@ impl<I: Identity> Retrying<I> {
     fn dispatch(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
         let key = self.identity.send_key(ctx, op);
         let worker = ctx.worker();
-        let Some(o) = ctx.journal().get_mut(op) else {
+        let Some((o, s)) = ctx.journal().parts_mut(op) else {
             return;
         };
         // Whoever sends is responsible: a restart of this worker recovers it.
         o.owner = worker;
-        o.attempts += 1;
+        s.attempts += 1;
         o.key = key;
-        let request = Request::create(&o.call, key);
+        let request = Request::create(&o.call(), key);
         ctx.transition(op, OpState::Dispatched);
         let attempt = ctx.send(op, request);
-        if let Some(o) = ctx.journal().get_mut(op) {
-            o.last_attempt = Some(attempt);
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.last_attempt = Some(attempt);
         }
     }
 
@@ -103,12 +103,12 @@ impl<I: Identity> Retrying<I> {
             o.receipt = resource.or(o.receipt);
         }
         ctx.transition(op, state);
-        let Some(o) = ctx.journal().get_mut(op) else {
+        let Some((o, s)) = ctx.journal().parts_mut(op) else {
             return;
         };
-        if o.owes_report {
-            o.owes_report = false;
-            let call = o.call;
+        if s.owes_report {
+            s.owes_report = false;
+            let call = o.call();
             ctx.report(&call, result);
         }
     }
@@ -117,11 +117,12 @@ impl<I: Identity> Retrying<I> {
 impl<I: Identity> Executor for Retrying<I> {
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
         let op = self.identity.operation(ctx, &call);
-        let Some(o) = ctx.journal().get_mut(op) else {
+        let journal = ctx.journal();
+        journal.set_call(op, call);
+        let Some((o, s)) = journal.parts_mut(op) else {
             return;
         };
-        o.call = call;
-        o.owes_report = true;
+        s.owes_report = true;
         match o.state() {
             OpState::Confirmed => {
                 // Already done: answer from the journal without a remote call.
@@ -136,7 +137,7 @@ impl<I: Identity> Executor for Retrying<I> {
             // A send is out; its answer will be reported to this call.
             OpState::Dispatched => {}
             _ => {
-                o.attempts = 0;
+                s.attempts = 0;
                 self.dispatch(ctx, op);
             }
         }
@@ -149,13 +150,13 @@ impl<I: Identity> Executor for Retrying<I> {
         attempt: AttemptId,
         response: Response,
     ) {
-        let Some(o) = ctx.journal_ref().get(op) else {
+        let Some((o, s)) = ctx.journal_ref().parts(op) else {
             return;
         };
-        if o.state() != OpState::Dispatched || o.last_attempt != Some(attempt) {
+        if o.state() != OpState::Dispatched || s.last_attempt != Some(attempt) {
             return;
         }
-        let attempts_done = o.attempts;
+        let attempts_done = s.attempts;
         match classify(response) {
             Verdict::Done(result) => self.settle(ctx, op, OpState::Confirmed, result),
             Verdict::Failed => self.settle(ctx, op, OpState::Failed, ToolResult::Failure),
@@ -163,11 +164,11 @@ impl<I: Identity> Executor for Retrying<I> {
                 ctx.transition(op, OpState::Unknown);
                 if attempts_done < self.config.attempts {
                     ctx.set_timer(self.config.backoff_before(attempts_done), u64::from(op.0));
-                } else if let Some(o) = ctx.journal().get_mut(op)
-                    && o.owes_report
+                } else if let Some((o, s)) = ctx.journal().parts_mut(op)
+                    && s.owes_report
                 {
-                    o.owes_report = false;
-                    let call = o.call;
+                    s.owes_report = false;
+                    let call = o.call();
                     ctx.report(&call, ToolResult::Unknown);
                 }
             }
@@ -186,11 +187,11 @@ impl<I: Identity> Executor for Retrying<I> {
     fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
         let worker = ctx.worker();
         for op in ctx.journal_ref().open_ops(worker) {
-            let Some(o) = ctx.journal().get_mut(op) else {
+            let Some(s) = ctx.journal().scratch_mut(op) else {
                 continue;
             };
-            if o.owes_report {
-                o.attempts = 0;
+            if s.owes_report {
+                s.attempts = 0;
                 self.dispatch(ctx, op);
             }
         }

@@ -1,12 +1,32 @@
 //! The executor's journal: one durable record per operation.
 //!
+//! [`Journal`] holds four parts, one file each: the durable [`Operation`] records; beside
+//! each record, the executor loop's working state ([`Scratch`]) and the current claim on it
+//! ([`Leases`]); and the authorization ledger ([`AuthLedger`]), which models a separate
+//! service and so survives a volatile journal's crash. Lookups by authorization and by call
+//! go through an index (`index.rs`).
+//!
 //! An operation is the executor's record of an intent: its identity, the call it serves, the
 //! provider key, the parameter fingerprint, its state and its receipt. A durable journal
 //! survives a worker crash; a volatile one loses the crashed worker's operations. State
 //! changes go through [`ExecCtx::transition`](super::ExecCtx::transition), which also measures how long each operation
 //! stayed unknown before it was resolved (the reconciliation time).
 
+mod authorization;
+mod index;
+mod lease;
+mod operation;
+mod scratch;
+
+pub use authorization::{AuthLedger, Consumed};
+pub use lease::{Holder, Lease, Leases};
+pub use operation::Operation;
+pub use scratch::Scratch;
+
 use std::collections::BTreeMap;
+
+use index::Newest;
+use lease::Claim;
 
 use crate::model::Durability;
 use crate::sim::Millis;
@@ -62,71 +82,8 @@ impl OpState {
     }
 }
 
-/// One operation record.
-#[derive(Clone, Debug)]
-pub struct Operation {
-    pub id: OpId,
-    pub auth: AuthId,
-    /// The latest tool call this operation serves; results are reported to it.
-    pub call: ToolCall,
-    /// The provider key, if the design uses one.
-    pub key: Option<Key>,
-    /// Parameters the operation was created with.
-    pub fingerprint: Params,
-    /// The worker that runs it.
-    pub owner: WorkerId,
-    /// Sends since the last agent call.
-    pub attempts: u32,
-    /// The attempt whose response is awaited.
-    pub last_attempt: Option<AttemptId>,
-    /// The resource, once known.
-    pub receipt: Option<ResourceId>,
-    /// Whether the agent is still owed a result for `call`.
-    pub owes_report: bool,
-    /// An action (a send, a read, a poll or a wait before one) is under way.
-    pub busy: bool,
-    /// When a create was last sent.
-    pub last_send_ms: Option<Millis>,
-    /// When any request (create, read, poll) was last sent for it.
-    pub last_action_ms: Option<Millis>,
-    /// Reads since the last agent call.
-    pub reads: u32,
-    /// A negative read-back, trusted, allows the next create.
-    pub cleared_to_send: bool,
-    /// Status handle of accepted (202) work.
-    pub handle: Option<u32>,
-    /// The current claim on the operation, if any.
-    pub lease: Option<Lease>,
-    state: OpState,
-    created_ms: Millis,
-    updated_ms: Millis,
-    unknown_since_ms: Option<Millis>,
-}
-
-/// Who holds a lease: one incarnation of one worker (a restarted worker is a new holder).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Holder {
-    pub worker: WorkerId,
-    pub incarnation: u32,
-}
-
-/// An exclusive, expiring claim on an operation. Every new claim gets a larger fencing
-/// token; a result is recorded only under the token that is current, so a holder whose
-/// lease ran out while it was stalled cannot overwrite its successor's work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lease {
-    pub holder: Holder,
-    pub fence: u64,
-    pub until_ms: Millis,
-}
-
-/// An authorization consumed by an operation: what it was spent on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Consumed {
-    pub key: Key,
-    pub params: Params,
-}
-
+// The state accessors and the observer's unknown period sit here, beside `transition` and
+// `abandon`, which write them.
 impl Operation {
     pub fn state(&self) -> OpState {
         self.state
@@ -158,7 +115,8 @@ impl Operation {
     }
 }
 
-/// All operation records of a run, shared by the workers.
+/// All operation records of a run, shared by the workers, with the executor's scratch state
+/// and leases on them and the authorization ledger.
 #[derive(Debug)]
 pub struct Journal {
     durability: Durability,
@@ -166,12 +124,17 @@ pub struct Journal {
     next_id: u32,
     /// Time each resolved operation spent unknown (observer data, survives crashes).
     reconciliation_ms: Vec<Millis>,
-    next_fence: u64,
     /// Operations a volatile journal forgot while their outcome was unknown (observer data).
     forgotten_unknown: u64,
+    /// The working state of each operation in `ops` (same keys).
+    scratch: BTreeMap<OpId, Scratch>,
+    /// `ops` by authorization and by the tool call each currently serves.
+    by_auth: Newest<AuthId>,
+    by_call: Newest<CallId>,
+    leases: Leases,
     /// The authorization ledger: durable whatever the journal's durability (it models a
     /// separate authorization service that records each authorization once it is spent).
-    consumed: BTreeMap<AuthId, Consumed>,
+    auth_ledger: AuthLedger,
 }
 
 impl Journal {
@@ -181,9 +144,12 @@ impl Journal {
             ops: BTreeMap::new(),
             next_id: 0,
             reconciliation_ms: Vec::new(),
-            next_fence: 0,
             forgotten_unknown: 0,
-            consumed: BTreeMap::new(),
+            scratch: BTreeMap::new(),
+            by_auth: Newest::new(),
+            by_call: Newest::new(),
+            leases: Leases::new(),
+            auth_ledger: AuthLedger::new(),
         }
     }
 
@@ -191,9 +157,12 @@ impl Journal {
         self.ops.clear();
         self.next_id = 0;
         self.reconciliation_ms.clear();
-        self.next_fence = 0;
         self.forgotten_unknown = 0;
-        self.consumed.clear();
+        self.scratch.clear();
+        self.by_auth.clear();
+        self.by_call.clear();
+        self.leases.clear();
+        self.auth_ledger.clear();
     }
 
     /// Records a new operation for `call` in state `Proposed`.
@@ -206,32 +175,11 @@ impl Journal {
     ) -> OpId {
         let id = OpId(self.next_id);
         self.next_id += 1;
-        self.ops.insert(
-            id,
-            Operation {
-                id,
-                auth: call.auth,
-                call: *call,
-                key,
-                fingerprint: call.params,
-                owner,
-                attempts: 0,
-                last_attempt: None,
-                receipt: None,
-                owes_report: true,
-                busy: false,
-                last_send_ms: None,
-                last_action_ms: None,
-                reads: 0,
-                cleared_to_send: false,
-                handle: None,
-                lease: None,
-                state: OpState::Proposed,
-                created_ms: now,
-                updated_ms: now,
-                unknown_since_ms: None,
-            },
-        );
+        self.ops
+            .insert(id, Operation::new(id, call, key, owner, now));
+        self.scratch.insert(id, Scratch::new());
+        self.by_auth.insert(call.auth, id);
+        self.by_call.insert(call.call, id);
         id
     }
 
@@ -239,27 +187,49 @@ impl Journal {
         self.ops.get(&id)
     }
 
-    /// Mutable access to every field but the state (see [`ExecCtx::transition`](super::ExecCtx::transition)).
+    /// Mutable access to the record's fields but its identity (see [`Journal::set_call`])
+    /// and its state (see [`ExecCtx::transition`](super::ExecCtx::transition)).
     pub fn get_mut(&mut self, id: OpId) -> Option<&mut Operation> {
         self.ops.get_mut(&id)
     }
 
+    /// The executor's working state for `id`.
+    pub fn scratch(&self, id: OpId) -> Option<&Scratch> {
+        self.scratch.get(&id)
+    }
+
+    pub fn scratch_mut(&mut self, id: OpId) -> Option<&mut Scratch> {
+        self.scratch.get_mut(&id)
+    }
+
+    /// The record and the working state of `id` together.
+    pub fn parts(&self, id: OpId) -> Option<(&Operation, &Scratch)> {
+        Some((self.ops.get(&id)?, self.scratch.get(&id)?))
+    }
+
+    /// The record and the working state of `id` together, for a step that updates both.
+    pub fn parts_mut(&mut self, id: OpId) -> Option<(&mut Operation, &mut Scratch)> {
+        Some((self.ops.get_mut(&id)?, self.scratch.get_mut(&id)?))
+    }
+
+    /// Makes `id` serve tool call `call`: its results are reported to `call` from now on, and
+    /// [`Journal::find_by_call`] finds it by `call`.
+    pub fn set_call(&mut self, id: OpId, call: ToolCall) {
+        if let Some(o) = self.ops.get_mut(&id) {
+            self.by_call.remove(o.call.call, id);
+            self.by_call.insert(call.call, id);
+            o.call = call;
+        }
+    }
+
     /// The newest operation bound to `auth`.
     pub fn find_by_auth(&self, auth: AuthId) -> Option<OpId> {
-        self.ops
-            .values()
-            .rev()
-            .find(|o| o.auth == auth)
-            .map(|o| o.id)
+        self.by_auth.get(auth)
     }
 
     /// The newest operation serving tool call `call`.
     pub fn find_by_call(&self, call: CallId) -> Option<OpId> {
-        self.ops
-            .values()
-            .rev()
-            .find(|o| o.call.call == call)
-            .map(|o| o.id)
+        self.by_call.get(call)
     }
 
     /// Operations owned by `owner` that are not settled, oldest first.
@@ -294,8 +264,9 @@ impl Journal {
         Some(before)
     }
 
-    /// Claims `id` for `holder` until `now + lease_ms`, or renews its own claim. Fails with
-    /// the current lease while another holder's claim has not expired.
+    /// Claims `id` for `holder` until `now + lease_ms`, or renews its own claim; a new claim
+    /// makes `holder` the operation's owner. Fails with the current lease while another
+    /// holder's claim has not expired (with `None` if there is no such operation).
     pub fn claim(
         &mut self,
         id: OpId,
@@ -303,29 +274,24 @@ impl Journal {
         now: Millis,
         lease_ms: Millis,
     ) -> Result<u64, Option<Lease>> {
+        self.take(id, holder, now, lease_ms).map(Claim::fence)
+    }
+
+    fn take(
+        &mut self,
+        id: OpId,
+        holder: Holder,
+        now: Millis,
+        lease_ms: Millis,
+    ) -> Result<Claim, Option<Lease>> {
         let Some(op) = self.ops.get_mut(&id) else {
             return Err(None);
         };
-        match op.lease {
-            Some(l) if l.holder != holder && now < l.until_ms => Err(Some(l)),
-            Some(l) if l.holder == holder => {
-                op.lease = Some(Lease {
-                    until_ms: now.saturating_add(lease_ms),
-                    ..l
-                });
-                Ok(l.fence)
-            }
-            _ => {
-                self.next_fence += 1;
-                op.lease = Some(Lease {
-                    holder,
-                    fence: self.next_fence,
-                    until_ms: now.saturating_add(lease_ms),
-                });
-                op.owner = holder.worker;
-                Ok(self.next_fence)
-            }
+        let claim = self.leases.claim(id, holder, now, lease_ms).map_err(Some)?;
+        if let Claim::Taken(_) = claim {
+            op.owner = holder.worker;
         }
+        Ok(claim)
     }
 
     /// Takes `id` for `holder`, as a leased executor does before acting on it: claims (or
@@ -339,46 +305,48 @@ impl Journal {
         now: Millis,
         lease_ms: Millis,
     ) -> Result<u64, Option<Lease>> {
-        let previous = self.ops.get(&id).and_then(|o| o.lease).map(|l| l.fence);
-        let fence = self.claim(id, holder, now, lease_ms)?;
-        if Some(fence) != previous
-            && let Some(o) = self.ops.get_mut(&id)
+        let claim = self.take(id, holder, now, lease_ms)?;
+        if let Claim::Taken(_) = claim
+            && let Some(s) = self.scratch.get_mut(&id)
         {
-            o.busy = false;
+            s.busy = false;
         }
-        Ok(fence)
+        Ok(claim.fence())
     }
 
     /// Moves `id` to `state` only while `fence` is its current claim: the check and the write
     /// are one step, so a holder whose lease was taken over cannot record. Returns whether it
     /// wrote.
     pub fn record(&mut self, id: OpId, fence: u64, state: OpState, now: Millis) -> bool {
-        if !self.holds(id, fence) {
+        if !self.leases.holds(id, fence) {
             return false;
         }
         self.transition(id, state, now);
         true
     }
 
-    /// Whether `fence` is still the current claim on `id`.
-    pub fn holds(&self, id: OpId, fence: u64) -> bool {
-        self.ops
-            .get(&id)
-            .and_then(|o| o.lease)
-            .is_some_and(|l| l.fence == fence)
+    /// The claims on operations (taken through [`Journal::claim`] and [`Journal::acquire`]).
+    pub fn leases(&self) -> &Leases {
+        &self.leases
     }
 
-    /// Spends `auth` on `key` and `params`, once: later calls return what it was spent on.
-    pub fn consume(&mut self, auth: AuthId, key: Key, params: Params) -> Consumed {
-        *self
-            .consumed
-            .entry(auth)
-            .or_insert(Consumed { key, params })
+    /// The authorization ledger, which a crash of a volatile journal does not touch.
+    pub fn auth_ledger(&self) -> &AuthLedger {
+        &self.auth_ledger
     }
 
-    /// What `auth` was spent on, if it was.
-    pub fn consumed(&self, auth: AuthId) -> Option<Consumed> {
-        self.consumed.get(&auth).copied()
+    pub fn auth_ledger_mut(&mut self) -> &mut AuthLedger {
+        &mut self.auth_ledger
+    }
+
+    /// Forgets the scratch state, index entries and leases of operations no longer recorded
+    /// (a pass over each part, like the crash's own pass over the records).
+    fn forget_missing(&mut self) {
+        let ops = &self.ops;
+        self.scratch.retain(|id, _| ops.contains_key(id));
+        self.by_auth.retain(|id| ops.contains_key(&id));
+        self.by_call.retain(|id| ops.contains_key(&id));
+        self.leases.retain(|id| ops.contains_key(&id));
     }
 
     /// A worker crashed: a volatile journal forgets the operations it owned.
@@ -391,6 +359,7 @@ impl Journal {
                 .count() as u64;
             self.forgotten_unknown += lost;
             self.ops.retain(|_, o| o.owner != owner);
+            self.forget_missing();
         }
     }
 
@@ -456,7 +425,7 @@ impl SharedJournal {
     }
 
     pub fn holds(&self, id: OpId, fence: u64) -> bool {
-        lock(&self.0).holds(id, fence)
+        lock(&self.0).leases().holds(id, fence)
     }
 
     pub fn state(&self, id: OpId) -> Option<OpState> {
@@ -518,5 +487,29 @@ mod tests {
         assert_eq!(j.find_by_call(CallId(1)), Some(b));
         assert_ne!(a, b);
         assert_eq!(j.find_by_auth(AuthId(9)), None);
+    }
+
+    #[test]
+    fn a_volatile_crash_forgets_records_scratch_and_leases_but_not_authorizations() {
+        let holder = Holder {
+            worker: WorkerId(0),
+            incarnation: 0,
+        };
+        for (durability, kept) in [(Durability::Durable, true), (Durability::Volatile, false)] {
+            let mut j = Journal::new(durability);
+            let op = j.create(&call(), Some(Key(3)), WorkerId(0), 0);
+            j.scratch_mut(op).unwrap().attempts = 2;
+            let fence = j.acquire(op, holder, 0, 50).unwrap();
+            j.auth_ledger_mut().consume(AuthId(0), Key(3), Params(1));
+            j.crash(WorkerId(0));
+            assert_eq!(j.get(op).is_some(), kept);
+            assert_eq!(j.scratch(op).map(|s| s.attempts), kept.then_some(2));
+            assert_eq!(j.leases().holds(op, fence), kept);
+            assert_eq!(j.find_by_auth(AuthId(0)), kept.then_some(op));
+            assert_eq!(
+                j.auth_ledger().consumed(AuthId(0)).map(|c| c.key),
+                Some(Key(3))
+            );
+        }
     }
 }

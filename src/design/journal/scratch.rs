@@ -1,0 +1,53 @@
+//! Executor scratch state: the per-operation working state of the executor loop.
+//!
+//! Budgets, the attempt whose reply is awaited, whether an action is under way: none of this
+//! is part of the operation's durable record, yet the designs' recovery reads it (a restarted
+//! worker resumes the operations that still owe a report). The simulator keeps it beside the
+//! record, with the record's fate: a durable journal keeps both across a worker crash, a
+//! volatile one forgets both.
+
+use crate::sim::Millis;
+use crate::vocab::ids::AttemptId;
+
+/// The executor's working state for one operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scratch {
+    /// Sends since the last agent call.
+    pub attempts: u32,
+    /// Reads since the last agent call.
+    pub reads: u32,
+    /// The attempt whose response is awaited.
+    pub last_attempt: Option<AttemptId>,
+    /// Whether the agent is still owed a result for the operation's call.
+    pub owes_report: bool,
+    /// An action (a send, a read, a poll or a wait before one) is under way.
+    pub busy: bool,
+    /// When a create was last sent.
+    pub last_send_ms: Option<Millis>,
+    /// When any request (create, read, poll) was last sent for it.
+    pub last_action_ms: Option<Millis>,
+    /// A negative read-back, trusted, allows the next create.
+    pub cleared_to_send: bool,
+}
+
+impl Scratch {
+    /// The state of a new operation: nothing sent yet, and its call owed a report.
+    pub fn new() -> Self {
+        Self {
+            attempts: 0,
+            reads: 0,
+            last_attempt: None,
+            owes_report: true,
+            busy: false,
+            last_send_ms: None,
+            last_action_ms: None,
+            cleared_to_send: false,
+        }
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
