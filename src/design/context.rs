@@ -119,12 +119,14 @@ impl ExecCtx<'_> {
         wrote
     }
 
-    /// Gives up on `op` as `state` without learning its outcome (see [`Journal::abandon`]).
+    /// Gives up on `op` as `state` without learning its outcome: a wrapper that turns an
+    /// unknown into a reported failure. It is a claim all the same, judged against the ledger
+    /// like any other.
     pub fn abandon(&mut self, op: OpId, state: OpState) {
         let now = self.now;
-        self.journal.abandon(op, state, now);
-        // Told as `state` all the same: the checkers judge it like any claim.
-        self.claim(op, state);
+        if self.journal.transition(op, state, now).is_some() {
+            self.claim(op, state);
+        }
         let w = self.worker;
         self.trace.log(now, Component::Executor, || {
             format!("{w}: {op} given up as {} (outcome unknown)", state.name())

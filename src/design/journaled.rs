@@ -243,7 +243,9 @@ impl Journaled {
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
         // Under a lease, the outcome is written only while this worker's fence is current.
-        let stale = self.fence.is_some_and(|f| !ctx.journal_ref().leases().holds(op, f));
+        let stale = self
+            .fence
+            .is_some_and(|f| !ctx.journal_ref().leases().holds(op, f));
         // The receipt is written with the state: the claim the world records names it.
         if !stale
             && let ToolResult::Success { resource } = result

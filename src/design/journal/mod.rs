@@ -82,8 +82,7 @@ impl OpState {
     }
 }
 
-// The state accessors and the observer's unknown period sit here, beside `transition` and
-// `abandon`, which write them.
+// The state accessors sit here, beside `transition`, which writes the state.
 impl Operation {
     pub fn state(&self) -> OpState {
         self.state
@@ -93,25 +92,9 @@ impl Operation {
         self.created_ms
     }
 
-    /// Whether the executor does not know this operation's outcome: it entered `Unknown`
-    /// without being resolved since, or a request is still out (dispatched, accepted), or
-    /// it was escalated.
-    pub fn outcome_unknown(&self) -> bool {
-        self.unknown_since_ms.is_some()
-            || matches!(
-                self.state,
-                OpState::Dispatched | OpState::Accepted | OpState::Unknown | OpState::Escalated
-            )
-    }
-
     /// When the state last changed.
     pub fn updated_ms(&self) -> Millis {
         self.updated_ms
-    }
-
-    /// When the operation first became unknown, if it has not been resolved since.
-    pub fn unknown_since_ms(&self) -> Option<Millis> {
-        self.unknown_since_ms
     }
 }
 
@@ -122,10 +105,6 @@ pub struct Journal {
     durability: Durability,
     ops: BTreeMap<OpId, Operation>,
     next_id: u32,
-    /// Time each resolved operation spent unknown (observer data, survives crashes).
-    reconciliation_ms: Vec<Millis>,
-    /// Operations a volatile journal forgot while their outcome was unknown (observer data).
-    forgotten_unknown: u64,
     /// The working state of each operation in `ops` (same keys).
     scratch: BTreeMap<OpId, Scratch>,
     /// `ops` by authorization and by the tool call each currently serves.
@@ -143,8 +122,6 @@ impl Journal {
             durability,
             ops: BTreeMap::new(),
             next_id: 0,
-            reconciliation_ms: Vec::new(),
-            forgotten_unknown: 0,
             scratch: BTreeMap::new(),
             by_auth: Newest::new(),
             by_call: Newest::new(),
@@ -156,8 +133,6 @@ impl Journal {
     pub(crate) fn reset(&mut self) {
         self.ops.clear();
         self.next_id = 0;
-        self.reconciliation_ms.clear();
-        self.forgotten_unknown = 0;
         self.scratch.clear();
         self.by_auth.clear();
         self.by_call.clear();
@@ -246,21 +221,14 @@ impl Journal {
         self.ops.values()
     }
 
-    /// Moves `id` to `state` at `now`. Entering `Unknown` starts its unknown period; settling
-    /// ends it and records the reconciliation time. Returns the previous state.
+    /// Moves `id` to `state` at `now`; returns the previous state. (What a state change claims
+    /// is recorded by [`ExecCtx::transition`](super::ExecCtx::transition) for the checkers,
+    /// which judge it against the ledger: the journal is the design's, not the truth.)
     pub fn transition(&mut self, id: OpId, state: OpState, now: Millis) -> Option<OpState> {
         let op = self.ops.get_mut(&id)?;
         let before = op.state;
         op.state = state;
         op.updated_ms = now;
-        if state == OpState::Unknown && op.unknown_since_ms.is_none() {
-            op.unknown_since_ms = Some(now);
-        }
-        if state.is_settled()
-            && let Some(since) = op.unknown_since_ms.take()
-        {
-            self.reconciliation_ms.push(now - since);
-        }
         Some(before)
     }
 
@@ -352,35 +320,8 @@ impl Journal {
     /// A worker crashed: a volatile journal forgets the operations it owned.
     pub(crate) fn crash(&mut self, owner: WorkerId) {
         if self.durability == Durability::Volatile {
-            let lost = self
-                .ops
-                .values()
-                .filter(|o| o.owner == owner && o.outcome_unknown())
-                .count() as u64;
-            self.forgotten_unknown += lost;
             self.ops.retain(|_, o| o.owner != owner);
             self.forget_missing();
-        }
-    }
-
-    pub fn reconciliation_ms(&self) -> &[Millis] {
-        &self.reconciliation_ms
-    }
-
-    /// Operations whose outcome the executor does not know: sent (or found unknown) and
-    /// never resolved, including those a volatile journal forgot.
-    pub fn unknown_count(&self) -> u64 {
-        self.ops.values().filter(|o| o.outcome_unknown()).count() as u64 + self.forgotten_unknown
-    }
-
-    /// Ends `id`'s attempts as `state` without resolving its outcome: a wrapper that turns an
-    /// unknown into a reported failure has not learned anything, so the operation stays
-    /// counted as unknown and no reconciliation time is recorded.
-    pub fn abandon(&mut self, id: OpId, state: OpState, now: Millis) {
-        if let Some(op) = self.ops.get_mut(&id) {
-            op.unknown_since_ms.get_or_insert(now);
-            op.state = state;
-            op.updated_ms = now;
         }
     }
 }
@@ -451,20 +392,6 @@ mod tests {
             params: Params(1),
             tag: IntentTag(IntentId(0), 0),
         }
-    }
-
-    #[test]
-    fn reconciliation_time_runs_from_first_unknown_to_settlement() {
-        let mut j = Journal::new(Durability::Durable);
-        let op = j.create(&call(), None, WorkerId(0), 0);
-        j.transition(op, OpState::Dispatched, 10);
-        j.transition(op, OpState::Unknown, 100);
-        j.transition(op, OpState::Dispatched, 150);
-        j.transition(op, OpState::Unknown, 300);
-        assert_eq!(j.unknown_count(), 1);
-        j.transition(op, OpState::Confirmed, 1_100);
-        assert_eq!(j.reconciliation_ms(), &[1_000]);
-        assert_eq!(j.unknown_count(), 0);
     }
 
     #[test]

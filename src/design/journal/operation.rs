@@ -35,7 +35,6 @@ pub struct Operation {
     pub(super) state: OpState,
     pub(super) created_ms: Millis,
     pub(super) updated_ms: Millis,
-    pub(super) unknown_since_ms: Option<Millis>,
 }
 
 impl Operation {
@@ -59,7 +58,6 @@ impl Operation {
             state: OpState::Proposed,
             created_ms: now,
             updated_ms: now,
-            unknown_since_ms: None,
         }
     }
 
