@@ -4,7 +4,9 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::progress::Progress;
-use super::{CheckArgs, CliError, emit, load, render_outcome, replay_command, seed_range};
+use super::{
+    CheckArgs, CliError, check_determinism, emit, load, render_outcome, replay_command, seed_range,
+};
 use crate::explore::check::{Judged, expected_designs, judge_design};
 use crate::model::{Model, Want};
 
@@ -63,6 +65,16 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         out.push('\n');
     }
     progress.finish();
+    if a.check_determinism {
+        for (_, model) in &models {
+            let designs: Vec<&dyn crate::design::Design> = model
+                .designs
+                .iter()
+                .filter_map(|d| crate::design::find(d))
+                .collect();
+            check_determinism(model, &designs, (first, last))?;
+        }
+    }
     let _ = writeln!(
         out,
         "{} expectation{} in {} model{}: {met} met, {unmet} not met{}",

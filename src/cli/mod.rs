@@ -105,6 +105,10 @@ struct RunArgs {
     /// Keep every column of the table (it no longer fits 100 columns).
     #[arg(long)]
     wide: bool,
+    /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
+    /// and exit 1 unless outcome and timeline hashes agree.
+    #[arg(long)]
+    check_determinism: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -118,6 +122,10 @@ struct CheckArgs {
     /// First seed of the range.
     #[arg(long, value_name = "FIRST", default_value_t = 0)]
     first_seed: u64,
+    /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
+    /// and exit 1 unless outcome and timeline hashes agree.
+    #[arg(long)]
+    check_determinism: bool,
 }
 
 fn parse_property(s: &str) -> Result<Property, String> {
@@ -252,6 +260,29 @@ fn replay_command(path: &Path) -> ReplayCommand {
         program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
         model_path: path.display().to_string(),
     }
+}
+
+/// The determinism self-check of `designs` on a sample of `first..=last`; one line on stderr
+/// when it passes, exit 1 when it does not.
+fn check_determinism(
+    model: &Model,
+    designs: &[&dyn Design],
+    (first, last): (u64, u64),
+) -> Result<(), CliError> {
+    let seeds = crate::explore::determinism::sample(first, last);
+    for d in designs {
+        crate::explore::determinism::self_check(model, *d, &seeds)
+            .map_err(|m| CliError::Failed(format!("{}: {m}", model.name)))?;
+    }
+    eprintln!(
+        "determinism: {}: {} seed{} x {} design{}: silent, traced twice and replayed runs agree",
+        model.name,
+        seeds.len(),
+        if seeds.len() == 1 { "" } else { "s" },
+        designs.len(),
+        if designs.len() == 1 { "" } else { "s" }
+    );
+    Ok(())
 }
 
 /// Seeds `first..=first+count-1`, refused when empty or past `u64::MAX`.

@@ -1,7 +1,10 @@
 //! `retrylab run`: every design of a model over the same seeds, one row each.
 
 use super::progress::Progress;
-use super::{CliError, Format, RunArgs, emit, find_design, load, replay_command, seed_range};
+use super::{
+    CliError, Format, RunArgs, check_determinism, emit, find_design, load, replay_command,
+    seed_range,
+};
 use crate::check::Property;
 use crate::explore::{Comparison, compare};
 use crate::report::{Report, json, table};
@@ -57,6 +60,9 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
         text.push_str(&table::render_failures(&report));
     }
     emit(&text)?;
+    if a.check_determinism {
+        check_determinism(&model, &designs, (first, last))?;
+    }
     fail_on(&report, &a.fail_on)
 }
 

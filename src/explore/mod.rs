@@ -1,7 +1,9 @@
 //! Search drivers above the world: sweeps over seeds (parallel, paired, deterministic),
-//! shrinking of failing choice vectors, and checking a model's expectations.
+//! shrinking of failing choice vectors, checking a model's expectations, and the
+//! determinism self-check.
 
 pub mod check;
+pub mod determinism;
 pub mod shrink;
 pub mod sweep;
 
