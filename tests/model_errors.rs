@@ -903,3 +903,109 @@ fn cli_replay_impossible_choice() {
     assert!(stderr.contains("--choices: choice 1 is 999999"), "{stderr}");
     assert!(stderr.contains("not a possible one"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Expectations
+// ---------------------------------------------------------------------------------------
+
+/// [`VALID`] with an `expect` section (on line 22).
+fn with_expect(expect: &str) -> String {
+    edit(
+        "  \"faults\": [{ \"drop_reply\": { \"attempt\": 1 } }]\n}",
+        &format!(
+            "  \"faults\": [{{ \"drop_reply\": {{ \"attempt\": 1 }} }}],\n  \"expect\": {expect}\n}}"
+        ),
+    )
+}
+
+#[test]
+fn expectation_is_accepted_and_parsed() {
+    let text = with_expect(
+        r#"{ "same_key": { "hold": ["no_duplicate", "resolved_within(60000)"], "violate": ["no_false_failure"] } }"#,
+    );
+    let m = Model::from_json(&text, "m.json").unwrap_or_else(|e| panic!("{e}"));
+    use retrylab::check::Property;
+    use retrylab::model::Want;
+    assert_eq!(
+        m.expectations("same_key"),
+        vec![
+            (Property::NoDuplicate, Want::Hold),
+            (Property::ResolvedWithin(60_000), Want::Hold),
+            (Property::NoFalseFailure, Want::Violate)
+        ]
+    );
+    assert!(m.expectations("no_dedup").is_empty());
+}
+
+#[test]
+fn expectation_unknown_property() {
+    let text = with_expect(r#"{ "same_key": { "hold": ["no_duplicate", "no_dup"] } }"#);
+    assert_first(
+        &text,
+        "expect.same_key.hold[1]",
+        (23, 54),
+        "\"no_dup\"",
+        &[
+            "unknown property \"no_dup\"",
+            "no_duplicate",
+            "resolved_within(T)",
+        ],
+    );
+}
+
+#[test]
+fn expectation_malformed_parameter() {
+    let text = with_expect(r#"{ "same_key": { "violate": ["resolved_within(1h)"] } }"#);
+    assert_first(
+        &text,
+        "expect.same_key.violate[0]",
+        (23, 41),
+        "\"resolved_within(1h)\"",
+        &["whole number of milliseconds"],
+    );
+}
+
+#[test]
+fn expectation_for_a_design_the_model_does_not_list() {
+    let text = with_expect(r#"{ "journal": { "hold": ["no_duplicate"] } }"#);
+    assert_first(
+        &text,
+        "expect.journal",
+        (23, 26),
+        "{ \"hold\"",
+        &["\"journal\" is not listed in `designs`"],
+    );
+    let text = with_expect(r#"{ "nope": { "hold": ["no_duplicate"] } }"#);
+    assert_first(
+        &text,
+        "expect.nope",
+        (23, 23),
+        "{ \"hold\"",
+        &["unknown design", KNOWN_DESIGNS],
+    );
+}
+
+#[test]
+fn expectation_names_a_property_twice() {
+    let text =
+        with_expect(r#"{ "same_key": { "hold": ["no_duplicate"], "violate": ["no_duplicate"] } }"#);
+    assert_first(
+        &text,
+        "expect.same_key.violate[0]",
+        (23, 67),
+        "\"no_duplicate\"",
+        &["no_duplicate is named twice"],
+    );
+}
+
+#[test]
+fn expectation_unknown_field_is_refused_by_check_with_exit_2() {
+    let dir = Scratch::new("expect-field");
+    let text = with_expect(r#"{ "same_key": { "holds": ["no_duplicate"] } }"#);
+    let file = dir.write("m.json", &text);
+    let stderr = assert_input_error(&retrylab(&["check", arg(&file)]));
+    let lines = problem_lines(&stderr, &file);
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("expect.same_key"), "{stderr}");
+    assert!(lines[0].contains("unknown field `holds`"), "{stderr}");
+}

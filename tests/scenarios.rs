@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use retrylab::check::Property;
 use retrylab::design::context::ExecCtx;
 use retrylab::design::retrying::{Identity, Retrying};
 use retrylab::design::{Design, Executor};
@@ -97,10 +98,22 @@ fn changed_arguments_under_the_same_key_follow_the_mismatch_rule() {
     // Rejected: the changed action never happens; the original effect exists but the agent
     // gave up on a failure, so the user hears "failed" about a ticket that exists.
     expect(&v, "same_key", c(1, 0, 0, 0, 1, 0, 2));
+    assert_eq!(trace(&v, "same_key").metrics.masked_mismatches, 0);
+    // Answered as the original: the agent is told its changed call succeeded, but no effect
+    // carries the changed arguments. Only `no_masked_mismatch` sees it.
     let original = set(v.clone(), "provider.mismatch", json!("return_original"));
-    expect(&original, "same_key", c(1, 1, 0, 0, 0, 0, 2));
+    let t = expect(&original, "same_key", c(1, 1, 0, 0, 0, 0, 2));
+    assert_eq!(
+        (t.metrics.masked_mismatches, t.metrics.drifted_effects),
+        (1, 0)
+    );
+    assert_eq!(t.violated(), [Property::NoMaskedMismatch]);
     let as_new = set(v.clone(), "provider.mismatch", json!("treat_as_new"));
-    expect(&as_new, "same_key", c(2, 1, 1, 0, 0, 0, 2));
+    let t = expect(&as_new, "same_key", c(2, 1, 1, 0, 0, 0, 2));
+    assert_eq!(
+        (t.metrics.masked_mismatches, t.metrics.drifted_effects),
+        (0, 1)
+    );
     expect(&v, "no_dedup", c(2, 1, 1, 0, 0, 0, 2));
 }
 
