@@ -430,3 +430,54 @@ fn determinism_self_check_passes_on_bundled_models() {
         "determinism: ticket_chaos: 16 seeds x 3 designs: silent, traced twice and replayed runs agree\n"
     );
 }
+
+/// A design with state that outlives its run (a static counter): the self-check catches it.
+mod leaky {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use retrylab::design::{Design, ExecCtx, Executor};
+    use retrylab::model::ExecutorModel;
+    use retrylab::vocab::ids::{AttemptId, OpId};
+    use retrylab::vocab::protocol::{Response, ToolCall, ToolResult};
+
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+
+    pub struct Leaky;
+
+    impl Design for Leaky {
+        fn name(&self) -> &str {
+            "leaky"
+        }
+        fn summary(&self) -> &str {
+            "answers from a counter that survives across runs"
+        }
+        fn executor(&self, _: &ExecutorModel) -> Box<dyn Executor> {
+            Box::new(Leaky)
+        }
+    }
+
+    impl Executor for Leaky {
+        fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+            let result = match CALLS.fetch_add(1, Ordering::Relaxed) % 2 {
+                0 => ToolResult::Success { resource: None },
+                _ => ToolResult::Failure,
+            };
+            ctx.report(&call, result);
+        }
+        fn on_response(&mut self, _: &mut ExecCtx<'_>, _: OpId, _: AttemptId, _: Response) {}
+    }
+}
+
+#[test]
+fn determinism_self_check_catches_state_that_outlives_a_run() {
+    use retrylab::explore::determinism::{sample, self_check};
+    let model = load("ticket_lost_response.json");
+    let err = self_check(&model, &leaky::Leaky, &sample(0, 99)).unwrap_err();
+    assert_eq!((err.design.as_str(), err.seed), ("leaky", 0));
+    assert_eq!(err.what, "tracing changed the run");
+    // A real design passes on the same seeds.
+    assert_eq!(
+        self_check(&model, design::find("same_key").unwrap(), &sample(0, 99)),
+        Ok(())
+    );
+}
