@@ -132,12 +132,15 @@ impl FromStr for Property {
 pub struct Violations {
     /// `(property, seeds violating it)`, in the order the properties were asked for.
     pub counts: Vec<(Property, u64)>,
+    /// Seeds violating at least one of them.
+    pub any: u64,
 }
 
 impl Violations {
     pub fn new(properties: &[Property]) -> Self {
         Self {
             counts: properties.iter().map(|&p| (p, 0)).collect(),
+            any: 0,
         }
     }
 
@@ -149,6 +152,7 @@ impl Violations {
             *n += u64::from(bad);
             any |= bad;
         }
+        self.any += u64::from(any);
         any
     }
 
@@ -158,6 +162,7 @@ impl Violations {
             debug_assert_eq!(p, q);
             *n += m;
         }
+        self.any += other.any;
     }
 
     /// Seeds that violated `p` (0 if it was not tallied).

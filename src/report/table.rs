@@ -203,13 +203,6 @@ pub fn render_wide(report: &Report) -> String {
         let recon = m.reconciliation_ms.percentiles();
         let outcome = m.time_to_outcome_ms.percentiles();
         let ms = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        let any_violation: u64 = r
-            .violations
-            .counts
-            .iter()
-            .map(|(_, n)| *n)
-            .max()
-            .unwrap_or(0);
         rows.push(vec![
             r.design.clone(),
             m.intents.to_string(),
@@ -229,7 +222,7 @@ pub fn render_wide(report: &Report) -> String {
             format!("{:.2}", m.calls_per_intent()),
             format!("{}/{}", ms(recon.p50), ms(recon.p99)),
             ms(outcome.p50),
-            any_violation.to_string(),
+            r.violations.any.to_string(),
             verdict(r),
         ]);
     }
