@@ -77,6 +77,8 @@ struct IntentState {
     compensation_calls: u32,
     /// The call under way, and which issue of it.
     current: Option<(CallId, u32)>,
+    /// The newest call made for this intent (what "retry the same call" re-runs).
+    last_call: CallId,
     /// The resource each forward step produced, when the executor said.
     receipts: [Option<ResourceId>; MAX_STEPS as usize],
 }
@@ -156,6 +158,7 @@ impl Agent {
             calls: [0; MAX_STEPS as usize],
             compensation_calls: 0,
             current: None,
+            last_call: CallId(0),
             receipts: [None; MAX_STEPS as usize],
         });
         self.heard.push(Heard::default());
@@ -165,6 +168,7 @@ impl Agent {
     fn new_call(&mut self, intent: IntentId, now: Millis, trace: &mut Trace) -> AgentOut {
         let call = CallId(self.calls.len() as u32 + 1);
         self.calls.push(intent);
+        self.intents[intent.0 as usize].last_call = call;
         self.issues.push(0);
         self.issue(intent, call, now, trace)
     }
@@ -389,7 +393,7 @@ impl Agent {
         let s = &mut self.intents[intent.0 as usize];
         match act {
             Act::RetrySame => {
-                let call = CallId(self.calls.iter().rposition(|&i| i == intent)? as u32 + 1);
+                let call = s.last_call;
                 Some(self.issue(intent, call, now, trace))
             }
             Act::Replan if restart && !s.compensating() && s.step > 0 => {
