@@ -430,8 +430,7 @@ impl Journaled {
         let leased = self.policy.lease;
         let journal = ctx.journal_ref();
         let ops: Vec<OpId> = journal
-            .iter()
-            .filter(|o| !o.state().is_settled() && o.state() != OpState::Escalated)
+            .unresolved()
             .filter(|o| {
                 if restarted {
                     return o.owner == me.worker;

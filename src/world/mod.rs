@@ -28,7 +28,7 @@ use workload::Workload;
 
 use crate::design::context::Minted;
 use crate::design::journal::SharedJournal;
-use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal, OpState};
+use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 
@@ -242,10 +242,7 @@ impl<'a> World<'a> {
 
     /// Every operation is settled or escalated: a periodic timer has nothing to act on.
     fn settled(&self) -> bool {
-        self.journal
-            .lock()
-            .iter()
-            .all(|o| o.state().is_settled() || o.state() == OpState::Escalated)
+        self.journal.lock().unresolved().next().is_none()
     }
 
     /// The worker an executor event is for.

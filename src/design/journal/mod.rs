@@ -23,7 +23,7 @@ pub use lease::{Holder, Lease, Leases};
 pub use operation::Operation;
 pub use scratch::Scratch;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use index::Newest;
 use lease::Claim;
@@ -107,6 +107,9 @@ pub struct Journal {
     next_id: u32,
     /// The working state of each operation in `ops` (same keys).
     scratch: BTreeMap<OpId, Scratch>,
+    /// The operations in `ops` that are neither settled nor escalated: what a recovery
+    /// sweeper looks at, without scanning every record of the run.
+    unresolved: BTreeSet<OpId>,
     /// `ops` by authorization and by the tool call each currently serves.
     by_auth: Newest<AuthId>,
     by_call: Newest<CallId>,
@@ -123,6 +126,7 @@ impl Journal {
             ops: BTreeMap::new(),
             next_id: 0,
             scratch: BTreeMap::new(),
+            unresolved: BTreeSet::new(),
             by_auth: Newest::new(),
             by_call: Newest::new(),
             leases: Leases::new(),
@@ -134,6 +138,7 @@ impl Journal {
         self.ops.clear();
         self.next_id = 0;
         self.scratch.clear();
+        self.unresolved.clear();
         self.by_auth.clear();
         self.by_call.clear();
         self.leases.clear();
@@ -153,6 +158,7 @@ impl Journal {
         self.ops
             .insert(id, Operation::new(id, call, key, owner, now));
         self.scratch.insert(id, Scratch::new());
+        self.unresolved.insert(id);
         self.by_auth.insert(call.auth, id);
         self.by_call.insert(call.call, id);
         id
@@ -221,6 +227,11 @@ impl Journal {
         self.ops.values()
     }
 
+    /// The operations that are neither settled nor escalated, oldest first.
+    pub fn unresolved(&self) -> impl Iterator<Item = &Operation> {
+        self.unresolved.iter().filter_map(|id| self.ops.get(id))
+    }
+
     /// Moves `id` to `state` at `now`; returns the previous state. (What a state change claims
     /// is recorded by [`ExecCtx::transition`](super::ExecCtx::transition) for the checkers,
     /// which judge it against the ledger: the journal is the design's, not the truth.)
@@ -229,6 +240,11 @@ impl Journal {
         let before = op.state;
         op.state = state;
         op.updated_ms = now;
+        if state.is_settled() || state == OpState::Escalated {
+            self.unresolved.remove(&id);
+        } else {
+            self.unresolved.insert(id);
+        }
         Some(before)
     }
 
@@ -312,6 +328,7 @@ impl Journal {
     fn forget_missing(&mut self) {
         let ops = &self.ops;
         self.scratch.retain(|id, _| ops.contains_key(id));
+        self.unresolved.retain(|id| ops.contains_key(id));
         self.by_auth.retain(|id| ops.contains_key(&id));
         self.by_call.retain(|id| ops.contains_key(&id));
         self.leases.retain(|id| ops.contains_key(&id));
