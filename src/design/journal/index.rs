@@ -5,24 +5,22 @@
 //! create, when an operation is pointed at another call, and when a volatile journal forgets
 //! a crashed worker's operations.
 
-use std::collections::BTreeSet;
-
 use crate::vocab::ids::OpId;
 
 /// An index from `K` to the operations that currently carry it, so that "the newest operation
-/// with this authorization (or call)" is a range lookup instead of a scan of every operation.
-/// Pairs are ordered by key, then by operation id, and ids grow with creation: the newest
-/// operation of a key is the last pair of its range.
+/// with this authorization (or call)" is a binary search instead of a scan of every
+/// operation. Pairs are kept sorted by key, then by operation id, and ids grow with creation:
+/// the newest operation of a key is the last pair of its run. A sorted vector rather than a
+/// tree: new keys mostly come last (calls and intents are numbered in order), so an insert is
+/// usually a push, and clearing keeps the memory for the next run.
 #[derive(Debug)]
 pub(super) struct Newest<K> {
-    pairs: BTreeSet<(K, OpId)>,
+    pairs: Vec<(K, OpId)>,
 }
 
 impl<K: Ord + Copy> Newest<K> {
     pub(super) fn new() -> Self {
-        Self {
-            pairs: BTreeSet::new(),
-        }
+        Self { pairs: Vec::new() }
     }
 
     pub(super) fn clear(&mut self) {
@@ -30,11 +28,17 @@ impl<K: Ord + Copy> Newest<K> {
     }
 
     pub(super) fn insert(&mut self, key: K, id: OpId) {
-        self.pairs.insert((key, id));
+        if self.pairs.last().is_none_or(|&last| last < (key, id)) {
+            self.pairs.push((key, id));
+        } else if let Err(at) = self.pairs.binary_search(&(key, id)) {
+            self.pairs.insert(at, (key, id));
+        }
     }
 
     pub(super) fn remove(&mut self, key: K, id: OpId) {
-        self.pairs.remove(&(key, id));
+        if let Ok(at) = self.pairs.binary_search(&(key, id)) {
+            self.pairs.remove(at);
+        }
     }
 
     /// Keeps only the operations for which `keep` holds.
@@ -44,10 +48,10 @@ impl<K: Ord + Copy> Newest<K> {
 
     /// The newest operation carrying `key`.
     pub(super) fn get(&self, key: K) -> Option<OpId> {
-        self.pairs
-            .range((key, OpId(0))..=(key, OpId(u32::MAX)))
-            .next_back()
-            .map(|&(_, id)| id)
+        // The first pair after every pair of `key`; the one before it, if of `key`.
+        let end = self.pairs.partition_point(|&(k, _)| k <= key);
+        let &(k, id) = self.pairs[..end].last()?;
+        (k == key).then_some(id)
     }
 }
 

@@ -6,7 +6,7 @@
 //! the records ([`claim`](super::Journal::claim), [`acquire`](super::Journal::acquire),
 //! [`record`](super::Journal::record)) under one lock in [`SharedJournal`](super::SharedJournal).
 
-use std::collections::BTreeMap;
+use super::dense::Dense;
 
 use crate::sim::Millis;
 use crate::vocab::ids::{OpId, WorkerId};
@@ -47,7 +47,7 @@ impl Claim {
 /// The current claim on each operation, and the fencing tokens handed out so far.
 #[derive(Debug, Default)]
 pub struct Leases {
-    leases: BTreeMap<OpId, Lease>,
+    leases: Dense<Lease>,
     next_fence: u64,
 }
 
@@ -106,7 +106,7 @@ impl Leases {
     /// Keeps only the claims on operations for which `keep` holds (the journal forgot the
     /// others). Fences are never reused.
     pub(super) fn retain(&mut self, mut keep: impl FnMut(OpId) -> bool) {
-        self.leases.retain(|&id, _| keep(id));
+        self.leases.retain(|id, _| keep(id));
     }
 }
 

@@ -13,6 +13,7 @@
 //! stayed unknown before it was resolved (the reconciliation time).
 
 mod authorization;
+mod dense;
 mod index;
 mod lease;
 mod operation;
@@ -23,8 +24,7 @@ pub use lease::{Holder, Lease, Leases};
 pub use operation::Operation;
 pub use scratch::Scratch;
 
-use std::collections::{BTreeMap, BTreeSet};
-
+use dense::{Dense, IdSet};
 use index::Newest;
 use lease::Claim;
 
@@ -103,13 +103,13 @@ impl Operation {
 #[derive(Debug)]
 pub struct Journal {
     durability: Durability,
-    ops: BTreeMap<OpId, Operation>,
+    ops: Dense<Operation>,
     next_id: u32,
     /// The working state of each operation in `ops` (same keys).
-    scratch: BTreeMap<OpId, Scratch>,
+    scratch: Dense<Scratch>,
     /// The operations in `ops` that are neither settled nor escalated: what a recovery
     /// sweeper looks at, without scanning every record of the run.
-    unresolved: BTreeSet<OpId>,
+    unresolved: IdSet,
     /// `ops` by authorization and by the tool call each currently serves.
     by_auth: Newest<AuthId>,
     by_call: Newest<CallId>,
@@ -123,10 +123,10 @@ impl Journal {
     pub fn new(durability: Durability) -> Self {
         Self {
             durability,
-            ops: BTreeMap::new(),
+            ops: Dense::default(),
             next_id: 0,
-            scratch: BTreeMap::new(),
-            unresolved: BTreeSet::new(),
+            scratch: Dense::default(),
+            unresolved: IdSet::default(),
             by_auth: Newest::new(),
             by_call: Newest::new(),
             leases: Leases::new(),
@@ -229,7 +229,7 @@ impl Journal {
 
     /// The operations that are neither settled nor escalated, oldest first.
     pub fn unresolved(&self) -> impl Iterator<Item = &Operation> {
-        self.unresolved.iter().filter_map(|id| self.ops.get(id))
+        self.unresolved.iter().filter_map(|id| self.ops.get(&id))
     }
 
     /// Moves `id` to `state` at `now`; returns the previous state. (What a state change claims
@@ -241,7 +241,7 @@ impl Journal {
         op.state = state;
         op.updated_ms = now;
         if state.is_settled() || state == OpState::Escalated {
-            self.unresolved.remove(&id);
+            self.unresolved.remove(id);
         } else {
             self.unresolved.insert(id);
         }
@@ -327,8 +327,8 @@ impl Journal {
     /// (a pass over each part, like the crash's own pass over the records).
     fn forget_missing(&mut self) {
         let ops = &self.ops;
-        self.scratch.retain(|id, _| ops.contains_key(id));
-        self.unresolved.retain(|id| ops.contains_key(id));
+        self.scratch.retain(|id, _| ops.contains_key(&id));
+        self.unresolved.retain(|id| ops.contains_key(&id));
         self.by_auth.retain(|id| ops.contains_key(&id));
         self.by_call.retain(|id| ops.contains_key(&id));
         self.leases.retain(|id| ops.contains_key(&id));
