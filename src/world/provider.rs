@@ -123,8 +123,50 @@ fn in_progress_expired(config: &ProviderModel, record: &Record, now: Millis) -> 
             .is_some_and(|d| now >= record.first_request_ms.saturating_add(d))
 }
 
+/// One create on its way through the contract: the request, and where its choices, trace
+/// and answer go. Each decision below takes this one value, so that it can be a small
+/// function of its own rather than one that threads eight arguments.
+struct Call<'a> {
+    now: Millis,
+    attempt: AttemptId,
+    request: Request,
+    params: Params,
+    faults: &'a Faults,
+    ch: &'a mut dyn Chooser,
+    trace: &'a mut Trace,
+    out: &'a mut Vec<ProviderOut>,
+}
+
+impl Call<'_> {
+    /// Traces `what` for this attempt; it is formatted only when tracing is on.
+    fn log(&mut self, what: fmt::Arguments<'_>) {
+        let attempt = self.attempt;
+        self.trace.log(self.now, Component::Provider, || {
+            format!("{attempt}: {what}")
+        });
+    }
+
+    /// Replies at once, tracing why (formatted only when tracing is on).
+    fn answer(&mut self, reply: Reply, why: fmt::Arguments<'_>) {
+        let attempt = self.attempt;
+        self.trace.log(self.now, Component::Provider, || {
+            format!("{attempt}: {why} -> {reply}")
+        });
+        self.out.push(ProviderOut::Reply { attempt, reply });
+    }
+}
+
+/// Whether a record no longer holds its key at `now`: past retention when expiry means a
+/// new request, or in progress for longer than the work could still be running.
+fn stale(config: &ProviderModel, record: &Record, now: Millis) -> bool {
+    (config.after_expiry == AfterExpiry::NewRequest && expired(config, record, now))
+        || in_progress_expired(config, record, now)
+}
+
 impl Provider {
     /// A request arrives.
+    // Eight inputs because the world's call site passes them one by one; bundling them there
+    // is a change to `world/mod.rs`, outside this refactor. `create` and its steps take `Call`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_request(
         &mut self,
@@ -145,184 +187,185 @@ impl Provider {
                 out.push(ProviderOut::Reply { attempt, reply });
             }
             RequestKind::Create { params } => {
-                self.create(now, attempt, request, params, faults, ch, trace, out)
+                let mut call = Call {
+                    now,
+                    attempt,
+                    request,
+                    params,
+                    faults,
+                    ch,
+                    trace,
+                    out,
+                };
+                self.create(&mut call);
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn create(
-        &mut self,
-        now: Millis,
-        attempt: AttemptId,
-        request: Request,
-        params: Params,
-        faults: &Faults,
-        ch: &mut dyn Chooser,
-        trace: &mut Trace,
-        out: &mut Vec<ProviderOut>,
-    ) {
-        // The reason is formatted only when tracing is on.
-        let answer = |reply: Reply,
-                      why: fmt::Arguments<'_>,
-                      trace: &mut Trace,
-                      out: &mut Vec<ProviderOut>| {
-            trace.log(now, Component::Provider, || {
-                format!("{attempt}: {why} -> {reply}")
-            });
-            out.push(ProviderOut::Reply { attempt, reply });
-        };
-        // Business validation runs before the idempotency layer: nothing is recorded.
-        if faults.rejects(attempt) {
-            return answer(
-                Reply::Rejected,
-                format_args!("refused (scripted)"),
-                trace,
-                out,
-            );
+    /// The contract's decisions on arrival, in the order a provider applies them; each one
+    /// either deals with the request (answers, holds or starts it) or hands it on.
+    fn create(&mut self, c: &mut Call<'_>) {
+        if self.refuse_before_keys(c) {
+            return;
         }
-        if request.key.is_none() && self.config.require_key {
-            return answer(Reply::MissingKey, format_args!("no key"), trace, out);
-        }
-        let key = match (self.config.dedup, self.config.key_source, request.key) {
-            (Dedup::None, _, _) | (Dedup::ByKey, KeySource::Client, None) => {
-                return self.start(now, attempt, request, params, None, faults, ch, trace, out);
-            }
-            (Dedup::ByKey, KeySource::Client, Some(key)) => key,
-            // The provider keys the request by what it asks for, whoever asks.
-            (Dedup::ByKey, KeySource::Payload, _) => Key(params.0),
+        let Some(key) = self.dedup_key(c) else {
+            return self.start(c, None);
         };
-        let scoped = self.scope(&request, key);
-        // A record no longer counts once expired (if expiry means a new request) or once an
-        // in-progress record outlived its function.
-        let forget_expired = self.config.after_expiry == AfterExpiry::NewRequest;
-        let config = &self.config;
-        let stale = |r: &Record| {
-            (forget_expired && expired(config, r, now)) || in_progress_expired(config, r, now)
+        let scoped = self.scope(&c.request, key);
+        let Some(record) = self.claim_key(c, scoped) else {
+            return self.start(c, Some(scoped));
         };
-        let job = self.jobs.len() as u32;
-        let marker = Record {
-            fingerprint: params,
-            first_request_ms: now,
-            completed_ms: None,
-            slot: Slot::InFlight { job },
-        };
-        // The store's own protocol for this atomicity (the code loom checks): claim the key,
-        // or, effect-then-key, only look.
-        let atomicity = self.config.atomicity;
-        let existing = match self.store.get_mut().begin(atomicity, scoped, marker, stale) {
-            Claimed::Existing(r) => Some(r),
-            Claimed::Fresh { replaced } => {
-                if let Some(old) = replaced {
-                    trace.log(now, Component::Provider, || match old.slot {
-                        Slot::Done { .. } => {
-                            format!("{attempt}: key {key} expired and was forgotten")
-                        }
-                        _ => format!(
-                            "{attempt}: in-progress record of key {key} expired; executing again"
-                        ),
-                    });
-                }
-                None
-            }
-        };
-        let Some(record) = existing else {
-            return self.start(
-                now,
-                attempt,
-                request,
-                params,
-                Some(scoped),
-                faults,
-                ch,
-                trace,
-                out,
-            );
-        };
-        if self.expired(&record, now) {
-            // Only reached when expiry means refusal.
-            return answer(
-                Reply::Expired,
-                format_args!("key {key} expired"),
-                trace,
-                out,
-            );
-        }
-        if record.fingerprint != params {
-            match self.config.mismatch {
-                Mismatch::Reject => {
-                    return answer(
-                        Reply::Mismatch,
-                        format_args!("key {key} was first used with {}", record.fingerprint),
-                        trace,
-                        out,
-                    );
-                }
-                Mismatch::TreatAsNew => {
-                    return self.start(now, attempt, request, params, None, faults, ch, trace, out);
-                }
-                Mismatch::ReturnOriginal => {}
-            }
+        if self.refuse_expired(c, key, &record) || self.on_mismatch(c, key, &record) {
+            return;
         }
         match record.slot {
             Slot::Done { reply, resource } => {
-                if self.config.replay == ReplayMode::ReexecuteFailed
-                    && reply.status() >= 500
-                    && resource.is_none()
-                {
-                    // Failed work with no effect runs again, under the same record.
-                    let job = self.jobs.len() as u32;
-                    if !self.store.get_mut().reclaim(&scoped, record, job) {
-                        return answer(
-                            Reply::InProgress,
-                            format_args!("key {key} is being executed again"),
-                            trace,
-                            out,
-                        );
-                    }
-                    trace.log(now, Component::Provider, || {
-                        format!("{attempt}: key {key} failed before: executing again")
-                    });
-                    return self.start(
-                        now,
-                        attempt,
-                        request,
-                        params,
-                        Some(scoped),
-                        faults,
-                        ch,
-                        trace,
-                        out,
-                    );
-                }
-                let reply = self.replay(reply, resource);
-                answer(reply, format_args!("key {key} seen: replay"), trace, out)
+                self.replay_stored(c, scoped, record, reply, resource)
             }
-            Slot::InFlight { job } if self.config.accept_async => answer(
+            Slot::InFlight { .. } | Slot::Orphaned => self.same_key_in_flight(c, key, record.slot),
+        }
+    }
+
+    /// Business validation and the required-key rule run before the idempotency layer, so a
+    /// refusal records nothing and a corrected retry is judged afresh. Returns whether it
+    /// refused.
+    fn refuse_before_keys(&self, c: &mut Call<'_>) -> bool {
+        if c.faults.rejects(c.attempt) {
+            c.answer(Reply::Rejected, format_args!("refused (scripted)"));
+        } else if c.request.key.is_none() && self.config.require_key {
+            c.answer(Reply::MissingKey, format_args!("no key"));
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// The key the request is deduplicated under, if any. A client key says which requests
+    /// are one; a payload key makes the provider decide that from what is asked for, whoever
+    /// asks, so that genuine repeats merge.
+    fn dedup_key(&self, c: &Call<'_>) -> Option<Key> {
+        match (self.config.dedup, self.config.key_source, c.request.key) {
+            (Dedup::None, _, _) | (Dedup::ByKey, KeySource::Client, None) => None,
+            (Dedup::ByKey, KeySource::Client, Some(key)) => Some(key),
+            (Dedup::ByKey, KeySource::Payload, _) => Some(Key(c.params.0)),
+        }
+    }
+
+    /// Looks the key up in its scope through the store's own protocol for this atomicity
+    /// (the code loom checks): claim the key or, effect-then-key, only look. A [`stale`]
+    /// record gives way, and the trace says so, since a second effect may follow. Returns
+    /// the live record, or `None` when the key is now this request's to execute under.
+    fn claim_key(&mut self, c: &mut Call<'_>, scoped: ScopedKey) -> Option<Record> {
+        let (config, now, key) = (&self.config, c.now, scoped.key);
+        let marker = Record {
+            fingerprint: c.params,
+            first_request_ms: now,
+            completed_ms: None,
+            slot: Slot::InFlight {
+                job: self.jobs.len() as u32,
+            },
+        };
+        let stale = |r: &Record| stale(config, r, now);
+        let replaced = match self
+            .store
+            .get_mut()
+            .begin(config.atomicity, scoped, marker, stale)
+        {
+            Claimed::Existing(record) => return Some(record),
+            Claimed::Fresh { replaced } => replaced,
+        };
+        match replaced.map(|old| old.slot) {
+            None => {}
+            Some(Slot::Done { .. }) => c.log(format_args!("key {key} expired and was forgotten")),
+            Some(_) => c.log(format_args!(
+                "in-progress record of key {key} expired; executing again"
+            )),
+        }
+        None
+    }
+
+    /// A live record past retention is reached only when expiry means refusal (otherwise it
+    /// was [`stale`] and gave way): the key can no longer be used. Returns whether it refused.
+    fn refuse_expired(&self, c: &mut Call<'_>, key: Key, record: &Record) -> bool {
+        let expired = self.expired(record, c.now);
+        if expired {
+            c.answer(Reply::Expired, format_args!("key {key} expired"));
+        }
+        expired
+    }
+
+    /// Same key, other parameters: a key reused by mistake, or a key that stands for more
+    /// than one request. Returns whether it dealt with the request; `ReturnOriginal` goes on
+    /// to answer from the record as if the parameters matched.
+    fn on_mismatch(&mut self, c: &mut Call<'_>, key: Key, record: &Record) -> bool {
+        if record.fingerprint == c.params {
+            return false;
+        }
+        match self.config.mismatch {
+            Mismatch::Reject => c.answer(
+                Reply::Mismatch,
+                format_args!("key {key} was first used with {}", record.fingerprint),
+            ),
+            Mismatch::TreatAsNew => self.start(c, None),
+            Mismatch::ReturnOriginal => return false,
+        }
+        true
+    }
+
+    /// A finished record answers a retry with its stored outcome, as the replay mode presents
+    /// it; only `ReexecuteFailed` runs failed work again, and only when it left no effect.
+    fn replay_stored(
+        &mut self,
+        c: &mut Call<'_>,
+        scoped: ScopedKey,
+        record: Record,
+        reply: Reply,
+        resource: Option<ResourceId>,
+    ) {
+        let failed_without_effect = reply.status() >= 500 && resource.is_none();
+        if self.config.replay == ReplayMode::ReexecuteFailed && failed_without_effect {
+            return self.reexecute(c, scoped, record);
+        }
+        let key = scoped.key;
+        let reply = self.replay(reply, resource);
+        c.answer(reply, format_args!("key {key} seen: replay"));
+    }
+
+    /// Runs failed work again under the same record. The store hands the record over only if
+    /// no other retry reclaimed it first; if one did, that one is executing it now.
+    fn reexecute(&mut self, c: &mut Call<'_>, scoped: ScopedKey, failed: Record) {
+        let key = scoped.key;
+        let job = self.jobs.len() as u32;
+        if !self.store.get_mut().reclaim(&scoped, failed, job) {
+            return c.answer(
+                Reply::InProgress,
+                format_args!("key {key} is being executed again"),
+            );
+        }
+        c.log(format_args!("key {key} failed before: executing again"));
+        self.start(c, Some(scoped));
+    }
+
+    /// A request whose key is held by unfinished work (or by a crash's orphan). Accepted work
+    /// has a status handle to give; otherwise the in-flight rule says: refuse (409, retryable,
+    /// not stored), hold it for the first one's result, or process both and risk two effects.
+    fn same_key_in_flight(&mut self, c: &mut Call<'_>, key: Key, slot: Slot) {
+        if let (Slot::InFlight { job }, true) = (slot, self.config.accept_async) {
+            return c.answer(
                 Reply::Accepted { handle: job },
                 format_args!("key {key} in progress: its status handle"),
-                trace,
-                out,
-            ),
-            Slot::InFlight { .. } | Slot::Orphaned => match self.config.in_flight {
-                InFlight::Reject => answer(
-                    Reply::InProgress,
-                    format_args!("key {key} in progress"),
-                    trace,
-                    out,
-                ),
-                InFlight::Wait => {
-                    if let Slot::InFlight { job } = record.slot {
-                        self.jobs[job as usize].waiters.push(attempt);
-                    }
-                    trace.log(now, Component::Provider, || {
-                        format!("{attempt}: key {key} in progress; waits for it")
-                    });
+            );
+        }
+        match self.config.in_flight {
+            InFlight::Reject => c.answer(Reply::InProgress, format_args!("key {key} in progress")),
+            InFlight::Wait => {
+                // An orphan has no job to finish it: the request is held and never answered.
+                if let Slot::InFlight { job } = slot {
+                    self.jobs[job as usize].waiters.push(c.attempt);
                 }
-                InFlight::ProcessBoth => {
-                    self.start(now, attempt, request, params, None, faults, ch, trace, out)
-                }
-            },
+                c.log(format_args!("key {key} in progress; waits for it"));
+            }
+            InFlight::ProcessBoth => self.start(c, None),
         }
     }
 
@@ -347,34 +390,27 @@ impl Provider {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn start(
-        &mut self,
-        now: Millis,
-        attempt: AttemptId,
-        request: Request,
-        params: Params,
-        record: Option<ScopedKey>,
-        faults: &Faults,
-        ch: &mut dyn Chooser,
-        trace: &mut Trace,
-        out: &mut Vec<ProviderOut>,
-    ) {
+    /// Starts the work. Its processing time is the one choice made on arrival (unless a fault
+    /// scripts it); the rest of the contract runs when the job wakes ([`Self::on_wake`]).
+    /// Asynchronous acceptance hands the client the status handle now.
+    fn start(&mut self, c: &mut Call<'_>, record: Option<ScopedKey>) {
+        let (now, attempt, request) = (c.now, c.attempt, c.request);
         let job = self.jobs.len() as u32;
         let p = self.config.processing_ms;
-        let processing = faults
+        let processing = c
+            .faults
             .slow_processing(attempt)
-            .unwrap_or_else(|| ch.between(Purpose::Processing, p.min, p.max));
+            .unwrap_or_else(|| c.ch.between(Purpose::Processing, p.min, p.max));
         self.jobs.push(Job {
             attempt,
             request,
-            params,
+            params: c.params,
             started_ms: now,
             record,
             waiters: Vec::new(),
             outcome: None,
         });
-        trace.log(now, Component::Provider, || {
+        c.trace.log(now, Component::Provider, || {
             let key = match (request.key, record) {
                 (_, Some(scoped)) => format!("new key {}", scoped.key),
                 (None, None) => "no key".to_string(),
@@ -382,16 +418,14 @@ impl Provider {
             };
             format!("{attempt}: {key}; processing for {processing} ms")
         });
-        out.push(ProviderOut::Wake {
+        c.out.push(ProviderOut::Wake {
             job,
             at_ms: now + processing,
         });
         if self.config.accept_async {
             let reply = Reply::Accepted { handle: job };
-            trace.log(now, Component::Provider, || {
-                format!("{attempt}: -> {reply}")
-            });
-            out.push(ProviderOut::Reply { attempt, reply });
+            c.log(format_args!("-> {reply}"));
+            c.out.push(ProviderOut::Reply { attempt, reply });
         }
     }
 
