@@ -320,15 +320,14 @@ impl<'a> World<'a> {
             Event::ReplyArrives { attempt, reply } => self.reply_arrives(attempt, reply, ch),
             Event::RequestArrives { attempt, request } => {
                 let mut out = std::mem::take(&mut self.provider_out);
-                self.provider.on_request(
+                let env = provider::Env {
                     now,
-                    attempt,
-                    request,
-                    &self.faults,
+                    faults: &self.faults,
                     ch,
-                    &mut self.trace,
-                    &mut out,
-                );
+                    trace: &mut self.trace,
+                    out: &mut out,
+                };
+                self.provider.on_request(attempt, request, env);
                 self.provider_commands(&mut out, ch);
                 self.provider_out = out;
             }

@@ -126,6 +126,15 @@ fn in_progress_expired(config: &ProviderModel, record: &Record, now: Millis) -> 
 /// One create on its way through the contract: the request, and where its choices, trace
 /// and answer go. Each decision below takes this one value, so that it can be a small
 /// function of its own rather than one that threads eight arguments.
+/// What the world lends the provider while it handles one event.
+pub(crate) struct Env<'a> {
+    pub now: Millis,
+    pub faults: &'a Faults,
+    pub ch: &'a mut dyn Chooser,
+    pub trace: &'a mut Trace,
+    pub out: &'a mut Vec<ProviderOut>,
+}
+
 struct Call<'a> {
     now: Millis,
     attempt: AttemptId,
@@ -165,19 +174,14 @@ fn stale(config: &ProviderModel, record: &Record, now: Millis) -> bool {
 
 impl Provider {
     /// A request arrives.
-    // Eight inputs because the world's call site passes them one by one; bundling them there
-    // is a change to `world/mod.rs`, outside this refactor. `create` and its steps take `Call`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn on_request(
-        &mut self,
-        now: Millis,
-        attempt: AttemptId,
-        request: Request,
-        faults: &Faults,
-        ch: &mut dyn Chooser,
-        trace: &mut Trace,
-        out: &mut Vec<ProviderOut>,
-    ) {
+    pub(crate) fn on_request(&mut self, attempt: AttemptId, request: Request, env: Env<'_>) {
+        let Env {
+            now,
+            faults,
+            ch,
+            trace,
+            out,
+        } = env;
         match request.kind {
             RequestKind::Lookup(query) => {
                 let reply = self.lookup(now, &request, query);
@@ -676,15 +680,14 @@ mod tests {
         let mut out = Vec::new();
         let mut ch = RandomChooser::new(0);
         let faults = Faults::default();
-        p.on_request(
+        let env = Env {
             now,
-            AttemptId(attempt),
-            request,
-            &faults,
-            &mut ch,
-            &mut Trace::default(),
-            &mut out,
-        );
+            faults: &faults,
+            ch: &mut ch,
+            trace: &mut Trace::default(),
+            out: &mut out,
+        };
+        p.on_request(AttemptId(attempt), request, env);
         out
     }
 
