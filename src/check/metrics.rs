@@ -44,8 +44,10 @@
 use super::histogram::Histogram;
 use super::outcome::{Claim, ClaimKind, End, Heard, Outcome, Told};
 use crate::sim::Millis;
+use crate::vocab::ids::ResourceId;
 use crate::vocab::protocol::COMPENSATION;
 use crate::world::World;
+use crate::world::ledger::Effect;
 use crate::world::workload::{Intent, MAX_STEPS, step_params};
 
 /// Totals over one or more runs.
@@ -205,10 +207,16 @@ impl Metrics {
         let claimed = o.claims.iter().map(|c| c.op.0 as usize + 1).max();
         let n_ops = o.ops.len().max(claimed.unwrap_or(0));
         let mut longest: Millis = 0;
+        // Per intent step bits are needed only to judge a confirmation without a receipt.
+        let bare = o
+            .claims
+            .iter()
+            .any(|c| c.kind == ClaimKind::Confirmed(None));
+        let step_slots = if bare { o.intents.len() } else { 0 };
         with_scratch(n_ops, |judged: &mut [Judged]| {
-            with_scratch(o.effects.len(), |owners: &mut [Owner]| {
-                with_scratch(o.intents.len(), |steps: &mut [u32]| {
-                    let facts = Facts::of(o, judged, owners, steps);
+            {
+                with_scratch(step_slots, |steps: &mut [u32]| {
+                    let facts = Facts::of(o, judged, steps);
                     for c in o.claims {
                         let true_claim = facts.agrees(c);
                         let j = &mut facts.judged[c.op.0 as usize];
@@ -243,7 +251,7 @@ impl Metrics {
                         longest = longest.max(waited);
                     }
                 })
-            })
+            }
         });
         longest
     }
@@ -292,51 +300,41 @@ struct Judged {
     settled_at: Option<Millis>,
 }
 
-/// The intent and step a resource was created for.
-#[derive(Clone, Copy, Debug, Default)]
-struct Owner {
-    intent: u32,
-    step: u32,
-    exists: bool,
-}
-
 /// The ledger, indexed for judging claims in one pass.
-struct Facts<'s> {
+struct Facts<'o, 's> {
+    effects: &'o [Effect],
     judged: &'s mut [Judged],
-    /// By resource id.
-    owners: &'s [Owner],
-    /// Per intent, a bit per forward step (0..8) and per compensation (8..16) with an effect.
+    /// Per intent, a bit per forward step (0..8) and per compensation (8..16) with an effect
+    /// (empty when no claim needs it).
     steps: &'s [u32],
 }
 
-impl<'s> Facts<'s> {
-    fn of(
-        o: &Outcome<'_>,
-        judged: &'s mut [Judged],
-        owners: &'s mut [Owner],
-        steps: &'s mut [u32],
-    ) -> Self {
+impl<'o, 's> Facts<'o, 's> {
+    fn of(o: &Outcome<'o>, judged: &'s mut [Judged], steps: &'s mut [u32]) -> Self {
         for e in o.effects {
             if let Some(op) = o.op_of(e.attempt)
                 && let Some(j) = judged.get_mut(op.0 as usize)
             {
                 j.committed = true;
             }
-            if let Some(w) = owners.get_mut(e.resource.0 as usize) {
-                *w = Owner {
-                    intent: e.intent.0,
-                    step: e.step,
-                    exists: true,
-                };
-            }
             if let Some(bits) = steps.get_mut(e.intent.0 as usize) {
                 *bits |= step_bit(e.step);
             }
         }
         Facts {
+            effects: o.effects,
             judged,
-            owners,
             steps,
+        }
+    }
+
+    /// The effect that created resource `r`. The provider numbers resources in commit order,
+    /// so it is found at its own index; a scan covers any other numbering.
+    fn effect_of(&self, r: ResourceId) -> Option<&'o Effect> {
+        let effects = self.effects;
+        match effects.get(r.0 as usize) {
+            Some(e) if e.resource == r => Some(e),
+            _ => effects.iter().find(|e| e.resource == r),
         }
     }
 
@@ -345,9 +343,8 @@ impl<'s> Facts<'s> {
         let (intent, step) = (c.intent.0.0, c.intent.1);
         match c.kind {
             ClaimKind::Confirmed(Some(r)) => self
-                .owners
-                .get(r.0 as usize)
-                .is_some_and(|w| w.exists && w.intent == intent && w.step == step),
+                .effect_of(r)
+                .is_some_and(|e| e.intent.0 == intent && e.step == step),
             ClaimKind::Confirmed(None) => self
                 .steps
                 .get(intent as usize)
@@ -369,7 +366,7 @@ fn step_bit(step: u32) -> u32 {
 /// Calls `f` with `n` default values: on the stack when few, so that small runs allocate
 /// nothing per seed.
 fn with_scratch<T: Copy + Default, R>(n: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
-    let mut small = [T::default(); 32];
+    let mut small = [T::default(); 16];
     if n <= small.len() {
         f(&mut small[..n])
     } else {

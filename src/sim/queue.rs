@@ -2,31 +2,32 @@
 //!
 //! Two events at the same virtual time pop in the order they were pushed (a sequence number
 //! breaks the tie), so a run never depends on heap internals.
+//!
+//! The heap holds only small keys (time, sequence, slot); the events themselves wait in a
+//! slab of slots. Sifting moves 24-byte keys instead of whole events (a request or an intent
+//! is several times that), and the slab, like the heap, keeps its memory across runs.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::Millis;
 
-struct Entry<E> {
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key {
     at_ms: Millis,
     seq: u64,
-    event: E,
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.at_ms == other.at_ms && self.seq == other.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl PartialOrd for Key {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+
+impl Ord for Key {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest, then the first pushed.
+    /// (Time and sequence are unique together; the slot never decides.)
     fn cmp(&self, other: &Self) -> Ordering {
         (other.at_ms, other.seq).cmp(&(self.at_ms, self.seq))
     }
@@ -34,7 +35,9 @@ impl<E> Ord for Entry<E> {
 
 /// The discrete-event queue of one run.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Key>,
+    slots: Vec<Option<E>>,
+    free: Vec<u32>,
     next_seq: u64,
 }
 
@@ -42,6 +45,8 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
             heap: BinaryHeap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
             next_seq: 0,
         }
     }
@@ -52,28 +57,45 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, at_ms: Millis, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at_ms, seq, event });
+        self.defer(at_ms, seq, event);
     }
 
     /// Removes the earliest event (first pushed among equals).
     pub fn pop(&mut self) -> Option<(Millis, E)> {
-        self.heap.pop().map(|e| (e.at_ms, e.event))
+        self.pop_entry().map(|(at, _, e)| (at, e))
     }
 
     /// Removes the earliest event with its sequence number, so that it can be deferred.
     pub fn pop_entry(&mut self) -> Option<(Millis, u64, E)> {
-        self.heap.pop().map(|e| (e.at_ms, e.seq, e.event))
+        let key = self.heap.pop()?;
+        let event = self.slots[key.slot as usize]
+            .take()
+            .expect("a queued key has its event");
+        self.free.push(key.slot);
+        Some((key.at_ms, key.seq, event))
     }
 
     /// Puts a popped event back at a later time, keeping its place among events of that time
     /// by its original sequence number (a paused component's events keep their order).
     pub fn defer(&mut self, at_ms: Millis, seq: u64, event: E) {
-        self.heap.push(Entry { at_ms, seq, event });
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(event);
+                slot
+            }
+            None => {
+                self.slots.push(Some(event));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.heap.push(Key { at_ms, seq, slot });
     }
 
     /// Empties the queue and restarts the sequence, keeping the allocation for the next run.
     pub fn clear(&mut self) {
         self.heap.clear();
+        self.slots.clear();
+        self.free.clear();
         self.next_seq = 0;
     }
 

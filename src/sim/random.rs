@@ -12,21 +12,33 @@ use super::chooser::{Alternatives, Chooser, Purpose};
 
 pub struct RandomChooser {
     seed: u64,
+    /// The key every stream of this seed shares (what `seed_from_u64` would derive).
+    key: <ChaCha8Rng as SeedableRng>::Seed,
+    /// Stream `i` is live for this seed when bit `i` is set; a stale one is replaced before
+    /// use, so a reset writes one word instead of every stream.
+    live: u32,
     streams: [Option<ChaCha8Rng>; Purpose::COUNT],
 }
 
 impl RandomChooser {
     pub fn new(seed: u64) -> Self {
-        Self {
+        let mut c = Self {
             seed,
+            key: Default::default(),
+            live: 0,
             streams: Default::default(),
-        }
+        };
+        c.reset(seed);
+        c
     }
 
     /// Starts over with another seed, as if newly created.
     pub fn reset(&mut self, seed: u64) {
         self.seed = seed;
-        self.streams = Default::default();
+        // The same key `ChaCha8Rng::seed_from_u64(seed)` starts from, derived once per seed
+        // instead of once per stream.
+        self.key = ChaCha8Rng::seed_from_u64(seed).get_seed();
+        self.live = 0;
     }
 
     pub fn seed(&self) -> u64 {
@@ -34,12 +46,15 @@ impl RandomChooser {
     }
 
     fn stream(&mut self, purpose: Purpose) -> &mut ChaCha8Rng {
-        let seed = self.seed;
-        self.streams[purpose.index()].get_or_insert_with(|| {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            rng.set_stream(purpose.index() as u64);
-            rng
-        })
+        let i = purpose.index();
+        let slot = &mut self.streams[i];
+        if self.live & (1 << i) == 0 {
+            self.live |= 1 << i;
+            let mut rng = ChaCha8Rng::from_seed(self.key);
+            rng.set_stream(i as u64);
+            *slot = Some(rng);
+        }
+        slot.as_mut().expect("a live stream is set")
     }
 }
 
@@ -96,6 +111,23 @@ mod tests {
             .collect();
         assert_eq!(la, lb);
         assert_ne!(draws(3, Purpose::Latency), draws(3, Purpose::Processing));
+    }
+
+    #[test]
+    fn streams_are_those_of_seed_from_u64_with_the_purpose_as_stream() {
+        for seed in [0, 1, 12_345, u64::MAX] {
+            let mut c = RandomChooser::new(99);
+            c.reset(seed);
+            let mut reference = ChaCha8Rng::seed_from_u64(seed);
+            reference.set_stream(Purpose::Processing.index() as u64);
+            for _ in 0..5 {
+                let want = reference.random_range(0..1_000_000u64);
+                assert_eq!(
+                    c.choose(Purpose::Processing, Alternatives::Uniform(1_000_000)),
+                    want
+                );
+            }
+        }
     }
 
     #[test]

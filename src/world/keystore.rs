@@ -5,7 +5,7 @@
 //! forgotten; what has to be atomic about it (check-and-claim, write-if-still-ours) is here,
 //! each as one operation, so that the same code runs in the simulator and under loom.
 
-use std::collections::BTreeMap;
+use rustc_hash::FxHashMap;
 
 use crate::model::Atomicity;
 use crate::sim::Millis;
@@ -68,9 +68,13 @@ pub enum Writer {
 /// The records, with every operation that must be atomic done as one call. The simulator
 /// calls these directly on the store it owns; threads go through [`SharedKeyStore`], which
 /// runs the same methods under a lock.
+///
+/// A hash map with a fixed-key hasher (Fx): a lookup costs the same with ten keys or a
+/// million, and since the store is only ever read by key, never iterated, its order cannot
+/// leak into a run.
 #[derive(Debug, Default)]
 pub struct KeyStore {
-    records: BTreeMap<ScopedKey, Record>,
+    records: FxHashMap<ScopedKey, Record>,
 }
 
 impl KeyStore {
