@@ -12,11 +12,29 @@ use std::collections::BinaryHeap;
 
 use super::Millis;
 
+/// Time and sequence number packed into one integer (time in the high half), so that
+/// ordering two keys is one comparison.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Key {
-    at_ms: Millis,
-    seq: u64,
+    when: u128,
     slot: u32,
+}
+
+impl Key {
+    fn new(at_ms: Millis, seq: u64, slot: u32) -> Self {
+        Key {
+            when: u128::from(at_ms) << 64 | u128::from(seq),
+            slot,
+        }
+    }
+
+    fn at_ms(self) -> Millis {
+        (self.when >> 64) as Millis
+    }
+
+    fn seq(self) -> u64 {
+        self.when as u64
+    }
 }
 
 impl PartialOrd for Key {
@@ -29,7 +47,7 @@ impl Ord for Key {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest, then the first pushed.
     /// (Time and sequence are unique together; the slot never decides.)
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at_ms, other.seq).cmp(&(self.at_ms, self.seq))
+        other.when.cmp(&self.when)
     }
 }
 
@@ -72,7 +90,7 @@ impl<E> EventQueue<E> {
             .take()
             .expect("a queued key has its event");
         self.free.push(key.slot);
-        Some((key.at_ms, key.seq, event))
+        Some((key.at_ms(), key.seq(), event))
     }
 
     /// Puts a popped event back at a later time, keeping its place among events of that time
@@ -88,7 +106,7 @@ impl<E> EventQueue<E> {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.heap.push(Key { at_ms, seq, slot });
+        self.heap.push(Key::new(at_ms, seq, slot));
     }
 
     /// Empties the queue and restarts the sequence, keeping the allocation for the next run.
