@@ -132,34 +132,41 @@ impl Metrics {
     /// Per intent: its effects against what it asked for and what the user was told.
     fn add_intents(&mut self, o: &Outcome<'_>) {
         let intents = o.intents;
-        // Effects per (intent, slot): slot k for step k, MAX + k for its compensation. On
-        // the stack for small workloads: no allocation per seed.
-        const SLOTS: usize = 2 * MAX_STEPS as usize;
-        let mut small = [0u32; 8 * SLOTS];
+        // Effects per (intent, slot): slot k for step k, S + k for its compensation, with S
+        // the most steps an intent has. On the stack for small workloads: no allocation per
+        // seed; for large ones as few slots as the workflow needs.
+        let s = intents
+            .iter()
+            .map(|i| i.steps)
+            .max()
+            .unwrap_or(1)
+            .clamp(1, MAX_STEPS) as usize;
+        let slots = 2 * s;
+        let mut small = [0u32; 64];
         let mut large = Vec::new();
-        let counts: &mut [u32] = if intents.len() * SLOTS <= small.len() {
-            &mut small[..intents.len() * SLOTS]
+        let counts: &mut [u32] = if intents.len() * slots <= small.len() {
+            &mut small[..intents.len() * slots]
         } else {
-            large.resize(intents.len() * SLOTS, 0);
+            large.resize(intents.len() * slots, 0);
             &mut large
         };
         for effect in o.effects {
             let i = effect.intent.0 as usize;
             let slot = if effect.step >= COMPENSATION {
                 self.compensations += 1;
-                MAX_STEPS + effect.step - COMPENSATION
+                s + (effect.step - COMPENSATION) as usize
             } else {
                 self.effects += 1;
                 let asked = step_params(intents[i].params, effect.step);
                 self.drifted_effects += u64::from(effect.params != asked);
-                effect.step
+                effect.step as usize
             };
-            counts[i * SLOTS + slot as usize] += 1;
+            counts[i * slots + slot.min(slots - 1)] += 1;
         }
         for (intent, heard) in intents.iter().zip(o.heard) {
             self.intents += 1;
-            let c = &counts[intent.id.0 as usize * SLOTS..][..SLOTS];
-            let (forward, undone) = c.split_at(MAX_STEPS as usize);
+            let c = &counts[intent.id.0 as usize * slots..][..slots];
+            let (forward, undone) = c.split_at(s);
             self.duplicate_effects += c
                 .iter()
                 .map(|&n| u64::from(n.saturating_sub(1)))
