@@ -18,8 +18,10 @@ use retrylab::check::Property;
 use retrylab::explore::{Spec, sweep};
 use retrylab::model::Model;
 
-/// Intents per iteration, whatever N.
-const INTENTS: u64 = 20_000;
+/// Intents per iteration, whatever N: enough that even N = 10 000 runs 20 seeds, as a sweep
+/// does (a world is built per chunk of seeds and reused within it; with two seeds an
+/// iteration would mostly measure building it).
+const INTENTS: u64 = 200_000;
 
 /// Time between two intents: longer than an intent's life when its reply is lost (a 60 s
 /// tool timeout, then a replan), so that runs stay sparse, as a real queue of tickets
