@@ -7,15 +7,14 @@
 //!
 //! Run with `cargo bench --bench intents`.
 
-use std::hint::black_box;
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use retrylab::check::Property;
-use retrylab::explore::{Spec, sweep};
 use retrylab::model::Model;
 
 /// Intents per iteration, whatever N: enough that even N = 10 000 runs 20 seeds, as a sweep
@@ -52,10 +51,7 @@ fn model_with(intents: u64) -> Model {
 }
 
 fn intents(c: &mut Criterion) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap_or_else(|e| panic!("cannot build a one-thread pool: {e}"));
+    let pool = common::pool(1);
     let mut group = c.benchmark_group("intents");
     group.sampling_mode(SamplingMode::Flat);
     for n in [10u64, 100, 1_000, 10_000] {
@@ -63,21 +59,10 @@ fn intents(c: &mut Criterion) {
         let seeds = (INTENTS / n).max(1);
         group.throughput(Throughput::Elements(n * seeds));
         for design_name in &model.designs {
-            let design = retrylab::design::find(design_name)
-                .unwrap_or_else(|| panic!("unknown design {design_name:?}"));
+            let design = common::design(design_name);
             let mut first = 0u64;
             group.bench_function(BenchmarkId::new(design_name.as_str(), n), |b| {
-                b.iter(|| {
-                    let spec = Spec {
-                        model: &model,
-                        design,
-                        seeds: (first, first + seeds - 1),
-                        properties: &Property::PLAIN,
-                        keep_failures: 0,
-                    };
-                    first += seeds;
-                    pool.install(|| black_box(sweep(black_box(&spec), &|_n| {})))
-                })
+                b.iter(|| common::sweep_fresh(&pool, &model, &[design], seeds, &mut first))
             });
         }
     }

@@ -9,13 +9,12 @@
 //! Run with `cargo bench --bench models`; `cargo bench --bench models -- windows/compensation`
 //! runs the cases whose name contains that text.
 
-use std::hint::black_box;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use retrylab::check::Property;
-use retrylab::explore::{Spec, sweep};
 use retrylab::model::Model;
 
 /// Seeds per iteration: 0.1 s at the target speed.
@@ -42,31 +41,17 @@ fn model_files() -> Vec<(String, PathBuf)> {
 }
 
 fn models(c: &mut Criterion) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap_or_else(|e| panic!("cannot build a one-thread pool: {e}"));
+    let pool = common::pool(1);
     let mut group = c.benchmark_group("models");
     group.sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(BATCH));
     for (name, path) in model_files() {
         let model = Model::load(&path).unwrap_or_else(|e| panic!("{e}"));
         for design_name in &model.designs {
-            let design = retrylab::design::find(design_name)
-                .unwrap_or_else(|| panic!("{name} lists an unknown design {design_name:?}"));
+            let design = common::design(design_name);
             let mut first = 0u64;
             group.bench_function(format!("{name}/{design_name}"), |b| {
-                b.iter(|| {
-                    let spec = Spec {
-                        model: &model,
-                        design,
-                        seeds: (first, first + BATCH - 1),
-                        properties: &Property::PLAIN,
-                        keep_failures: 0,
-                    };
-                    first += BATCH;
-                    pool.install(|| black_box(sweep(black_box(&spec), &|_n| {})))
-                })
+                b.iter(|| common::sweep_fresh(&pool, &model, &[design], BATCH, &mut first))
             });
         }
     }

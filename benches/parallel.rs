@@ -7,16 +7,15 @@
 //!
 //! Run with `cargo bench --bench parallel`.
 
-use std::hint::black_box;
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use retrylab::check::Property;
 use retrylab::design::Design;
-use retrylab::explore::{Spec, sweep};
 use retrylab::model::Model;
 
 /// Seeds per design per iteration: a tenth of the 10^6 of a full run, so that one iteration
@@ -26,38 +25,16 @@ const BATCH: u64 = 100_000;
 fn parallel(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/ticket_lost_response.json");
     let model = Model::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let designs: Vec<&dyn Design> = model
-        .designs
-        .iter()
-        .map(|n| retrylab::design::find(n).unwrap_or_else(|| panic!("unknown design {n:?}")))
-        .collect();
+    let designs: Vec<&dyn Design> = model.designs.iter().map(|n| common::design(n)).collect();
 
     let mut group = c.benchmark_group("parallel/ticket_lost_response");
     group.sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(BATCH * designs.len() as u64));
     for threads in [1usize, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap_or_else(|e| panic!("cannot build a pool of {threads} threads: {e}"));
+        let pool = common::pool(threads);
         let mut first = 0u64;
         group.bench_function(BenchmarkId::new("threads", threads), |b| {
-            b.iter(|| {
-                let seeds = (first, first + BATCH - 1);
-                first += BATCH;
-                pool.install(|| {
-                    for &design in &designs {
-                        let spec = Spec {
-                            model: &model,
-                            design,
-                            seeds,
-                            properties: &Property::PLAIN,
-                            keep_failures: 0,
-                        };
-                        black_box(sweep(black_box(&spec), &|_n| {}));
-                    }
-                })
-            })
+            b.iter(|| common::sweep_fresh(&pool, &model, &designs, BATCH, &mut first))
         });
     }
     group.finish();
