@@ -5,7 +5,8 @@
 //! forgotten; what has to be atomic about it (check-and-claim, write-if-still-ours) is here,
 //! each as one operation, so that the same code runs in the simulator and under loom.
 
-use rustc_hash::FxHashMap;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::Atomicity;
 use crate::sim::Millis;
@@ -74,7 +75,7 @@ pub enum Writer {
 /// leak into a run.
 #[derive(Debug, Default)]
 pub struct KeyStore {
-    records: FxHashMap<ScopedKey, Record>,
+    records: HashMap<ScopedKey, Record, BuildHasherDefault<SeqHasher>>,
 }
 
 impl KeyStore {
@@ -302,5 +303,42 @@ impl SharedKeyStore {
     /// The store itself, for its single owner.
     pub fn get_mut(&mut self) -> &mut KeyStore {
         get_mut(&mut self.0)
+    }
+}
+
+/// A fixed-key hasher that keeps keys minted in sequence next to each other: the low bits of
+/// the hash (which pick the bucket) follow the last word hashed, the key number, so the
+/// records of a run's recent keys share cache lines; the top bits (the bucket's tag) are
+/// mixed, so that a probe rarely compares keys that merely sit side by side.
+#[derive(Default)]
+pub struct SeqHasher(u64);
+
+impl Hasher for SeqHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = self.0.wrapping_mul(31).wrapping_add(word);
+    }
+
+    fn write_u32(&mut self, word: u32) {
+        self.write_u64(u64::from(word));
+    }
+
+    fn write_isize(&mut self, word: isize) {
+        self.write_u64(word as u64);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        const TAG: u64 = 0xFE00_0000_0000_0000;
+        let mixed = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (self.0 & !TAG) | (mixed & TAG)
     }
 }

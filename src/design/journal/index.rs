@@ -30,15 +30,41 @@ impl<K: Ord + Copy> Newest<K> {
     pub(super) fn insert(&mut self, key: K, id: OpId) {
         if self.pairs.last().is_none_or(|&last| last < (key, id)) {
             self.pairs.push((key, id));
-        } else if let Err(at) = self.pairs.binary_search(&(key, id)) {
+        } else if let Err(at) = self.search(&(key, id)) {
             self.pairs.insert(at, (key, id));
         }
     }
 
     pub(super) fn remove(&mut self, key: K, id: OpId) {
-        if let Ok(at) = self.pairs.binary_search(&(key, id)) {
+        if let Ok(at) = self.search(&(key, id)) {
             self.pairs.remove(at);
         }
+    }
+
+    /// The first index whose pair is not below `pair`, as `binary_search` reports it, found
+    /// by galloping back from the end: the pairs looked up are mostly the newest (the call
+    /// just made, the intent just served), so the search stays in the last cache lines
+    /// instead of touching the whole vector.
+    fn search(&self, pair: &(K, OpId)) -> Result<usize, usize> {
+        let lo = self.gallop(|p| p < pair);
+        self.pairs[lo..]
+            .binary_search(pair)
+            .map(|i| lo + i)
+            .map_err(|i| lo + i)
+    }
+
+    /// For a `below` that holds for a prefix of the pairs (they are sorted): an index `lo`
+    /// with every pair before it below, so that the prefix's end lies in `lo..=len`. Found by
+    /// doubling steps back from the end.
+    fn gallop(&self, below: impl Fn(&(K, OpId)) -> bool) -> usize {
+        let n = self.pairs.len();
+        let mut lo = n.saturating_sub(1);
+        let mut step = 1;
+        while lo > 0 && !below(&self.pairs[lo]) {
+            lo = lo.saturating_sub(step);
+            step *= 2;
+        }
+        lo
     }
 
     /// Keeps only the operations for which `keep` holds.
@@ -49,7 +75,8 @@ impl<K: Ord + Copy> Newest<K> {
     /// The newest operation carrying `key`.
     pub(super) fn get(&self, key: K) -> Option<OpId> {
         // The first pair after every pair of `key`; the one before it, if of `key`.
-        let end = self.pairs.partition_point(|&(k, _)| k <= key);
+        let lo = self.gallop(|&(k, _)| k <= key);
+        let end = lo + self.pairs[lo..].partition_point(|&(k, _)| k <= key);
         let &(k, id) = self.pairs[..end].last()?;
         (k == key).then_some(id)
     }
@@ -114,5 +141,34 @@ mod tests {
             }
         }
         assert!(j.iter().count() > 0);
+    }
+
+    /// The galloping search agrees with a plain model whatever the order of the pairs.
+    #[test]
+    fn newest_matches_a_plain_model_for_any_insertion_order() {
+        use super::Newest;
+        let mut index = Newest::new();
+        let mut plain: Vec<(u32, OpId)> = Vec::new();
+        // A fixed pseudo-random sequence of inserts and removes over 40 keys.
+        let mut x: u64 = 7;
+        for step in 0..3_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = ((x >> 33) % 40) as u32;
+            let id = OpId(((x >> 45) % 500) as u32);
+            if step % 3 == 2 {
+                index.remove(key, id);
+                plain.retain(|&p| p != (key, id));
+            } else {
+                index.insert(key, id);
+                if !plain.contains(&(key, id)) {
+                    plain.push((key, id));
+                }
+            }
+            let probe = ((x >> 20) % 42) as u32;
+            let want = plain.iter().filter(|p| p.0 == probe).map(|p| p.1).max();
+            assert_eq!(index.get(probe), want, "step {step}, key {probe}");
+        }
     }
 }
