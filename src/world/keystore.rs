@@ -70,8 +70,8 @@ pub enum Writer {
 /// calls these directly on the store it owns; threads go through [`SharedKeyStore`], which
 /// runs the same methods under a lock.
 ///
-/// A hash map with a fixed-key hasher (Fx): a lookup costs the same with ten keys or a
-/// million, and since the store is only ever read by key, never iterated, its order cannot
+/// A hash map with a fixed-key hasher ([`SeqHasher`]): a lookup costs the same with ten keys
+/// or a million, and since the store is only ever read by key, never iterated, its order cannot
 /// leak into a run.
 #[derive(Debug, Default)]
 pub struct KeyStore {
