@@ -127,6 +127,13 @@ impl Agent {
         self.heard.clear();
     }
 
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.intents.reserve(n);
+        self.calls.reserve(n);
+        self.issues.reserve(n);
+        self.heard.reserve(n);
+    }
+
     /// What the user was told about `intent`, and when.
     pub fn told(&self, intent: IntentId) -> Option<(Told, Millis)> {
         self.heard.get(intent.0 as usize).and_then(|h| h.told)

@@ -83,6 +83,10 @@ impl KeyStore {
         self.records.clear();
     }
 
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.records.reserve(n);
+    }
+
     pub fn get(&self, key: &ScopedKey) -> Option<&Record> {
         self.records.get(key)
     }

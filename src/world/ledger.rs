@@ -33,6 +33,10 @@ impl Ledger {
         self.effects.clear();
     }
 
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.effects.reserve(n);
+    }
+
     pub(crate) fn commit(&mut self, effect: Effect) {
         self.effects.push(effect);
     }

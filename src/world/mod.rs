@@ -144,7 +144,7 @@ pub struct World<'a> {
 
 impl<'a> World<'a> {
     pub fn new(model: &'a Model, design: &'a dyn Design, trace: bool) -> Self {
-        Self {
+        let mut world = Self {
             model,
             design,
             queue: EventQueue::default(),
@@ -169,7 +169,27 @@ impl<'a> World<'a> {
             trace: Trace::new(trace),
             exec_out: Vec::new(),
             provider_out: Vec::new(),
-        }
+        };
+        world.reserve();
+        world
+    }
+
+    /// Makes room for the per-intent records of one run (one per intent is the common case),
+    /// so that the first run on a new world does not grow and copy them as it goes; later runs
+    /// reuse what earlier ones grew. Capped, so that a model asking for millions of intents
+    /// reserves nothing it may never use.
+    fn reserve(&mut self) {
+        const MAX_RESERVED: u32 = 1 << 16;
+        let n = self.model.workload.intents.min(MAX_RESERVED) as usize;
+        self.workload.reserve(n);
+        self.agent.reserve(n);
+        self.provider.reserve(n);
+        self.ledger.reserve(n);
+        self.journal.get_mut().reserve(n);
+        self.attempts.reserve(n);
+        self.op_records.reserve(n);
+        self.attempt_ops.reserve(n);
+        self.claims.reserve(n);
     }
 
     fn reset(&mut self) {

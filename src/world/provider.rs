@@ -79,6 +79,11 @@ impl Provider {
         self.resources.clear();
     }
 
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.store.get_mut().reserve(n);
+        self.resources.reserve(n);
+    }
+
     pub fn store(&mut self) -> &mut super::keystore::KeyStore {
         self.store.get_mut()
     }

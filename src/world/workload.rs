@@ -46,6 +46,10 @@ impl Workload {
         self.intents.clear();
     }
 
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.intents.reserve(n);
+    }
+
     /// The next intent arrives now. Returns it and when the one after it arrives, if any.
     pub(crate) fn arrive(&mut self, now: Millis, ch: &mut dyn Chooser) -> (Intent, Option<Millis>) {
         let i = self.intents.len() as u32;

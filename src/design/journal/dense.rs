@@ -22,6 +22,10 @@ impl<T> Dense<T> {
         self.slots.clear();
     }
 
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.slots.reserve(n);
+    }
+
     pub(super) fn insert(&mut self, id: OpId, value: T) {
         let i = id.0 as usize;
         if self.slots.len() <= i {

@@ -27,6 +27,10 @@ impl<K: Ord + Copy> Newest<K> {
         self.pairs.clear();
     }
 
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.pairs.reserve(n);
+    }
+
     pub(super) fn insert(&mut self, key: K, id: OpId) {
         if self.pairs.last().is_none_or(|&last| last < (key, id)) {
             self.pairs.push((key, id));

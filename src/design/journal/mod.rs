@@ -134,6 +134,15 @@ impl Journal {
         }
     }
 
+    /// Makes room for about `ops` operations, so that the first run of a sweep does not
+    /// grow (and copy) its vectors as it goes.
+    pub(crate) fn reserve(&mut self, ops: usize) {
+        self.ops.reserve(ops);
+        self.scratch.reserve(ops);
+        self.by_auth.reserve(ops);
+        self.by_call.reserve(ops);
+    }
+
     pub(crate) fn reset(&mut self) {
         self.ops.clear();
         self.next_id = 0;
