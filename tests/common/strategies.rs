@@ -257,3 +257,67 @@ pub fn expiring_key_provider() -> impl Strategy<Value = (Value, u64)> {
             },
         )
 }
+
+/// Providers that race same-key requests: two requests under one key that are both in
+/// flight both execute (`in_flight: process_both`, or an effect-then-key store that only
+/// looks at the key on arrival). The key is kept for the run, outcomes are stored, a
+/// read-back by key sees every committed effect after the lag; processing may take longer
+/// than a client timeout. Returns the provider, the lag maximum and the processing maximum.
+pub fn racing_provider() -> impl Strategy<Value = (Value, u64, u64)> {
+    (
+        prop_oneof![
+            Just(("atomic", "process_both")),
+            Just(("effect_then_key", "process_both")),
+            Just(("effect_then_key", "reject")),
+            Just(("key_then_effect", "process_both")),
+        ],
+        prop_oneof![Just("tenant"), Just("tenant_region")],
+        range(2_000),
+        range(8_000),
+        (ratio(6), ratio(6)),
+    )
+        .prop_map(
+            |((atomicity, in_flight), scope, lag, processing, (before, after))| {
+                let (lag_max, processing_max) = (
+                    lag["max"].as_u64().unwrap(),
+                    processing["max"].as_u64().unwrap(),
+                );
+                let p = json!({ "dedup": "by_key", "key_source": "client", "key_scope": scope,
+                    "atomicity": atomicity, "in_flight": in_flight, "mismatch": "reject",
+                    "stored_outcomes": "all", "replay": "stored_response", "lookup": "by_key",
+                    "visibility_lag_ms": lag, "processing_ms": processing,
+                    "error_before_commit": before, "error_after_commit": after });
+                (p, lag_max, processing_max)
+            },
+        )
+}
+
+/// A stall of one worker's executor (a GC pause, a frozen VM) long enough to outlive a
+/// lease: its events wait, while the other workers go on.
+pub fn executor_pause() -> impl Strategy<Value = Value> {
+    (0..20_000u64, 1_000..60_000u64, 0..2u32).prop_map(|(from, duration, worker)| {
+        json!({ "pause": { "component": "executor", "from_ms": from,
+                           "duration_ms": duration, "worker": worker } })
+    })
+}
+
+/// The contracts the keyed designs rely on (see `keyed_atomic_provider`), widened to every
+/// key scope, region-scoped keys included (the region does not change in these runs), and
+/// to key records that expire: `Some(retention)` comes back with the provider when they do,
+/// so that a test can tell the design what the operator believes the retention is.
+pub fn keyed_provider_wide() -> impl Strategy<Value = (Value, Option<u64>)> {
+    (
+        keyed_atomic_provider(),
+        any::<bool>(),
+        prop::option::of(1_000..100_000u64),
+    )
+        .prop_map(|(mut p, regional, retention)| {
+            if regional {
+                p["key_scope"] = json!("tenant_region");
+            }
+            if let Some(r) = retention {
+                p["retention_ms"] = json!(r);
+            }
+            (p, retention)
+        })
+}
