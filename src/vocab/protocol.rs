@@ -18,6 +18,11 @@ pub fn compensation_params(resource: ResourceId) -> Params {
 }
 
 /// A tool call from the agent to the executor.
+///
+/// It names the call and the authorization it serves, never the intent: which intent and
+/// step a call serves is ground truth, which the world keeps beside the agent's calls and
+/// designs cannot read. Nothing a design sends carries it either: the world attributes a send
+/// to the call its operation serves in the journal ([`crate::design::Journal`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ToolCall {
     /// Fresh for every call the agent proposes; the same when the agent re-runs a call.
@@ -29,7 +34,6 @@ pub struct ToolCall {
     pub tenant: Tenant,
     pub endpoint: Endpoint,
     pub params: Params,
-    pub tag: IntentTag,
 }
 
 /// What the executor tells the agent about a tool call.
@@ -52,12 +56,12 @@ pub struct Request {
     pub region: Region,
     pub key: Option<Key>,
     pub kind: RequestKind,
-    pub tag: IntentTag,
 }
 
 impl ToolCall {
-    /// A call of intent `intent` for concurrency tests of the journal, which need operations
-    /// outside a simulated run. Not for designs: they receive their calls from the agent.
+    /// A call numbered after `intent` for concurrency tests of the journal, which need
+    /// operations outside a simulated run. Not for designs: they receive their calls from the
+    /// agent.
     #[doc(hidden)]
     pub fn for_tests(intent: u32) -> ToolCall {
         ToolCall {
@@ -67,7 +71,6 @@ impl ToolCall {
             tenant: Tenant(0),
             endpoint: Endpoint(0),
             params: Params(u64::from(intent) + 1),
-            tag: IntentTag(IntentId(intent), 0),
         }
     }
 
@@ -88,7 +91,6 @@ impl Request {
             kind: RequestKind::Create {
                 params: call.params,
             },
-            tag: call.tag,
         }
     }
 
@@ -100,7 +102,6 @@ impl Request {
             region: Region(0),
             key: None,
             kind: RequestKind::Lookup(query),
-            tag: call.tag,
         }
     }
 }
