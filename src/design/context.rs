@@ -160,7 +160,8 @@ impl ExecCtx<'_> {
     }
 
     /// Sends `request` for operation `op`. The response (a reply or a timeout) comes back
-    /// through `on_response` with the returned attempt id.
+    /// through `on_response` with the returned attempt id. `op` must be recorded in the
+    /// journal: the world counts an effect the send commits for the call `op` serves there.
     pub fn send(&mut self, op: OpId, request: Request) -> AttemptId {
         self.minted.attempts += 1;
         let attempt = AttemptId(self.minted.attempts);

@@ -23,13 +23,20 @@ pub fn compensation_params(resource: ResourceId) -> Params {
 /// step a call serves is ground truth, which the world keeps beside the agent's calls and
 /// designs cannot read. Nothing a design sends carries it either: the world attributes a send
 /// to the call its operation serves in the journal ([`crate::design::Journal`]).
+///
+/// ```compile_fail
+/// # use retrylab::vocab::protocol::ToolCall;
+/// let call = ToolCall::for_tests(0);
+/// let _ = call.tag; // no such field: the intent is not a design's to read
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ToolCall {
     /// Fresh for every call the agent proposes; the same when the agent re-runs a call.
     pub call: CallId,
     /// Which issue of `call` this is: 1, then one more each time the agent re-runs it.
     pub issue: u32,
-    /// The authorization of the user's intent this call serves.
+    /// The user's authorization of the action this call serves: the same for a re-run and a
+    /// replan, fresh once the user authorized the action again (identity loss).
     pub auth: AuthId,
     pub tenant: Tenant,
     pub endpoint: Endpoint,
@@ -47,7 +54,15 @@ pub enum ToolResult {
     Unknown,
 }
 
-/// A request to the provider.
+/// A request to the provider. Like a real one, it does not say which intent it serves: the
+/// world knows that from the operation that sends it, so a design can neither read nor forge
+/// the intent an effect is counted for.
+///
+/// ```compile_fail
+/// # use retrylab::vocab::protocol::{Request, ToolCall};
+/// let request = Request::create(&ToolCall::for_tests(0), None);
+/// let _ = request.tag; // no such field
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     pub tenant: Tenant,
