@@ -70,6 +70,31 @@ fn reply_lost_after_commit() {
     );
 }
 
+/// The same lost reply, but the agent's replan starts a new session and the user authorizes
+/// the action again. Every design bound to the authorization (`same_key`, the journal family,
+/// `durable_authorization`) now opens a second operation under a new key and duplicates, like
+/// `single_use_token`; the first operation stays unknown. Only the key bound to the arguments
+/// absorbs the replan (and it merges genuine repeats, see `genuine_repeat`).
+#[test]
+fn identity_loss() {
+    check(
+        "identity_loss",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile_lease", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
+            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+}
+
 /// Recovery from a durable journal keeps the recorded key; designs that mint a new key or
 /// token per send (and the re-run job of layered_retries) create a second ticket.
 #[test]

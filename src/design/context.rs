@@ -9,7 +9,7 @@ use super::journal::{Journal, OpState};
 use crate::sim::Millis;
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Request, ToolCall, ToolResult};
-use crate::vocab::record::{Claim, ClaimKind};
+use crate::vocab::record::{CallClaim, ClaimKind};
 use crate::vocab::trace::{Component, Trace};
 
 /// A command from an executor to the world.
@@ -50,8 +50,9 @@ pub struct ExecCtx<'a> {
     pub(crate) minted: &'a mut Minted,
     pub(crate) trace: &'a mut Trace,
     /// What the design claims about its operations, for the checkers (never read back by
-    /// designs).
-    pub(crate) claims: &'a mut Vec<Claim>,
+    /// designs). A claim names the call the operation serves; the world tags it with the
+    /// intent.
+    pub(crate) claims: &'a mut Vec<CallClaim>,
 }
 
 impl ExecCtx<'_> {
@@ -144,10 +145,9 @@ impl ExecCtx<'_> {
             OpState::Escalated => ClaimKind::Escalated,
             _ => return,
         };
-        let tag = o.call().tag;
-        self.claims.push(Claim {
+        self.claims.push(CallClaim {
             op,
-            intent: (tag.0, tag.1),
+            call: o.call().call,
             at_ms: self.now,
             kind,
         });
@@ -160,7 +160,8 @@ impl ExecCtx<'_> {
     }
 
     /// Sends `request` for operation `op`. The response (a reply or a timeout) comes back
-    /// through `on_response` with the returned attempt id.
+    /// through `on_response` with the returned attempt id. `op` must be recorded in the
+    /// journal: the world counts an effect the send commits for the call `op` serves there.
     pub fn send(&mut self, op: OpId, request: Request) -> AttemptId {
         self.minted.attempts += 1;
         let attempt = AttemptId(self.minted.attempts);

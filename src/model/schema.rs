@@ -94,6 +94,16 @@ pub struct AgentModel {
     /// (each a new tool call with its own failure modes) before telling the user.
     #[serde(default)]
     pub compensate: bool,
+    /// Probability that a replan (`replan` or `change_args`) loses the user's authorization:
+    /// a new session, a truncated context, the user asking again. The user then authorizes the
+    /// action anew, and every call of the intent from then on carries a fresh authorization.
+    /// A re-run of the same call (`retry_same`) keeps its authorization. 0 by default.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub authorization_loss: Ratio,
+}
+
+fn is_zero(r: &Ratio) -> bool {
+    r.is_zero()
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]

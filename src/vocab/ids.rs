@@ -17,16 +17,20 @@ macro_rules! id {
 }
 
 id!(
-    /// Ground-truth identity of one intent of the user. Only checkers see it.
+    /// Ground-truth identity of one intent of the user. Only the world and the checkers see
+    /// it: no message a design receives or sends carries it (see [`CallId`]).
     IntentId(u32), "intent "
 );
 id!(
-    /// One tool call proposed by the agent. A replan is a new call.
+    /// One tool call proposed by the agent. A replan is a new call. The world knows which
+    /// intent and step each call serves (the agent made it); a design knows only the call.
     CallId(u32), "call "
 );
 id!(
-    /// The user's authorization of one intent: the business identity a design may bind its
-    /// operation to. A genuine repeat has its own.
+    /// The user's authorization of one action of an intent: the business identity a design
+    /// may bind its operation to. A genuine repeat has its own, and so has an action the user
+    /// authorized again after the agent lost the first authorization (`agent.authorization_loss`).
+    /// Numbered in the order the user gives them: the number says nothing about the intent.
     AuthId(u32), "auth "
 );
 id!(
@@ -65,9 +69,3 @@ id!(
     /// The arguments of a request, as one value: equal params mean identical requests.
     Params(u64), "params "
 );
-
-/// The ground-truth intent (and workflow step) behind a request, carried through the
-/// executor to the provider so that the ledger can tag each effect. Designs can copy it but
-/// never read it: it has no public accessor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IntentTag(pub(crate) IntentId, pub(crate) u32);

@@ -18,18 +18,29 @@ pub fn compensation_params(resource: ResourceId) -> Params {
 }
 
 /// A tool call from the agent to the executor.
+///
+/// It names the call and the authorization it serves, never the intent: which intent and
+/// step a call serves is ground truth, which the world keeps beside the agent's calls and
+/// designs cannot read. Nothing a design sends carries it either: the world attributes a send
+/// to the call its operation serves in the journal ([`crate::design::Journal`]).
+///
+/// ```compile_fail
+/// # use retrylab::vocab::protocol::ToolCall;
+/// let call = ToolCall::for_tests(0);
+/// let _ = call.tag; // no such field: the intent is not a design's to read
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ToolCall {
     /// Fresh for every call the agent proposes; the same when the agent re-runs a call.
     pub call: CallId,
     /// Which issue of `call` this is: 1, then one more each time the agent re-runs it.
     pub issue: u32,
-    /// The authorization of the user's intent this call serves.
+    /// The user's authorization of the action this call serves: the same for a re-run and a
+    /// replan, fresh once the user authorized the action again (identity loss).
     pub auth: AuthId,
     pub tenant: Tenant,
     pub endpoint: Endpoint,
     pub params: Params,
-    pub tag: IntentTag,
 }
 
 /// What the executor tells the agent about a tool call.
@@ -43,7 +54,15 @@ pub enum ToolResult {
     Unknown,
 }
 
-/// A request to the provider.
+/// A request to the provider. Like a real one, it does not say which intent it serves: the
+/// world knows that from the operation that sends it, so a design can neither read nor forge
+/// the intent an effect is counted for.
+///
+/// ```compile_fail
+/// # use retrylab::vocab::protocol::{Request, ToolCall};
+/// let request = Request::create(&ToolCall::for_tests(0), None);
+/// let _ = request.tag; // no such field
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     pub tenant: Tenant,
@@ -52,12 +71,12 @@ pub struct Request {
     pub region: Region,
     pub key: Option<Key>,
     pub kind: RequestKind,
-    pub tag: IntentTag,
 }
 
 impl ToolCall {
-    /// A call of intent `intent` for concurrency tests of the journal, which need operations
-    /// outside a simulated run. Not for designs: they receive their calls from the agent.
+    /// A call numbered after `intent` for concurrency tests of the journal, which need
+    /// operations outside a simulated run. Not for designs: they receive their calls from the
+    /// agent.
     #[doc(hidden)]
     pub fn for_tests(intent: u32) -> ToolCall {
         ToolCall {
@@ -67,7 +86,6 @@ impl ToolCall {
             tenant: Tenant(0),
             endpoint: Endpoint(0),
             params: Params(u64::from(intent) + 1),
-            tag: IntentTag(IntentId(intent), 0),
         }
     }
 
@@ -88,7 +106,6 @@ impl Request {
             kind: RequestKind::Create {
                 params: call.params,
             },
-            tag: call.tag,
         }
     }
 
@@ -100,7 +117,6 @@ impl Request {
             region: Region(0),
             key: None,
             kind: RequestKind::Lookup(query),
-            tag: call.tag,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! context, read by [`crate::check`] through its `Outcome`.
 
 use crate::sim::Millis;
-use crate::vocab::ids::{IntentId, OpId, Params, ResourceId};
+use crate::vocab::ids::{CallId, IntentId, OpId, Params, ResourceId};
 use crate::vocab::protocol::MAX_STEPS;
 
 /// What the user was finally told about an intent.
@@ -46,7 +46,8 @@ pub struct StepSuccess {
 /// One operation as the transport saw it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpRecord {
-    /// The intent and step its calls serve (from its first send or claim).
+    /// The intent and step its calls serve (from its first send: the world's own record of
+    /// which call the operation served then).
     pub intent: Option<(IntentId, u32)>,
     /// When its outcome first became unknown to the executor, as the transport saw it.
     pub first_unknown_ms: Option<Millis>,
@@ -69,6 +70,17 @@ pub struct Claim {
     pub op: OpId,
     /// The intent and step of the operation's calls.
     pub intent: (IntentId, u32),
+    pub at_ms: Millis,
+    pub kind: ClaimKind,
+}
+
+/// A claim as a design's context records it: about operation `op`, which serves tool call
+/// `call`. The world turns it into a [`Claim`] on the intent and step the agent made that
+/// call for: a design names calls, never intents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallClaim {
+    pub op: OpId,
+    pub call: CallId,
     pub at_ms: Millis,
     pub kind: ClaimKind,
 }

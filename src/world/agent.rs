@@ -6,6 +6,15 @@
 //! the same arguments), replan with changed arguments, give up (tell the user it failed), or
 //! ask the user (tell them it is unresolved). After `max_calls` calls it reports what it last
 //! saw: a failure as failure, an unknown as unresolved.
+//!
+//! Each action of an intent (each step, each compensation) carries the user's authorization
+//! of it. A re-run of the same call keeps it, and so does a replan, unless the agent lost it:
+//! with probability `authorization_loss`, a replan (with the same or changed arguments) starts
+//! from a fresh session, a truncated context or the user asking again, and the user authorizes
+//! the action anew. From then on every call of that intent carries fresh authorizations.
+//!
+//! The agent also keeps the ground truth that no design sees: which intent and step each of
+//! its calls serves. The world reads it to tag effects and claims.
 
 use super::workload::{Intent, MAX_STEPS, step_params};
 use crate::model::{AgentModel, Reaction, StepFailure};
@@ -77,6 +86,10 @@ struct IntentState {
     compensation_calls: u32,
     /// The call under way, and which issue of it.
     current: Option<(CallId, u32)>,
+    /// The user's authorization of each forward step (then of each compensation), once given.
+    auths: [Option<AuthId>; 2 * MAX_STEPS as usize],
+    /// The reaction decided last lost the authorizations: the user gives them again.
+    reauthorize: bool,
     /// The newest call made for this intent (what "retry the same call" re-runs).
     last_call: CallId,
     /// The resource each forward step produced, when the executor said.
@@ -86,6 +99,15 @@ struct IntentState {
 impl IntentState {
     fn compensating(&self) -> bool {
         self.step >= COMPENSATION
+    }
+
+    /// Where the authorization of the action under way is kept.
+    fn auth_slot(&mut self) -> &mut Option<AuthId> {
+        let slot = match self.step.checked_sub(COMPENSATION) {
+            Some(k) => MAX_STEPS + k,
+            None => self.step,
+        };
+        &mut self.auths[slot as usize]
     }
 
     fn calls_here(&mut self) -> &mut u32 {
@@ -101,8 +123,10 @@ impl IntentState {
 pub struct Agent {
     config: AgentModel,
     intents: Vec<IntentState>,
-    /// Call id → intent.
-    calls: Vec<IntentId>,
+    /// Call id → the intent and step it serves (ground truth: the world's, never a design's).
+    calls: Vec<(IntentId, u32)>,
+    /// Authorizations the user gave in this run (the next one is numbered after them).
+    authorizations: u32,
     /// Call id → issues so far (a re-run of the call is one more issue).
     issues: Vec<u32>,
     /// Per intent, what the user heard (read by the checkers through the run's outcome).
@@ -115,6 +139,7 @@ impl Agent {
             config,
             intents: Vec::new(),
             calls: Vec::new(),
+            authorizations: 0,
             issues: Vec::new(),
             heard: Vec::new(),
         }
@@ -123,6 +148,7 @@ impl Agent {
     pub(crate) fn clear(&mut self) {
         self.intents.clear();
         self.calls.clear();
+        self.authorizations = 0;
         self.issues.clear();
         self.heard.clear();
     }
@@ -150,10 +176,20 @@ impl Agent {
         s.receipts.get(step as usize).copied().flatten()
     }
 
-    /// The authorization of one action of one intent: each step, and each compensation, is
-    /// authorized on its own.
-    fn auth(intent: IntentId, step: u32) -> AuthId {
-        AuthId(intent.0 * 256 + step.min(255))
+    /// The intent and step call `call` serves: ground truth, for the world that tags effects
+    /// and claims with it. Designs never reach the agent.
+    pub(crate) fn serves(&self, call: CallId) -> Option<(IntentId, u32)> {
+        self.calls.get((call.0 as usize).checked_sub(1)?).copied()
+    }
+
+    /// The user's authorization of the action `intent` is at: each step, and each
+    /// compensation, is authorized on its own, once, unless the agent lost it.
+    fn auth(&mut self, intent: IntentId) -> AuthId {
+        let s = &mut self.intents[intent.0 as usize];
+        *s.auth_slot().get_or_insert_with(|| {
+            self.authorizations += 1;
+            AuthId(self.authorizations - 1)
+        })
     }
 
     /// A new intent: propose its first call.
@@ -165,6 +201,8 @@ impl Agent {
             calls: [0; MAX_STEPS as usize],
             compensation_calls: 0,
             current: None,
+            auths: [None; 2 * MAX_STEPS as usize],
+            reauthorize: false,
             last_call: CallId(0),
             receipts: [None; MAX_STEPS as usize],
         });
@@ -174,7 +212,8 @@ impl Agent {
 
     fn new_call(&mut self, intent: IntentId, now: Millis, trace: &mut Trace) -> AgentOut {
         let call = CallId(self.calls.len() as u32 + 1);
-        self.calls.push(intent);
+        let step = self.intents[intent.0 as usize].step;
+        self.calls.push((intent, step));
         self.intents[intent.0 as usize].last_call = call;
         self.issues.push(0);
         self.issue(intent, call, now, trace)
@@ -192,17 +231,17 @@ impl Agent {
             *n += 1;
             *n
         };
+        let auth = self.auth(intent);
         let s = &mut self.intents[intent.0 as usize];
         *s.calls_here() += 1;
         s.current = Some((call, issue));
         let tool_call = ToolCall {
             call,
             issue,
-            auth: Self::auth(intent, s.step),
+            auth,
             tenant: s.intent.tenant,
             endpoint: Endpoint(s.step),
             params: s.params,
-            tag: IntentTag(intent, s.step),
         };
         let (n, step, steps) = (*s.calls_here(), s.step, s.intent.steps);
         trace.log(now, Component::Agent, || {
@@ -225,7 +264,7 @@ impl Agent {
     }
 
     fn intent_of(&self, call: CallId) -> Option<IntentId> {
-        self.calls.get((call.0 as usize).checked_sub(1)?).copied()
+        self.serves(call).map(|(intent, _)| intent)
     }
 
     /// The executor reported `result` for issue `issue` of `call`.
@@ -355,10 +394,21 @@ impl Agent {
             &self.config.on_failure
         };
         let act = Act::ORDER[ch.weighted(Purpose::AgentDecision, &reaction.weights())];
+        // Only a new plan can lose the authorization; a re-run is the same call, with its own.
+        s.reauthorize = matches!(act, Act::Replan | Act::ChangeArgs)
+            && ch.chance(Purpose::AuthorizationLoss, self.config.authorization_loss);
+        let lost = s.reauthorize;
         let think = self.config.think_ms;
         let at_ms = now + ch.between(Purpose::AgentThink, think.min, think.max);
         trace.log(now, Component::Agent, || {
-            format!("{intent}: {seen}; decides to {} at {at_ms} ms", act.name())
+            let lost = match lost {
+                true => "; the authorization is lost (a new session): the user authorizes again",
+                false => "",
+            };
+            format!(
+                "{intent}: {seen}; decides to {} at {at_ms} ms{lost}",
+                act.name()
+            )
         });
         Some(AgentOut::Later { intent, act, at_ms })
     }
@@ -398,6 +448,11 @@ impl Agent {
             return None;
         }
         let s = &mut self.intents[intent.0 as usize];
+        if std::mem::take(&mut s.reauthorize) {
+            // Every authorization the agent held for this intent is gone: each action from
+            // here on, the one under way and the ones a replan runs again, is authorized anew.
+            s.auths = [None; 2 * MAX_STEPS as usize];
+        }
         match act {
             Act::RetrySame => {
                 let call = s.last_call;

@@ -4,6 +4,11 @@
 //! Components are sans-IO: each reacts to an event and returns commands. Only this loop
 //! touches the queue, the clock and the chooser routing, so one run is a pure function of
 //! (model, design, chooser answers).
+//!
+//! Ground truth stays here: no tool call, request or context a design handles says which
+//! intent it serves. The agent knows which intent and step each of its calls serves; the
+//! journal says which call each operation serves; the world puts the two together when an
+//! operation sends (to tag the effect the send may commit) and when a design makes a claim.
 
 pub mod agent;
 pub mod faults;
@@ -16,11 +21,11 @@ pub mod workload;
 
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
-use crate::vocab::record::{Claim, End, OpRecord};
+use crate::vocab::record::{CallClaim, Claim, End, OpRecord};
 use crate::vocab::trace::{Component, Trace};
 use agent::{Act, Agent, AgentOut};
 use faults::Faults;
-use ledger::Ledger;
+use ledger::{Effect, Ledger};
 use network::{Network, Transit};
 use provider::{Provider, ProviderOut};
 use workers::Worker;
@@ -108,6 +113,8 @@ struct AttemptInfo {
     open: bool,
     /// A create (a read or a poll leaves nothing unknown when it fails).
     create: bool,
+    /// The intent and step the send serves (ground truth, for the effect it may commit).
+    serves: Option<(IntentId, u32)>,
 }
 
 /// A world for one model and one design, reusable across seeds.
@@ -136,6 +143,8 @@ pub struct World<'a> {
     op_records: Vec<OpRecord>,
     attempt_ops: Vec<OpId>,
     claims: Vec<Claim>,
+    /// The claims of the executor callback under way, as its context records them (by call).
+    call_claims: Vec<CallClaim>,
     end: (End, Millis),
     trace: Trace,
     exec_out: Vec<ExecCommand>,
@@ -165,6 +174,7 @@ impl<'a> World<'a> {
             op_records: Vec::new(),
             attempt_ops: Vec::new(),
             claims: Vec::new(),
+            call_claims: Vec::new(),
             end: (End::Quiescent, 0),
             trace: Trace::new(trace),
             exec_out: Vec::new(),
@@ -405,13 +415,37 @@ impl<'a> World<'a> {
             out: &mut out,
             minted: &mut self.minted,
             trace: &mut self.trace,
-            claims: &mut self.claims,
+            claims: &mut self.call_claims,
         };
         f(executor.as_mut(), &mut ctx);
         self.workers[worker.0 as usize].executor = Some(executor);
+        self.tag_claims();
         self.exec_commands(worker, &mut out, ch);
         out.clear();
         self.exec_out = out;
+    }
+
+    /// Turns the claims the callback just made, on the calls their operations serve, into
+    /// claims on the intents and steps those calls serve.
+    fn tag_claims(&mut self) {
+        for c in self.call_claims.drain(..) {
+            // A call the agent never made serves no intent: nothing to judge the claim by.
+            let Some(intent) = self.agent.serves(c.call) else {
+                self.trace.log(c.at_ms, Component::Executor, || {
+                    format!(
+                        "{}: claim on {}, which the agent never made: ignored",
+                        c.op, c.call
+                    )
+                });
+                continue;
+            };
+            self.claims.push(Claim {
+                op: c.op,
+                intent,
+                at_ms: c.at_ms,
+                kind: c.kind,
+            });
+        }
     }
 
     fn exec_commands(
@@ -497,19 +531,22 @@ impl<'a> World<'a> {
                 op,
                 open: false,
                 create: false,
+                serves: None,
             };
             self.attempts.resize(index + 1, unsent);
             self.attempt_ops.resize(index + 1, op);
         }
+        let serves = self.serves(op);
         self.attempts[index] = AttemptInfo {
             worker,
             op,
             open: true,
             create,
+            serves: Some(serves),
         };
         self.attempt_ops[index] = op;
         let record = self.op_record(op);
-        record.intent.get_or_insert((request.tag.0, request.tag.1));
+        record.intent.get_or_insert(serves);
         let request = Request {
             region: self.faults.region(attempt),
             ..request
@@ -599,6 +636,21 @@ impl<'a> World<'a> {
         });
     }
 
+    /// The intent and step operation `op` serves as it sends: those of the call its journal
+    /// record serves now (the agent knows which intent and step it made each call for). An
+    /// operation a volatile journal has forgotten still serves what it served at its first send.
+    fn serves(&mut self, op: OpId) -> (IntentId, u32) {
+        let call = self.journal.get_mut().get(op).map(|o| o.call().call);
+        call.and_then(|c| self.agent.serves(c))
+            .or_else(|| self.op_records.get(op.0 as usize).and_then(|r| r.intent))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{op} sends, but no journal record says which of the agent's calls it serves: \
+                     a design sends only for operations it recorded in the journal"
+                )
+            })
+    }
+
     /// The record of operation `op`, created on first use.
     fn op_record(&mut self, op: OpId) -> &mut OpRecord {
         let i = op.0 as usize;
@@ -635,7 +687,12 @@ impl<'a> World<'a> {
                     }
                 }
                 ProviderOut::Wake { job, at_ms } => self.push(at_ms, Event::ProviderWake { job }),
-                ProviderOut::Commit(effect) => {
+                ProviderOut::Commit(committed) => {
+                    let attempt = committed.attempt;
+                    let (intent, step) = self.attempts[attempt.0 as usize - 1]
+                        .serves
+                        .expect("a send that reached the provider was recorded");
+                    let effect = Effect::tagged(committed, intent, step);
                     self.trace.log(now, Component::Ledger, || {
                         format!("effect {} committed for {}", effect.resource, effect.intent)
                     });

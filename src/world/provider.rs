@@ -10,7 +10,7 @@ use std::fmt;
 
 use super::faults::Faults;
 use super::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
-use super::ledger::Effect;
+use super::ledger::Committed;
 use crate::model::*;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
 use crate::vocab::ids::*;
@@ -29,8 +29,8 @@ pub enum ProviderOut {
         job: u32,
         at_ms: Millis,
     },
-    /// An effect was committed: ground truth for the ledger.
-    Commit(Effect),
+    /// An effect was committed: ground truth for the ledger (the world tags it with its intent).
+    Commit(Committed),
 }
 
 #[derive(Clone, Debug)]
@@ -555,11 +555,9 @@ impl Provider {
             params: j.params,
             visible_at_ms: now + lag,
         });
-        out.push(ProviderOut::Commit(Effect {
+        out.push(ProviderOut::Commit(Committed {
             resource,
             attempt: j.attempt,
-            intent: j.request.tag.0,
-            step: j.request.tag.1,
             tenant: j.request.tenant,
             endpoint: j.request.endpoint,
             params: j.params,
@@ -676,7 +674,6 @@ mod tests {
             tenant: Tenant(tenant),
             endpoint: Endpoint(0),
             params: Params(5),
-            tag: IntentTag(IntentId(0), 0),
         }
     }
 
@@ -719,7 +716,7 @@ mod tests {
         );
         assert!(matches!(
             out[0],
-            ProviderOut::Commit(Effect {
+            ProviderOut::Commit(Committed {
                 resource: ResourceId(0),
                 ..
             })

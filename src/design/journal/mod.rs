@@ -416,7 +416,6 @@ mod tests {
             tenant: Tenant(0),
             endpoint: Endpoint(0),
             params: Params(1),
-            tag: IntentTag(IntentId(0), 0),
         }
     }
 
