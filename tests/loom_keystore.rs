@@ -16,7 +16,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 use retrylab::model::Atomicity;
-use retrylab::vocab::ids::{Key, Params, ResourceId, Tenant};
+use retrylab::vocab::ids::{Endpoint, Key, Params, ResourceId, Tenant};
 use retrylab::vocab::protocol::Reply;
 use retrylab::world::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
 
@@ -32,8 +32,11 @@ fn key() -> ScopedKey {
 fn marker(job: u32) -> Record {
     Record {
         fingerprint: Params(1),
+        endpoint: Endpoint(0),
         first_request_ms: 0,
+        first_sent_ms: None,
         completed_ms: None,
+        pruned_at_ms: None,
         slot: Slot::InFlight { job },
     }
 }
@@ -42,8 +45,11 @@ fn done() -> Option<Record> {
     let resource = ResourceId(0);
     Some(Record {
         fingerprint: Params(1),
+        endpoint: Endpoint(0),
         first_request_ms: 0,
+        first_sent_ms: None,
         completed_ms: Some(1),
+        pruned_at_ms: None,
         slot: Slot::Done {
             reply: Reply::Created {
                 resource,
@@ -174,8 +180,11 @@ fn two_retries_of_failed_work_re_execute_it_once() {
         let store = Arc::new(SharedKeyStore::default());
         let failed = Record {
             fingerprint: Params(1),
+            endpoint: Endpoint(0),
             first_request_ms: 0,
+            first_sent_ms: None,
             completed_ms: Some(1),
+            pruned_at_ms: None,
             slot: Slot::Done {
                 reply: Reply::ServerError { replayed: false },
                 resource: None,

@@ -51,10 +51,12 @@ pub enum Purpose {
     ProviderErrorAfterCommit,
     /// Whether accepted (202) work fails later.
     AsyncFailure,
+    /// When, between the retention floor and its maximum, a key record is pruned.
+    Pruning,
 }
 
 impl Purpose {
-    pub const COUNT: usize = 16;
+    pub const COUNT: usize = 17;
 
     pub const ALL: [Purpose; Purpose::COUNT] = [
         Purpose::Arrival,
@@ -73,6 +75,7 @@ impl Purpose {
         Purpose::WorkerCrash,
         Purpose::ProviderErrorAfterCommit,
         Purpose::AsyncFailure,
+        Purpose::Pruning,
     ];
 
     /// Dense index, stable across versions of the same choice-vector format: new purposes
@@ -99,6 +102,7 @@ impl Purpose {
             Purpose::WorkerCrash => "worker_crash",
             Purpose::ProviderErrorAfterCommit => "provider_error_after_commit",
             Purpose::AsyncFailure => "async_failure",
+            Purpose::Pruning => "pruning",
         }
     }
 }

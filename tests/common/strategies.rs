@@ -233,7 +233,8 @@ pub fn config(cases: u32, regressions: &'static str) -> ProptestConfig {
 
 /// Contracts `journal_reconcile` relies on when keys expire: the provider deduplicates the
 /// caller's key atomically but keeps it only briefly; a read-back by key sees every committed
-/// effect within a lag; returns the lag and processing bounds too, so that the executor's
+/// effect within a lag, also once the key record is gone (`key_lifetime: resource`: with a
+/// key that is a record of its own, the read-back after expiry finds nothing); returns the lag and processing bounds too, so that the executor's
 /// visibility bound can be set above processing plus lag.
 pub fn expiring_key_provider() -> impl Strategy<Value = (Value, u64)> {
     (
@@ -250,7 +251,7 @@ pub fn expiring_key_provider() -> impl Strategy<Value = (Value, u64)> {
                 let p = json!({ "dedup": "by_key", "key_source": "client", "key_scope": "tenant",
                 "atomicity": "atomic", "in_flight": in_flight, "mismatch": mismatch,
                 "stored_outcomes": "all", "replay": "stored_response", "lookup": "by_key",
-                "retention_ms": retention, "visibility_lag_ms": lag, "processing_ms": processing,
+                "key_lifetime": "resource", "retention_ms": retention, "visibility_lag_ms": lag, "processing_ms": processing,
                 "error_before_commit": before, "error_after_commit": after,
                 "crash_during_processing": crash });
                 (p, bound)
