@@ -230,6 +230,14 @@ mod tests {
             let p = preset(name).unwrap();
             assert!(p.source.contains("https://"), "{name} names no source URL");
             assert!(!p.notes.is_empty(), "{name} has no notes");
+            // What the documentation does not give is named as an assumption.
+            assert!(
+                p.notes.contains("Assumed"),
+                "{name}'s notes name no assumption"
+            );
+            if let Some(max) = p.retention_max_ms {
+                assert!(p.retention_ms.is_some_and(|floor| floor <= max), "{name}");
+            }
         }
     }
 

@@ -933,6 +933,37 @@ mod tests {
     }
 
     #[test]
+    fn a_first_send_outside_the_window_is_refused_or_a_new_request() {
+        let mut config = provider("none").config;
+        config.retention_ms = Some(500);
+        config.retention_from = RetentionFrom::ClientFirstSent;
+        config.after_expiry = AfterExpiry::Reject;
+        let late = Request {
+            first_sent_ms: Some(0),
+            ..Request::create(&call(0), Some(Key(1)))
+        };
+        let mut p = Provider::new(config.clone());
+        let out = send(&mut p, 500, 1, late);
+        let refused = [ProviderOut::Reply {
+            attempt: AttemptId(1),
+            reply: Reply::Expired,
+        }];
+        assert_eq!(out, refused);
+        assert!(p.store().is_empty(), "a refusal records nothing");
+        // Within the window it is a new key.
+        let out = send(&mut p, 499, 2, late);
+        assert_eq!(out, [ProviderOut::Wake { job: 0, at_ms: 549 }]);
+        // With expiry as a new request, it executes without touching the key's record.
+        config.after_expiry = AfterExpiry::NewRequest;
+        let mut p = Provider::new(config);
+        send(&mut p, 100, 1, Request::create(&call(0), Some(Key(1))));
+        let out = send(&mut p, 500, 2, late);
+        assert_eq!(out, [ProviderOut::Wake { job: 1, at_ms: 550 }]);
+        assert!(p.jobs[1].record.is_none());
+        assert_eq!(p.store().len(), 1);
+    }
+
+    #[test]
     fn no_lookup_and_required_keys() {
         let mut p = provider("none");
         created(&mut p);
