@@ -214,3 +214,25 @@ fn two_retries_of_failed_work_re_execute_it_once() {
         assert_eq!(effects.load(SeqCst), 1);
     });
 }
+
+/// Two requests look at one record past its retention floor at once and each draws a moment
+/// of pruning (as `settle_pruning` in the provider does): the first to fix it wins, both then
+/// judge the record against that one moment, and the record keeps it.
+#[test]
+fn two_draws_of_a_prune_moment_agree_on_one() {
+    loom::model(|| {
+        let store = Arc::new(SharedKeyStore::default());
+        let Claimed::Fresh { .. } = store.begin(Atomicity::Atomic, key(), marker(0), |_| false)
+        else {
+            unreachable!()
+        };
+        store.complete(Atomicity::Atomic, key(), 0, done());
+        let s = store.clone();
+        let other = thread::spawn(move || s.prune_at(&key(), 100));
+        let mine = store.prune_at(&key(), 200);
+        let theirs = other.join().unwrap();
+        assert_eq!(mine, theirs);
+        assert!(matches!(mine, Some(100 | 200)));
+        assert_eq!(store.get(&key()).unwrap().pruned_at_ms, mine);
+    });
+}
