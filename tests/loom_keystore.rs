@@ -16,7 +16,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 use retrylab::model::Atomicity;
-use retrylab::vocab::ids::{Key, Params, ResourceId, Tenant};
+use retrylab::vocab::ids::{Endpoint, Key, Params, ResourceId, Tenant};
 use retrylab::vocab::protocol::Reply;
 use retrylab::world::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
 
@@ -32,8 +32,11 @@ fn key() -> ScopedKey {
 fn marker(job: u32) -> Record {
     Record {
         fingerprint: Params(1),
+        endpoint: Endpoint(0),
         first_request_ms: 0,
+        first_sent_ms: None,
         completed_ms: None,
+        pruned_at_ms: None,
         slot: Slot::InFlight { job },
     }
 }
@@ -42,8 +45,11 @@ fn done() -> Option<Record> {
     let resource = ResourceId(0);
     Some(Record {
         fingerprint: Params(1),
+        endpoint: Endpoint(0),
         first_request_ms: 0,
+        first_sent_ms: None,
         completed_ms: Some(1),
+        pruned_at_ms: None,
         slot: Slot::Done {
             reply: Reply::Created {
                 resource,
@@ -174,8 +180,11 @@ fn two_retries_of_failed_work_re_execute_it_once() {
         let store = Arc::new(SharedKeyStore::default());
         let failed = Record {
             fingerprint: Params(1),
+            endpoint: Endpoint(0),
             first_request_ms: 0,
+            first_sent_ms: None,
             completed_ms: Some(1),
+            pruned_at_ms: None,
             slot: Slot::Done {
                 reply: Reply::ServerError { replayed: false },
                 resource: None,
@@ -203,5 +212,27 @@ fn two_retries_of_failed_work_re_execute_it_once() {
         retry(&store, &effects, 2);
         other.join().unwrap();
         assert_eq!(effects.load(SeqCst), 1);
+    });
+}
+
+/// Two requests look at one record past its retention floor at once and each draws a moment
+/// of pruning (as `settle_pruning` in the provider does): the first to fix it wins, both then
+/// judge the record against that one moment, and the record keeps it.
+#[test]
+fn two_draws_of_a_prune_moment_agree_on_one() {
+    loom::model(|| {
+        let store = Arc::new(SharedKeyStore::default());
+        let Claimed::Fresh { .. } = store.begin(Atomicity::Atomic, key(), marker(0), |_| false)
+        else {
+            unreachable!()
+        };
+        store.complete(Atomicity::Atomic, key(), 0, done());
+        let s = store.clone();
+        let other = thread::spawn(move || s.prune_at(&key(), 100));
+        let mine = store.prune_at(&key(), 200);
+        let theirs = other.join().unwrap();
+        assert_eq!(mine, theirs);
+        assert!(matches!(mine, Some(100 | 200)));
+        assert_eq!(store.get(&key()).unwrap().pruned_at_ms, mine);
     });
 }

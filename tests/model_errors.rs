@@ -606,6 +606,48 @@ fn retention_ms_zero() {
 }
 
 #[test]
+fn retention_max_ms_below_the_floor() {
+    let text = edit("86400000,", "86400000, \"retention_max_ms\": 3600000,");
+    assert_first(
+        &text,
+        "provider.retention_max_ms",
+        (18, 51),
+        "3600000,",
+        &["3600000 is below retention_ms 86400000", "before the floor"],
+    );
+}
+
+#[test]
+fn retention_max_ms_without_a_floor() {
+    let text = edit("\"retention_ms\"", "\"retention_max_ms\"");
+    assert_first(
+        &text,
+        "provider.retention_max_ms",
+        (18, 25),
+        "86400000,",
+        &["needs retention_ms", "set retention_ms too"],
+    );
+}
+
+#[test]
+fn cli_retention_max_ms_below_the_floor_exits_2() {
+    let dir = Scratch::new("retention_max");
+    let file = dir.write(
+        "prune.json",
+        &edit("86400000,", "86400000, \"retention_max_ms\": 3600000,"),
+    );
+    let stderr = assert_input_error(&retrylab(&["check", arg(&file)]));
+    let lines = problem_lines(&stderr, &file);
+    assert_eq!(
+        lines,
+        [format!(
+            "{}:18:51: provider.retention_max_ms: 3600000 is below retention_ms 86400000: records cannot be pruned before the floor",
+            file.display()
+        )]
+    );
+}
+
+#[test]
 fn unknown_enum_value() {
     let text = edit("\"atomic\"", "\"sometimes\"");
     // Points at the closing quote of "sometimes".

@@ -306,10 +306,7 @@ fn finds_counterexample<S: Strategy>(
     };
     let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let mut runner = TestRunner::new_with_rng(config, rng);
-    matches!(
-        runner.run(&strategy, property),
-        Err(TestError::Fail(..))
-    )
+    matches!(runner.run(&strategy, property), Err(TestError::Fail(..)))
 }
 
 #[test]

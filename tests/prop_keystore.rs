@@ -1,5 +1,5 @@
 //! proptest: the provider's key store against a reference model. A random sequence of
-//! operations (claim, peek, finish, release, orphan, reclaim) is applied to the real store
+//! operations (claim, peek, finish, release, orphan, reclaim, prune_at) is applied to the real store
 //! and to a deliberately plain model (a list of pairs, scanned); every answer and the final
 //! contents must agree.
 
@@ -7,7 +7,7 @@
 mod strategies;
 
 use proptest::prelude::*;
-use retrylab::vocab::ids::{Key, Params, ResourceId, Tenant};
+use retrylab::vocab::ids::{Endpoint, Key, Params, ResourceId, Tenant};
 use retrylab::vocab::protocol::Reply;
 use retrylab::world::keystore::{Claimed, KeyStore, Record, ScopedKey, Slot, Writer};
 
@@ -23,8 +23,11 @@ fn key(k: u64) -> ScopedKey {
 fn record(first_ms: u64, slot: Slot) -> Record {
     Record {
         fingerprint: Params(1),
+        endpoint: Endpoint(0),
         first_request_ms: first_ms,
+        first_sent_ms: None,
         completed_ms: None,
+        pruned_at_ms: None,
         slot,
     }
 }
@@ -60,6 +63,11 @@ enum Op {
         job: u32,
         current: bool,
     },
+    /// Fixes the moment a record is pruned, unless one is fixed already.
+    PruneAt {
+        key: u64,
+        at: u64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -77,7 +85,12 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(key, writer, store)| Op::Finish { key, writer, store }),
         (k.clone(), j.clone()).prop_map(|(key, job)| Op::Release { key, job }),
         (k.clone(), j.clone()).prop_map(|(key, job)| Op::Orphan { key, job }),
-        (k, j, any::<bool>()).prop_map(|(key, job, current)| Op::Reclaim { key, job, current }),
+        (k.clone(), j, any::<bool>()).prop_map(|(key, job, current)| Op::Reclaim {
+            key,
+            job,
+            current
+        }),
+        (k, 0..10u64).prop_map(|(key, at)| Op::PruneAt { key, at }),
     ]
 }
 
@@ -136,6 +149,7 @@ enum Answer {
     Claimed(Claimed),
     Peeked(Option<Record>),
     Did(bool),
+    Moment(Option<u64>),
 }
 
 fn apply_store(s: &mut KeyStore, op: &Op) -> Answer {
@@ -165,6 +179,7 @@ fn apply_store(s: &mut KeyStore, op: &Op) -> Answer {
             let expected = expected(s.get(&key(k)).copied(), current);
             Answer::Did(s.reclaim(&key(k), expected, job))
         }
+        Op::PruneAt { key: k, at } => Answer::Moment(s.prune_at(&key(k), at)),
     }
 }
 
@@ -236,6 +251,15 @@ fn apply_model(m: &mut Model, op: &Op) -> Answer {
                 _ => Answer::Did(false),
             }
         }
+        Op::PruneAt { key: k, at } => match m.get(&key(k)) {
+            Some(mut r) => {
+                let moment = r.pruned_at_ms.unwrap_or(at);
+                r.pruned_at_ms = Some(moment);
+                m.set(key(k), Some(r));
+                Answer::Moment(Some(moment))
+            }
+            None => Answer::Moment(None),
+        },
     }
 }
 

@@ -161,8 +161,8 @@ fn genuine_repeat() {
     );
 }
 
-/// After a 30 h freeze the 24 h key is gone: every key-only design duplicates silently; the
-/// read-back by search finds the first ticket.
+/// After an 80 h freeze the key is gone (pruned between 24 h and 72 h): every key-only design
+/// duplicates silently; the read-back by search finds the first ticket.
 #[test]
 fn retention_expired() {
     check(
@@ -311,6 +311,58 @@ fn four_retry_layers() {
             ("layered_retries", [0, 0, 0, 0, 0, 0, 0, 0, 24]),
             ("single_use_token", [0, 0, 0, 0, 0, 0, 0, 1, 2]),
             ("durable_authorization", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+        ],
+    );
+}
+
+/// A key-then-effect provider crashes between the key and the effect: its in-progress record
+/// has no effect and answers 409 until it expires (30 s). Every design that keeps the key
+/// (same_key, the payload hash, the journal family, durable_authorization) is refused on
+/// each of the agent's three calls, all within 10 s: nothing is created and the intent is
+/// left unresolved (honestly: none of them claims success or failure). A new key per call
+/// or per send creates the ticket on the second call. layered_retries reports the first
+/// timeout as a failure: the user is told "failed", truly, and the intent is lost.
+#[test]
+fn key_then_effect_crash() {
+    check(
+        "key_then_effect_crash",
+        [
+            ("no_dedup", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
+            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
+            ("journal", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
+            ("journal_reconcile", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("journal_reconcile_lease", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
+            ("layered_retries", [0, 0, 0, 0, 0, 0, 0, 0, 1]),
+            ("single_use_token", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
+        ],
+    );
+}
+
+/// Stripe's retention floor (24 h) with its assumed maximum (72 h). Intent 0's same-key retry
+/// 1 s before the floor is a replay; intent 1's, 1 s after the latest prune moment, is a new
+/// request: a second charge for every design, whatever moment the seed drew (no lookup, so
+/// the read-back designs send again). Designs with a fresh key per send or per issue
+/// duplicate intent 0 as well.
+#[test]
+fn retention_floor() {
+    check(
+        "retention_floor",
+        [
+            ("no_dedup", [4, 2, 2, 0, 0, 0, 0, 0, 4]),
+            ("same_key", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
+            ("new_key_after_replan", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
+            ("key_per_attempt", [4, 2, 2, 0, 0, 0, 0, 0, 4]),
+            ("payload_hash_key", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
+            ("journal", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
+            ("journal_reconcile", [3, 2, 1, 0, 0, 0, 0, 0, 6]),
+            ("journal_reconcile_lease", [3, 2, 1, 0, 0, 0, 0, 0, 6]),
+            ("layered_retries", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
+            ("single_use_token", [4, 2, 2, 0, 0, 0, 0, 0, 4]),
+            ("durable_authorization", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
         ],
     );
 }

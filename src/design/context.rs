@@ -8,7 +8,7 @@
 use super::journal::{Journal, OpState};
 use crate::sim::Millis;
 use crate::vocab::ids::*;
-use crate::vocab::protocol::{Request, ToolCall, ToolResult};
+use crate::vocab::protocol::{Request, RequestKind, ToolCall, ToolResult};
 use crate::vocab::record::{CallClaim, ClaimKind};
 use crate::vocab::trace::{Component, Trace};
 
@@ -162,7 +162,18 @@ impl ExecCtx<'_> {
     /// Sends `request` for operation `op`. The response (a reply or a timeout) comes back
     /// through `on_response` with the returned attempt id. `op` must be recorded in the
     /// journal: the world counts an effect the send commits for the call `op` serves there.
-    pub fn send(&mut self, op: OpId, request: Request) -> AttemptId {
+    ///
+    /// A keyed create carries the time `op` was first sent under that key (stamped here and
+    /// kept in the journal with the operation), as a client sends `Repeatability-First-Sent`.
+    pub fn send(&mut self, op: OpId, mut request: Request) -> AttemptId {
+        if let (RequestKind::Create { .. }, Some(key)) = (request.kind, request.key) {
+            let now = self.now;
+            let first = self
+                .journal
+                .get_mut(op)
+                .map(|o| o.stamp_first_sent(key, now));
+            request.first_sent_ms = Some(first.unwrap_or(now));
+        }
         self.minted.attempts += 1;
         let attempt = AttemptId(self.minted.attempts);
         self.out.push(ExecCommand::Send {

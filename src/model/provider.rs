@@ -61,6 +61,10 @@ provider_knobs! {
     key_scope: KeyScope = KeyScope::Tenant;
     /// Records are kept at least this long; absent means forever.
     retention_ms: Option<Millis> = None;
+    /// Retention is a floor: each record is pruned at a moment drawn between `retention_ms`
+    /// and this (purpose `pruning`), so a retry after the floor may still be answered from
+    /// it. Absent: pruned exactly at the floor.
+    retention_max_ms: Option<Millis> = None;
     retention_from: RetentionFrom = RetentionFrom::FirstRequest;
     after_expiry: AfterExpiry = AfterExpiry::NewRequest;
     /// An in-progress record older than this is treated as absent and the next request
@@ -80,6 +84,9 @@ provider_knobs! {
     /// A create without a key is rejected with 400 (IETF draft).
     require_key: bool = false;
     lookup: Lookup = Lookup::None;
+    /// What a lookup by key can see after the record is gone: nothing (`record`), or the
+    /// resource created under the key, as long as it exists (`resource`).
+    key_lifetime: KeyLifetime = KeyLifetime::Record;
     /// Time from commit until a lookup can see the effect.
     visibility_lag_ms: Range = Range::constant(0);
     processing_ms: Range = default_processing();
@@ -223,6 +230,14 @@ mod tests {
             let p = preset(name).unwrap();
             assert!(p.source.contains("https://"), "{name} names no source URL");
             assert!(!p.notes.is_empty(), "{name} has no notes");
+            // What the documentation does not give is named as an assumption.
+            assert!(
+                p.notes.contains("Assumed"),
+                "{name}'s notes name no assumption"
+            );
+            if let Some(max) = p.retention_max_ms {
+                assert!(p.retention_ms.is_some_and(|floor| floor <= max), "{name}");
+            }
         }
     }
 

@@ -365,9 +365,29 @@ pub enum KeySource {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetentionFrom {
+    /// From the first request under the key reaching the provider.
     #[default]
     FirstRequest,
+    /// From the completion of the work that wrote the record (DynamoDB, Powertools).
     Completion,
+    /// From the time the client says it first sent the request, carried on every retry
+    /// (Azure's `Repeatability-First-Sent`): a retry sent later than the window after the
+    /// first send is outside it even when no earlier request ever arrived.
+    ClientFirstSent,
+}
+
+/// What a lookup by key can see once the provider no longer deduplicates under the key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyLifetime {
+    /// The key is a record of its own: a lookup finds the resource only while the record is
+    /// kept (not expired or pruned, and not deleted because its outcome is not stored).
+    #[default]
+    Record,
+    /// The key is an attribute of the resource: a lookup by key finds the resource as long
+    /// as the resource exists, whatever became of the deduplication record (EC2's
+    /// `ClientToken` in `DescribeInstances`, a Calendar event id).
+    Resource,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -427,6 +447,10 @@ pub enum StoredOutcomes {
     SuccessOnly,
     /// 2xx and 4xx; a 5xx is re-executed (Azure repeatable requests).
     SuccessAndClientErrors,
+    /// A record exists if and only if the effect committed: the key and the mutation are one
+    /// transaction, so work that failed before committing leaves nothing and a retry
+    /// executes, while a 5xx sent after the commit keeps the record (EC2).
+    Committed,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]

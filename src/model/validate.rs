@@ -210,6 +210,17 @@ fn provider(p: &mut Problems, v: &ProviderModel) {
             "must be at least 1; leave the field out for keys that are kept forever".into(),
         ));
     }
+    match (v.retention_ms, v.retention_max_ms) {
+        (None, Some(_)) => p.push((
+            "provider.retention_max_ms".into(),
+            "needs retention_ms: it is the latest moment of pruning after the retention floor; set retention_ms too".into(),
+        )),
+        (Some(floor), Some(max)) if max < floor => p.push((
+            "provider.retention_max_ms".into(),
+            format!("{max} is below retention_ms {floor}: records cannot be pruned before the floor"),
+        )),
+        _ => {}
+    }
     if v.dedup == Dedup::None && v.require_key {
         p.push((
             "provider.require_key".into(),

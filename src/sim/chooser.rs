@@ -53,10 +53,12 @@ pub enum Purpose {
     AsyncFailure,
     /// Whether the agent's replan lost the user's authorization (the user gives it again).
     AuthorizationLoss,
+    /// When, between the retention floor and its maximum, a key record is pruned.
+    Pruning,
 }
 
 impl Purpose {
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = 18;
 
     pub const ALL: [Purpose; Purpose::COUNT] = [
         Purpose::Arrival,
@@ -76,6 +78,7 @@ impl Purpose {
         Purpose::ProviderErrorAfterCommit,
         Purpose::AsyncFailure,
         Purpose::AuthorizationLoss,
+        Purpose::Pruning,
     ];
 
     /// Dense index, stable across versions of the same choice-vector format: new purposes
@@ -103,6 +106,7 @@ impl Purpose {
             Purpose::ProviderErrorAfterCommit => "provider_error_after_commit",
             Purpose::AsyncFailure => "async_failure",
             Purpose::AuthorizationLoss => "authorization_loss",
+            Purpose::Pruning => "pruning",
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::sim::Millis;
 use crate::vocab::ids::*;
 
 /// Endpoints (and workflow steps) from this number on are compensations: endpoint
@@ -70,6 +71,10 @@ pub struct Request {
     /// Set by the transport: region 0 unless a `reroute` fault fails the attempt over.
     pub region: Region,
     pub key: Option<Key>,
+    /// When the client first sent this operation under this key (Azure's
+    /// `Repeatability-First-Sent`): stamped by [`ExecCtx::send`](crate::design::context::ExecCtx::send)
+    /// on keyed creates, the same on every retry.
+    pub first_sent_ms: Option<Millis>,
     pub kind: RequestKind,
 }
 
@@ -103,6 +108,7 @@ impl Request {
             endpoint: call.endpoint,
             region: Region(0),
             key,
+            first_sent_ms: None,
             kind: RequestKind::Create {
                 params: call.params,
             },
@@ -116,6 +122,7 @@ impl Request {
             endpoint: call.endpoint,
             region: Region(0),
             key: None,
+            first_sent_ms: None,
             kind: RequestKind::Lookup(query),
         }
     }

@@ -43,8 +43,16 @@ pub enum Slot {
 pub struct Record {
     /// Parameters of the first request under this key.
     pub fingerprint: Params,
+    /// Endpoint of the first request: part of what a reuse of the key must match where the
+    /// scope does not already separate endpoints.
+    pub endpoint: Endpoint,
     pub first_request_ms: Millis,
+    /// When the client says it first sent the request that wrote the record, if it says.
+    pub first_sent_ms: Option<Millis>,
     pub completed_ms: Option<Millis>,
+    /// The moment the record is pruned, once drawn (a retention floor with a maximum);
+    /// `None`: at the floor, or not drawn yet.
+    pub pruned_at_ms: Option<Millis>,
     pub slot: Slot,
 }
 
@@ -161,6 +169,13 @@ impl KeyStore {
         }
     }
 
+    /// Fixes the moment `key`'s record is pruned, unless one is fixed already (the first
+    /// draw wins); returns the moment in force, or `None` if there is no record.
+    pub fn prune_at(&mut self, key: &ScopedKey, at_ms: Millis) -> Option<Millis> {
+        let r = self.records.get_mut(key)?;
+        Some(*r.pruned_at_ms.get_or_insert(at_ms))
+    }
+
     /// Takes the record of failed work back in flight under `job`, only if it is still
     /// exactly `failed` (compare and set): two retries of the same failed work cannot both
     /// re-execute it.
@@ -197,7 +212,7 @@ impl KeyStore {
 
     /// Ends `job`'s create: writes its final record (`Some`) or forgets the key (`None`) if
     /// the store lets `job` write: its marker still holds the key or, in an effect-then-key
-    /// store, nobody has written it yet. A re-executed record keeps its first request's time.
+    /// store, nobody has written it yet. A re-executed record keeps its first request's times.
     pub fn complete(
         &mut self,
         atomicity: Atomicity,
@@ -213,6 +228,7 @@ impl KeyStore {
         };
         let record = record.map(|r| Record {
             first_request_ms: existing.map_or(r.first_request_ms, |e| e.first_request_ms),
+            first_sent_ms: existing.map_or(r.first_sent_ms, |e| e.first_sent_ms),
             ..r
         });
         self.finish(key, writer, record)
@@ -278,6 +294,10 @@ impl SharedKeyStore {
 
     pub fn reclaim(&self, key: &ScopedKey, failed: Record, job: u32) -> bool {
         lock(&self.0).reclaim(key, failed, job)
+    }
+
+    pub fn prune_at(&self, key: &ScopedKey, at_ms: Millis) -> Option<Millis> {
+        lock(&self.0).prune_at(key, at_ms)
     }
 
     pub fn begin(

@@ -4,12 +4,15 @@
 //! wait, race); after the processing time the job commits its effect and stores its result
 //! as the contract says. A crash in between leaves what the `atomicity` knob says it leaves:
 //! nothing (atomic), a key without an effect (key then effect) or an effect without a key
-//! (effect then key). Lookups read the provider's resources through a visibility lag.
+//! (effect then key). Lookups read the provider's resources through a visibility lag; what a
+//! lookup by key can still see once the key record is gone is the `key_lifetime` knob.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasherDefault;
 
 use super::faults::Faults;
-use super::keystore::{Claimed, Record, ScopedKey, SharedKeyStore, Slot};
+use super::keystore::{Claimed, Record, ScopedKey, SeqHasher, SharedKeyStore, Slot};
 use super::ledger::Committed;
 use crate::model::*;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
@@ -41,6 +44,9 @@ struct Job {
     started_ms: Millis,
     /// The key record this job writes when it finishes, if any.
     record: Option<ScopedKey>,
+    /// The scoped key the request carried, deduplicated or not: what its resource is
+    /// labelled with when the key is an attribute of the resource.
+    label: Option<ScopedKey>,
     /// Same-key requests held until this job finishes (`in_flight: wait`).
     waiters: Vec<AttemptId>,
     /// The final result, once processing ended (what a status poll reads).
@@ -61,6 +67,10 @@ pub struct Provider {
     store: SharedKeyStore,
     jobs: Vec<Job>,
     resources: Vec<Resource>,
+    /// The resources created under each scoped key, oldest first: kept only when the key is
+    /// an attribute of the resource and can be looked up (`key_lifetime: resource`, `lookup:
+    /// by_key`). Only ever read by key, never iterated.
+    labelled: HashMap<ScopedKey, Vec<ResourceId>, BuildHasherDefault<SeqHasher>>,
 }
 
 impl Provider {
@@ -70,6 +80,7 @@ impl Provider {
             store: SharedKeyStore::default(),
             jobs: Vec::new(),
             resources: Vec::new(),
+            labelled: HashMap::default(),
         }
     }
 
@@ -77,6 +88,12 @@ impl Provider {
         self.store.get_mut().clear();
         self.jobs.clear();
         self.resources.clear();
+        self.labelled.clear();
+    }
+
+    /// Whether resources are indexed by the key they were created under.
+    fn labels_resources(&self) -> bool {
+        self.config.key_lifetime == KeyLifetime::Resource && self.config.lookup == Lookup::ByKey
     }
 
     pub(crate) fn reserve(&mut self, n: usize) {
@@ -106,18 +123,56 @@ impl Provider {
     fn expired(&self, record: &Record, now: Millis) -> bool {
         expired(&self.config, record, now)
     }
+
+    /// Past a retention floor that has a maximum, the moment a record is pruned is a choice
+    /// of the simulation: drawn once per record (purpose `pruning`), the first time the
+    /// record is looked at after its floor, uniformly up to the maximum. Returns the moment
+    /// if it was drawn now.
+    fn settle_pruning(
+        &mut self,
+        scoped: &ScopedKey,
+        now: Millis,
+        ch: &mut dyn Chooser,
+    ) -> Option<Millis> {
+        let (Some(floor), Some(max)) = (self.config.retention_ms, self.config.retention_max_ms)
+        else {
+            return None;
+        };
+        let record = self.store.get_mut().get(scoped)?;
+        let since = window_start(&self.config, record)?;
+        if record.pruned_at_ms.is_some() || now < since.saturating_add(floor) {
+            return None;
+        }
+        let kept_ms = ch.between(Purpose::Pruning, floor, max.max(floor));
+        self.store
+            .get_mut()
+            .prune_at(scoped, since.saturating_add(kept_ms))
+    }
 }
 
-/// Whether `record` is past the contract's retention at `now`.
+/// When `record`'s retention starts counting, if it has started.
+fn window_start(config: &ProviderModel, record: &Record) -> Option<Millis> {
+    match config.retention_from {
+        RetentionFrom::FirstRequest => Some(record.first_request_ms),
+        RetentionFrom::Completion => record.completed_ms,
+        RetentionFrom::ClientFirstSent => {
+            Some(record.first_sent_ms.unwrap_or(record.first_request_ms))
+        }
+    }
+}
+
+/// Whether `record` is past the contract's retention at `now`: past the moment it was
+/// pruned, if that was drawn, else past the floor.
 fn expired(config: &ProviderModel, record: &Record, now: Millis) -> bool {
     let Some(retention) = config.retention_ms else {
         return false;
     };
-    let since = match config.retention_from {
-        RetentionFrom::FirstRequest => Some(record.first_request_ms),
-        RetentionFrom::Completion => record.completed_ms,
+    let Some(since) = window_start(config, record) else {
+        return false;
     };
-    since.is_some_and(|t| now >= t.saturating_add(retention))
+    now >= record
+        .pruned_at_ms
+        .unwrap_or_else(|| since.saturating_add(retention))
 }
 
 /// Whether an in-progress `record` has outlived the contract's in-progress expiry at `now`.
@@ -189,6 +244,14 @@ impl Provider {
         } = env;
         match request.kind {
             RequestKind::Lookup(query) => {
+                if let (Lookup::ByKey, LookupQuery::Key(key)) = (self.config.lookup, query) {
+                    let scoped = self.scope(&request, key);
+                    if let Some(at) = self.settle_pruning(&scoped, now, ch) {
+                        trace.log(now, Component::Provider, || {
+                            format!("key {key} past its retention floor; pruned at {at} ms")
+                        });
+                    }
+                }
                 let reply = self.lookup(now, &request, query);
                 trace.log(now, Component::Provider, || {
                     format!("{attempt}: lookup {query} -> {reply}")
@@ -220,7 +283,15 @@ impl Provider {
         let Some(key) = self.dedup_key(c) else {
             return self.start(c, None);
         };
+        if self.outside_client_window(c, key) {
+            return;
+        }
         let scoped = self.scope(&c.request, key);
+        if let Some(at) = self.settle_pruning(&scoped, c.now, c.ch) {
+            c.log(format_args!(
+                "key {key} past its retention floor; pruned at {at} ms"
+            ));
+        }
         let Some(record) = self.claim_key(c, scoped) else {
             return self.start(c, Some(scoped));
         };
@@ -249,14 +320,47 @@ impl Provider {
         true
     }
 
+    /// With the window measured from the client's first send (`Repeatability-First-Sent`),
+    /// a request first sent longer ago than the retention is outside it whatever the
+    /// provider recorded, even nothing: refused (412), or with `after_expiry: new_request`
+    /// processed as a new request, not deduplicated. Returns whether it dealt with it.
+    fn outside_client_window(&mut self, c: &mut Call<'_>, key: Key) -> bool {
+        let (Some(retention), Some(sent)) = (self.config.retention_ms, c.request.first_sent_ms)
+        else {
+            return false;
+        };
+        if self.config.retention_from != RetentionFrom::ClientFirstSent
+            || c.now < sent.saturating_add(retention)
+        {
+            return false;
+        }
+        match self.config.after_expiry {
+            AfterExpiry::Reject => c.answer(
+                Reply::Expired,
+                format_args!("key {key} first sent at {sent} ms, outside the window"),
+            ),
+            AfterExpiry::NewRequest => {
+                c.log(format_args!(
+                    "key {key} first sent at {sent} ms, outside the window: a new request"
+                ));
+                self.start(c, None);
+            }
+        }
+        true
+    }
+
     /// The key the request is deduplicated under, if any. A client key says which requests
     /// are one; a payload key makes the provider decide that from what is asked for, whoever
     /// asks, so that genuine repeats merge.
     fn dedup_key(&self, c: &Call<'_>) -> Option<Key> {
-        match (self.config.dedup, self.config.key_source, c.request.key) {
+        self.dedup_key_of(&c.request, c.params)
+    }
+
+    fn dedup_key_of(&self, request: &Request, params: Params) -> Option<Key> {
+        match (self.config.dedup, self.config.key_source, request.key) {
             (Dedup::None, _, _) | (Dedup::ByKey, KeySource::Client, None) => None,
             (Dedup::ByKey, KeySource::Client, Some(key)) => Some(key),
-            (Dedup::ByKey, KeySource::Payload, _) => Some(Key(c.params.0)),
+            (Dedup::ByKey, KeySource::Payload, _) => Some(Key(params.0)),
         }
     }
 
@@ -268,8 +372,11 @@ impl Provider {
         let (config, now, key) = (&self.config, c.now, scoped.key);
         let marker = Record {
             fingerprint: c.params,
+            endpoint: c.request.endpoint,
             first_request_ms: now,
+            first_sent_ms: c.request.first_sent_ms,
             completed_ms: None,
+            pruned_at_ms: None,
             slot: Slot::InFlight {
                 job: self.jobs.len() as u32,
             },
@@ -303,14 +410,23 @@ impl Provider {
         expired
     }
 
-    /// Same key, other parameters: a key reused by mistake, or a key that stands for more
-    /// than one request. Returns whether it dealt with the request; `ReturnOriginal` goes on
-    /// to answer from the record as if the parameters matched.
+    /// Same key, another request: other parameters, or another endpoint where the scope does
+    /// not separate endpoints (a key reused by mistake, or a key that stands for more than
+    /// one request). Returns whether it dealt with the request; `ReturnOriginal` goes on to
+    /// answer from the record as if the request matched.
     fn on_mismatch(&mut self, c: &mut Call<'_>, key: Key, record: &Record) -> bool {
-        if record.fingerprint == c.params {
+        let other_endpoint = record.endpoint != c.request.endpoint;
+        if record.fingerprint == c.params && !other_endpoint {
             return false;
         }
         match self.config.mismatch {
+            Mismatch::Reject if other_endpoint => c.answer(
+                Reply::Mismatch,
+                format_args!(
+                    "key {key} was first used with {} on {}",
+                    record.fingerprint, record.endpoint
+                ),
+            ),
             Mismatch::Reject => c.answer(
                 Reply::Mismatch,
                 format_args!("key {key} was first used with {}", record.fingerprint),
@@ -405,6 +521,10 @@ impl Provider {
     fn start(&mut self, c: &mut Call<'_>, record: Option<ScopedKey>) {
         let (now, attempt, request) = (c.now, c.attempt, c.request);
         let job = self.jobs.len() as u32;
+        let label = self
+            .dedup_key(c)
+            .map(|k| self.scope(&c.request, k))
+            .filter(|_| self.labels_resources());
         let p = self.config.processing_ms;
         let processing = c
             .faults
@@ -416,6 +536,7 @@ impl Provider {
             params: c.params,
             started_ms: now,
             record,
+            label,
             waiters: Vec::new(),
             outcome: None,
         });
@@ -555,6 +676,9 @@ impl Provider {
             params: j.params,
             visible_at_ms: now + lag,
         });
+        if let Some(label) = j.label {
+            self.labelled.entry(label).or_default().push(resource);
+        }
         out.push(ProviderOut::Commit(Committed {
             resource,
             attempt: j.attempt,
@@ -582,11 +706,15 @@ impl Provider {
             StoredOutcomes::All => true,
             StoredOutcomes::SuccessOnly => reply.status() < 300,
             StoredOutcomes::SuccessAndClientErrors => reply.status() < 500,
+            StoredOutcomes::Committed => resource.is_some(),
         };
         let record = stored.then_some(Record {
             fingerprint: j.params,
+            endpoint: j.request.endpoint,
             first_request_ms: j.started_ms,
+            first_sent_ms: j.request.first_sent_ms,
             completed_ms: Some(now),
+            pruned_at_ms: None,
             slot: Slot::Done { reply, resource },
         });
         self.store
@@ -598,6 +726,31 @@ impl Provider {
         self.resources
             .get(resource.0 as usize)
             .is_some_and(|r| r.visible_at_ms <= now)
+    }
+
+    /// A lookup by key. The key record answers while it is kept: its resource once visible,
+    /// "pending" while its work is unfinished. A record past retention (or an in-progress one
+    /// past its expiry) is gone for the lookup as it is for deduplication, and a record never
+    /// written or deleted leaves nothing, unless the key is an attribute of the resource: then
+    /// the oldest visible resource created under the key is found whatever became of it.
+    fn lookup_key(&self, now: Millis, scoped: &ScopedKey) -> Reply {
+        if let Some(&r) = self
+            .labelled
+            .get(scoped)
+            .and_then(|rs| rs.iter().find(|&&r| self.visible(r, now)))
+        {
+            return Reply::Found { resource: r };
+        }
+        let kept = self.store.get(scoped).filter(|r| {
+            !expired(&self.config, r, now) && !in_progress_expired(&self.config, r, now)
+        });
+        match kept.map(|r| r.slot) {
+            Some(Slot::Done {
+                resource: Some(r), ..
+            }) if self.visible(r, now) => Reply::Found { resource: r },
+            Some(Slot::InFlight { .. } | Slot::Orphaned) => Reply::Pending,
+            _ => Reply::NotFound,
+        }
     }
 
     fn lookup(&self, now: Millis, request: &Request, query: LookupQuery) -> Reply {
@@ -620,13 +773,7 @@ impl Provider {
         }
         match (self.config.lookup, query) {
             (Lookup::ByKey, LookupQuery::Key(key)) => {
-                match self.store.get(&self.scope(request, key)).map(|r| r.slot) {
-                    Some(Slot::Done {
-                        resource: Some(r), ..
-                    }) => found(r),
-                    Some(Slot::InFlight { .. } | Slot::Orphaned) => Reply::Pending,
-                    _ => Reply::NotFound,
-                }
+                self.lookup_key(now, &self.scope(request, key))
             }
             (Lookup::ByResourceId, LookupQuery::Resource(r)) => {
                 match self.resources.get(r.0 as usize) {
@@ -780,6 +927,37 @@ mod tests {
             Reply::NotFound
         );
         assert_eq!(lookup(&mut p, 150, 1, q), Reply::NotFound);
+    }
+
+    #[test]
+    fn a_first_send_outside_the_window_is_refused_or_a_new_request() {
+        let mut config = provider("none").config;
+        config.retention_ms = Some(500);
+        config.retention_from = RetentionFrom::ClientFirstSent;
+        config.after_expiry = AfterExpiry::Reject;
+        let late = Request {
+            first_sent_ms: Some(0),
+            ..Request::create(&call(0), Some(Key(1)))
+        };
+        let mut p = Provider::new(config.clone());
+        let out = send(&mut p, 500, 1, late);
+        let refused = [ProviderOut::Reply {
+            attempt: AttemptId(1),
+            reply: Reply::Expired,
+        }];
+        assert_eq!(out, refused);
+        assert!(p.store().is_empty(), "a refusal records nothing");
+        // Within the window it is a new key.
+        let out = send(&mut p, 499, 2, late);
+        assert_eq!(out, [ProviderOut::Wake { job: 0, at_ms: 549 }]);
+        // With expiry as a new request, it executes without touching the key's record.
+        config.after_expiry = AfterExpiry::NewRequest;
+        let mut p = Provider::new(config);
+        send(&mut p, 100, 1, Request::create(&call(0), Some(Key(1))));
+        let out = send(&mut p, 500, 2, late);
+        assert_eq!(out, [ProviderOut::Wake { job: 1, at_ms: 550 }]);
+        assert!(p.jobs[1].record.is_none());
+        assert_eq!(p.store().len(), 1);
     }
 
     #[test]

@@ -135,7 +135,8 @@ pub fn any_provider() -> impl Strategy<Value = Value> {
         prop_oneof![
             Just("all"),
             Just("success_only"),
-            Just("success_and_client_errors")
+            Just("success_and_client_errors"),
+            Just("committed")
         ],
         prop_oneof![
             Just("stored_response"),
@@ -143,6 +144,17 @@ pub fn any_provider() -> impl Strategy<Value = Value> {
             Just("already_exists"),
             Just("reexecute_failed")
         ],
+    );
+    // Retention and what a lookup by key sees after it: where the window starts, the
+    // latest prune moment past the floor (as extra time), the key's lifetime.
+    let retention_knobs = (
+        prop_oneof![
+            Just("first_request"),
+            Just("completion"),
+            Just("client_first_sent")
+        ],
+        prop::option::of(0..100_000u64),
+        prop_oneof![Just("record"), Just("resource")],
     );
     let more = (
         prop_oneof![Just("none"), Just("by_key"), Just("search")],
@@ -154,19 +166,24 @@ pub fn any_provider() -> impl Strategy<Value = Value> {
         prop::option::of(1_000..100_000u64),
         any::<bool>(),
     );
-    (knobs, more).prop_map(
+    (knobs, more, retention_knobs).prop_map(
         |(
             (dedup, source, scope, atomicity, in_flight, mismatch, stored, replay),
             (lookup, lag, processing, before, after, crash, retention, asynchronous),
+            (from, prune_extra, lifetime),
         )| {
             let mut p = json!({ "dedup": dedup, "key_source": source, "key_scope": scope,
                 "atomicity": atomicity, "in_flight": in_flight, "mismatch": mismatch,
                 "stored_outcomes": stored, "replay": replay, "lookup": lookup,
                 "visibility_lag_ms": lag, "processing_ms": processing,
                 "error_before_commit": before, "error_after_commit": after,
-                "crash_during_processing": crash, "accept_async": asynchronous });
+                "crash_during_processing": crash, "accept_async": asynchronous,
+                "retention_from": from, "key_lifetime": lifetime });
             if let Some(r) = retention {
                 p["retention_ms"] = json!(r);
+                if let Some(extra) = prune_extra {
+                    p["retention_max_ms"] = json!(r + extra);
+                }
             }
             p
         },
@@ -233,7 +250,8 @@ pub fn config(cases: u32, regressions: &'static str) -> ProptestConfig {
 
 /// Contracts `journal_reconcile` relies on when keys expire: the provider deduplicates the
 /// caller's key atomically but keeps it only briefly; a read-back by key sees every committed
-/// effect within a lag; returns the lag and processing bounds too, so that the executor's
+/// effect within a lag, also once the key record is gone (`key_lifetime: resource`: with a
+/// key that is a record of its own, the read-back after expiry finds nothing); returns the lag and processing bounds too, so that the executor's
 /// visibility bound can be set above processing plus lag.
 pub fn expiring_key_provider() -> impl Strategy<Value = (Value, u64)> {
     (
@@ -250,7 +268,7 @@ pub fn expiring_key_provider() -> impl Strategy<Value = (Value, u64)> {
                 let p = json!({ "dedup": "by_key", "key_source": "client", "key_scope": "tenant",
                 "atomicity": "atomic", "in_flight": in_flight, "mismatch": mismatch,
                 "stored_outcomes": "all", "replay": "stored_response", "lookup": "by_key",
-                "retention_ms": retention, "visibility_lag_ms": lag, "processing_ms": processing,
+                "key_lifetime": "resource", "retention_ms": retention, "visibility_lag_ms": lag, "processing_ms": processing,
                 "error_before_commit": before, "error_after_commit": after,
                 "crash_during_processing": crash });
                 (p, bound)

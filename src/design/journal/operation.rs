@@ -35,6 +35,10 @@ pub struct Operation {
     pub(super) state: OpState,
     pub(super) created_ms: Millis,
     pub(super) updated_ms: Millis,
+    /// The key this operation was first sent under, and when (what every retry under that
+    /// key tells the provider as its first-sent time). Written by the send itself, so it is
+    /// exactly as durable as the journal.
+    pub(super) first_sent: Option<(Key, Millis)>,
 }
 
 impl Operation {
@@ -58,6 +62,7 @@ impl Operation {
             state: OpState::Proposed,
             created_ms: now,
             updated_ms: now,
+            first_sent: None,
         }
     }
 
@@ -73,5 +78,25 @@ impl Operation {
     /// The latest tool call this operation serves; results are reported to it.
     pub fn call(&self) -> ToolCall {
         self.call
+    }
+
+    /// When this operation was first sent under its current key, if it has been.
+    pub fn first_sent_ms(&self) -> Option<Millis> {
+        match (self.first_sent, self.key) {
+            (Some((k, at)), Some(key)) if k == key => Some(at),
+            _ => None,
+        }
+    }
+
+    /// The first-sent time of a send under `key` at `now`: the time of the first send under
+    /// `key` if there was one, else `now`, recorded as such. A new key starts afresh.
+    pub(crate) fn stamp_first_sent(&mut self, key: Key, now: Millis) -> Millis {
+        match self.first_sent {
+            Some((k, at)) if k == key => at,
+            _ => {
+                self.first_sent = Some((key, now));
+                now
+            }
+        }
     }
 }
