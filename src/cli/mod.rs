@@ -6,6 +6,7 @@
 mod check;
 mod progress;
 mod run;
+mod warnings;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `retrylab run`: every design of a model over the same seeds, one row each.
 
 use super::progress::Progress;
-use super::{
+use super::{warnings,
     CliError, Format, RunArgs, check_determinism, emit, find_design, load, replay_command,
     seed_range,
 };
@@ -60,6 +60,10 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
         text.push_str(&table::render_failures(&report));
     }
     emit(&text)?;
+    for r in &report.results {
+        warnings::print(&warnings::assumptions(&model, &r.design, &r.assumptions));
+        warnings::print(&warnings::faults(&model, &r.design, &r.unfired, count));
+    }
     if a.check_determinism {
         check_determinism(&model, &designs, (first, last))?;
     }

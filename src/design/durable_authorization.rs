@@ -12,10 +12,16 @@
 //! (exactly-once effects still need the provider to deduplicate: sink idempotency).
 
 use super::journaled::{Journaled, Policy};
-use super::{Design, Executor};
+use super::{Assumption, Design, Executor};
 use crate::model::ExecutorModel;
 
 pub struct DurableAuthorization;
+
+const POLICY: Policy = Policy {
+    reconcile: false,
+    lease: false,
+    auth_ledger: true,
+};
 
 impl Design for DurableAuthorization {
     fn name(&self) -> &str {
@@ -27,13 +33,10 @@ impl Design for DurableAuthorization {
     }
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(Journaled::new(
-            Policy {
-                reconcile: false,
-                lease: false,
-                auth_ledger: true,
-            },
-            config,
-        ))
+        Box::new(Journaled::new(POLICY, config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        POLICY.assumptions()
     }
 }

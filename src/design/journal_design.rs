@@ -15,10 +15,16 @@
 //! back, so an expired key or a non-atomic provider can still duplicate.
 
 use super::journaled::{Journaled, Policy};
-use super::{Design, Executor};
+use super::{Assumption, Design, Executor};
 use crate::model::ExecutorModel;
 
 pub struct JournalDesign;
+
+const POLICY: Policy = Policy {
+    reconcile: false,
+    lease: false,
+    auth_ledger: false,
+};
 
 impl Design for JournalDesign {
     fn name(&self) -> &str {
@@ -30,13 +36,10 @@ impl Design for JournalDesign {
     }
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(Journaled::new(
-            Policy {
-                reconcile: false,
-                lease: false,
-                auth_ledger: false,
-            },
-            config,
-        ))
+        Box::new(Journaled::new(POLICY, config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        POLICY.assumptions()
     }
 }

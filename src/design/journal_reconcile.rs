@@ -16,10 +16,16 @@
 //! expire between retries.)
 
 use super::journaled::{Journaled, Policy};
-use super::{Design, Executor};
+use super::{Assumption, Design, Executor};
 use crate::model::ExecutorModel;
 
 pub struct JournalReconcile;
+
+const POLICY: Policy = Policy {
+    reconcile: true,
+    lease: false,
+    auth_ledger: false,
+};
 
 impl Design for JournalReconcile {
     fn name(&self) -> &str {
@@ -31,13 +37,10 @@ impl Design for JournalReconcile {
     }
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(Journaled::new(
-            Policy {
-                reconcile: true,
-                lease: false,
-                auth_ledger: false,
-            },
-            config,
-        ))
+        Box::new(Journaled::new(POLICY, config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        POLICY.assumptions()
     }
 }

@@ -13,10 +13,16 @@
 //! (`tests/loom_journal.rs`).
 
 use super::journaled::{Journaled, Policy};
-use super::{Design, Executor};
+use super::{Assumption, Design, Executor};
 use crate::model::ExecutorModel;
 
 pub struct JournalReconcileLease;
+
+const POLICY: Policy = Policy {
+    reconcile: true,
+    lease: true,
+    auth_ledger: false,
+};
 
 impl Design for JournalReconcileLease {
     fn name(&self) -> &str {
@@ -28,13 +34,10 @@ impl Design for JournalReconcileLease {
     }
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(Journaled::new(
-            Policy {
-                reconcile: true,
-                lease: true,
-                auth_ledger: false,
-            },
-            config,
-        ))
+        Box::new(Journaled::new(POLICY, config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        POLICY.assumptions()
     }
 }

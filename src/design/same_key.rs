@@ -13,9 +13,10 @@
 //! first request was lost on the way, the changed one is simply new to the provider, and it
 //! is applied.
 
+use super::assumptions::{self as a, Resender};
 use super::context::ExecCtx;
 use super::retrying::{Identity, Retrying};
-use super::{Design, Executor};
+use super::{Assumption, Design, Executor};
 use crate::model::ExecutorModel;
 use crate::vocab::ids::OpId;
 use crate::vocab::protocol::ToolCall;
@@ -33,6 +34,13 @@ impl Design for SameKey {
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
         Box::new(Retrying::new(PerIntent, config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        let mut list = a::key_contract(Resender::Retrying);
+        list.push(a::mismatch_refused_or_original());
+        list.push(a::durable_journal());
+        list
     }
 }
 
