@@ -118,13 +118,14 @@ fn assumptions_line(design: &str, judged: &[Judgement]) -> String {
         .collect();
     let n = judged.len();
     if failed.is_empty() {
-        format!("  {:<4}  {design:<24} all {n} contract assumptions hold\n", "")
+        format!("  {:<4}  {design:<24} assumptions: all {n} hold\n", "")
     } else {
         format!(
-            "  {:<4}  {design:<24} guarantee does not apply: {} of {n} assumptions do not hold: {}\n",
-            "",
-            failed.len(),
-            failed.join(", ")
+            "  {:<4}  {design:<24} assumptions: {} of {n} hold; the guarantee does not apply: {} {} not hold\n",
+            "*",
+            n - failed.len(),
+            failed.join(", "),
+            if failed.len() == 1 { "does" } else { "do" }
         )
     }
 }

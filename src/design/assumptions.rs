@@ -276,7 +276,17 @@ pub fn one_key_scope() -> Assumption {
                     true,
                     "key_scope tenant_region, and no send is rerouted to another region".into(),
                 ),
-                _ => (true, "the key scope does not depend on the region".into()),
+                (scope, _) => (
+                    true,
+                    format!(
+                        "key_scope {}, which does not depend on the region",
+                        match scope {
+                            KeyScope::Global => "global",
+                            KeyScope::Tenant => "tenant",
+                            _ => "tenant_endpoint",
+                        }
+                    ),
+                ),
             }
         },
     )

@@ -158,6 +158,7 @@ impl Journaled {
         let (state, attempts, reads) = (o.state(), s.attempts, s.reads);
         let (cleared, proved) = (s.cleared_to_send, s.absence_proved);
         let created = o.created_ms();
+        let key_sent = o.key_sent_ms.is_some();
         if state.is_settled() || state == OpState::Escalated {
             return;
         }
@@ -198,7 +199,11 @@ impl Journaled {
             OpState::Accepted if reads < self.config.reads => self.send(ctx, op, Step::Poll, fence),
             // Polled as often as this agent call allows: still accepted, not done.
             OpState::Accepted => self.report(ctx, op, ToolResult::Unknown),
-            OpState::Proposed | OpState::Authorized => self.send(ctx, op, Step::Create, fence),
+            // A first send. (A record rebuilt from the authorization ledger has sent its key
+            // before: it is a resend, below.)
+            OpState::Proposed | OpState::Authorized if !key_sent => {
+                self.send(ctx, op, Step::Create, fence)
+            }
             _ => {
                 let wants_read = self.policy.reconcile && !cleared;
                 let unreadable = wants_read.then(|| self.unreadable(ctx, op)).flatten();
