@@ -12,7 +12,11 @@
 //! - after `deadline_ms` from creation the operation stops acting and is *escalated*: the
 //!   agent hears "unknown" from then on;
 //! - a restarted worker resumes its unfinished operations; with a sweeper, any worker takes
-//!   over operations that have not moved for `sweep_ms`.
+//!   over operations that have not moved for `sweep_ms`;
+//! - a key is not sent again once it is as old as `assumed_retention_ms` (counted from its
+//!   first send, less one client timeout for the request to arrive), unless a read-back has
+//!   just proved the effect absent: the operation is escalated instead. Absent, keys are
+//!   believed to be kept forever.
 //!
 //! What the [`Policy`] adds: read-back before any retry (reconcile), an exclusive lease with
 //! fencing (lease), and a durable authorization ledger that outlives a volatile journal.
