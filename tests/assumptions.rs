@@ -117,10 +117,7 @@ fn each_design_declares_the_assumptions_its_guarantee_rests_on() {
     }
     for d in retrylab::design::all() {
         for a in d.assumptions() {
-            let snake = a
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b == b'_');
+            let snake = a.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
             assert!(snake, "{}", a.name);
             assert!(
                 !a.description.is_empty() && !a.description.contains('\n'),
@@ -134,7 +131,14 @@ fn each_design_declares_the_assumptions_its_guarantee_rests_on() {
 #[test]
 fn json_reports_each_assumption_in_exactly_this_form() {
     let m = root().join("models/ticket_lost_response.json");
-    let out = retrylab(&["run", m.to_str().unwrap(), "--seeds", "5", "--format", "json"]);
+    let out = retrylab(&[
+        "run",
+        m.to_str().unwrap(),
+        "--seeds",
+        "5",
+        "--format",
+        "json",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["results"][0]["design"], "no_dedup");
@@ -290,8 +294,8 @@ warning: short_lease: journal_reconcile_lease: assumption lease_covers_step does
 /// 10 s covers the lag, and nothing is duplicated.
 #[test]
 fn a_visibility_bound_below_the_lag_is_reported_and_duplicates() {
-    let text = std::fs::read_to_string(root().join("models/windows/delayed_visibility.json"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(root().join("models/windows/delayed_visibility.json")).unwrap();
     let window: Value = serde_json::from_str(&text).unwrap();
     let zero = set(window.clone(), "executor.visibility_bound_ms", json!(0));
     let d = "journal_reconcile";
@@ -326,7 +330,10 @@ fn a_visibility_bound_below_the_lag_is_reported_and_duplicates() {
         .into_iter()
         .find(|a| a.name == "atomic_dedup")
         .unwrap();
-    assert!(dedup.holds && dedup.why.starts_with("not needed: "), "{dedup:?}");
+    assert!(
+        dedup.holds && dedup.why.starts_with("not needed: "),
+        "{dedup:?}"
+    );
 }
 
 #[test]
@@ -339,7 +346,10 @@ fn a_scripted_fault_that_never_fires_is_warned_about_on_stderr_only() {
         .unwrap()
         .push(json!({ "crash_worker": { "attempt": 7, "point": "after_send" } }));
     let dir = Scratch::new("never");
-    let (a, b) = (dir.model("plain.json", &plain), dir.model("never.json", &never));
+    let (a, b) = (
+        dir.model("plain.json", &plain),
+        dir.model("never.json", &never),
+    );
     for format in ["table", "json"] {
         let quiet = retrylab(&["run", &a, "--seeds", "50", "--format", format]);
         let warned = retrylab(&["run", &b, "--seeds", "50", "--format", format]);

@@ -408,7 +408,11 @@ fn a_key_past_the_assumed_retention_is_escalated_not_sent_again() {
         ("journal_reconcile_lease", 2, 90_005_020),
         ("durable_authorization", 1, 90_005_000),
     ] {
-        expect(&stripe_after_25_hours(false), d, c(2, 1, 1, 0, 0, 0, calls + 1));
+        expect(
+            &stripe_after_25_hours(false),
+            d,
+            c(2, 1, 1, 0, 0, 0, calls + 1),
+        );
         let t = expect(&stripe_after_25_hours(true), d, c(1, 0, 0, 0, 0, 1, calls));
         let line = format!(
             "op 0: key k1 is older than the assumed retention (first sent {age} ms ago; assumed 86400000 ms, less one timeout) and no read-back proved the effect absent: not sent again, escalated to a human"
@@ -418,7 +422,11 @@ fn a_key_past_the_assumed_retention_is_escalated_not_sent_again() {
         assert_eq!(t.metrics.false_resolutions, 0, "{d}");
     }
     // Within the assumed retention the same-key retry still goes out, and is absorbed.
-    let soon = set(stripe_after_25_hours(true), "agent.think_ms", json!(3_600_000));
+    let soon = set(
+        stripe_after_25_hours(true),
+        "agent.think_ms",
+        json!(3_600_000),
+    );
     for d in ["journal", "journal_reconcile", "durable_authorization"] {
         let calls = if d == "journal_reconcile" { 3 } else { 2 };
         expect(&soon, d, c(1, 1, 0, 0, 0, 0, calls));
@@ -449,11 +457,20 @@ fn a_rebuilt_operation_keeps_the_age_of_its_key() {
         );
         set(v, "workers.journal", json!("volatile"))
     };
-    expect(&crash(false), "durable_authorization", c(2, 1, 1, 0, 0, 0, 2));
-    let t = expect(&crash(true), "durable_authorization", c(1, 0, 0, 0, 0, 1, 1));
+    expect(
+        &crash(false),
+        "durable_authorization",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    let t = expect(
+        &crash(true),
+        "durable_authorization",
+        c(1, 0, 0, 0, 0, 1, 1),
+    );
     assert!(
-        t.timeline
-            .contains("op 1: key k1 is older than the assumed retention (first sent 90060000 ms ago"),
+        t.timeline.contains(
+            "op 1: key k1 is older than the assumed retention (first sent 90060000 ms ago"
+        ),
         "{}",
         t.timeline
     );
@@ -469,10 +486,15 @@ fn a_lookup_by_resource_id_cannot_read_back_a_lost_reply() {
         set(v, "executor.reconcile", json!("by_resource_id"))
     };
     let why = "op 0: cannot read back: no receipt after a lost reply (a lookup by resource id needs the id the reply carried)";
-    let t = expect(&by_id(lost_reply()), "journal_reconcile", c(1, 1, 0, 0, 0, 0, 2));
+    let t = expect(
+        &by_id(lost_reply()),
+        "journal_reconcile",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
     assert!(t.timeline.contains(why), "{}", t.timeline);
     assert!(
-        t.timeline.contains("op 0: no read-back decided: same-key retry"),
+        t.timeline
+            .contains("op 0: no read-back decided: same-key retry"),
         "{}",
         t.timeline
     );
@@ -503,7 +525,11 @@ fn a_not_found_by_an_old_key_proves_nothing() {
                 { "pause": { "component": "executor", "from_ms": 1_000, "duration_ms": hours * 3_600_000 } }
             ]),
         );
-        let v = set(v, "provider", json!({ "preset": "stripe_v1", "lookup": "by_key" }));
+        let v = set(
+            v,
+            "provider",
+            json!({ "preset": "stripe_v1", "lookup": "by_key" }),
+        );
         let v = set(v, "agent.tool_timeout_ms", json!(100_000_000));
         if assumed {
             set(v, "executor.assumed_retention_ms", json!(86_400_000))
@@ -511,8 +537,16 @@ fn a_not_found_by_an_old_key_proves_nothing() {
             v
         }
     };
-    expect(&frozen(25, false), "journal_reconcile", c(1, 1, 0, 0, 0, 0, 3));
-    let t = expect(&frozen(25, true), "journal_reconcile", c(0, 0, 0, 0, 0, 1, 2));
+    expect(
+        &frozen(25, false),
+        "journal_reconcile",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    let t = expect(
+        &frozen(25, true),
+        "journal_reconcile",
+        c(0, 0, 0, 0, 0, 1, 2),
+    );
     assert!(
         t.timeline.contains(
             "op 0: cannot read back: key k1 is older than the assumed retention (first sent 90001020 ms ago; assumed 86400000 ms, less one timeout): \"not found\" proves nothing, the provider may have forgotten it"
@@ -521,7 +555,11 @@ fn a_not_found_by_an_old_key_proves_nothing() {
         t.timeline
     );
     assert_eq!(t.metrics.false_resolutions, 0);
-    let t = expect(&frozen(1, true), "journal_reconcile", c(1, 1, 0, 0, 0, 0, 3));
+    let t = expect(
+        &frozen(1, true),
+        "journal_reconcile",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
     assert!(
         t.timeline
             .contains("op 0: not found past the visibility bound: may create"),

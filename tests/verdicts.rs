@@ -121,7 +121,10 @@ fn check_passes_on_every_bundled_model() {
     // Every design with a stated guarantee has its assumptions reported, once per model
     // that expects something of it: five designs in each of the 14 models listing all 11,
     // same_key in the other two.
-    let reported = text.lines().filter(|l| l.contains(" assumptions: ")).count();
+    let reported = text
+        .lines()
+        .filter(|l| l.contains(" assumptions: "))
+        .count();
     assert_eq!(reported, 5 * 14 + 2, "{text}");
 }
 

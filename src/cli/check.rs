@@ -4,8 +4,9 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use super::progress::Progress;
-use super::{warnings,
+use super::{
     CheckArgs, CliError, check_determinism, emit, load, render_outcome, replay_command, seed_range,
+    warnings,
 };
 use crate::design::{Judgement, assumptions};
 use crate::explore::check::{Judged, expected_designs, judge_design};

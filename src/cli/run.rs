@@ -1,9 +1,9 @@
 //! `retrylab run`: every design of a model over the same seeds, one row each.
 
 use super::progress::Progress;
-use super::{warnings,
+use super::{
     CliError, Format, RunArgs, check_determinism, emit, find_design, load, replay_command,
-    seed_range,
+    seed_range, warnings,
 };
 use crate::check::Property;
 use crate::explore::{Comparison, compare};

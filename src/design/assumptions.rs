@@ -122,11 +122,7 @@ pub fn processing_max(m: &Model) -> Millis {
         })
         .max()
         .unwrap_or(0);
-    m.provider
-        .processing_ms
-        .max
-        .max(slow)
-        .saturating_add(pause)
+    m.provider.processing_ms.max.max(slow).saturating_add(pause)
 }
 
 /// The most worker crashes a run can have: the scripted ones and the random budget.
@@ -140,7 +136,12 @@ fn crashes_max(m: &Model) -> u64 {
     let random = [c.before_dispatch, c.after_send, c.after_reply]
         .iter()
         .any(|r| !r.is_zero());
-    scripted + if random { u64::from(m.workers.max_crashes) } else { 0 }
+    scripted
+        + if random {
+            u64::from(m.workers.max_crashes)
+        } else {
+            0
+        }
 }
 
 /// The time every scripted pause freezes a component, added up.
@@ -231,7 +232,10 @@ pub fn atomic_dedup() -> Assumption {
         |m| {
             let p = &m.provider;
             if p.dedup != Dedup::ByKey {
-                return (false, "provider.dedup is none: no key is deduplicated".into());
+                return (
+                    false,
+                    "provider.dedup is none: no key is deduplicated".into(),
+                );
             }
             if p.key_source != KeySource::Client {
                 return (
@@ -319,7 +323,14 @@ fn in_flight_check(m: &Model) -> (bool, String) {
         ),
         _ => (
             true,
-            format!("in_flight {}", if p.in_flight == InFlight::Reject { "reject" } else { "wait" }),
+            format!(
+                "in_flight {}",
+                if p.in_flight == InFlight::Reject {
+                    "reject"
+                } else {
+                    "wait"
+                }
+            ),
         ),
     }
 }
@@ -341,7 +352,8 @@ pub fn mismatch_refused_or_original() -> Assumption {
                 ),
                 Mismatch::TreatAsNew => (
                     false,
-                    "mismatch treat_as_new and the agent may change arguments: a second effect".into(),
+                    "mismatch treat_as_new and the agent may change arguments: a second effect"
+                        .into(),
                 ),
             }
         },
@@ -385,7 +397,10 @@ pub fn retention_covers_retries(who: Resender) -> Assumption {
         move |m| {
             let p = &m.provider;
             let Some(r) = p.retention_ms else {
-                return (true, "provider.retention_ms absent: keys are kept forever".into());
+                return (
+                    true,
+                    "provider.retention_ms absent: keys are kept forever".into(),
+                );
             };
             if p.after_expiry == AfterExpiry::Reject {
                 return (
@@ -397,9 +412,7 @@ pub fn retention_covers_retries(who: Resender) -> Assumption {
             let cmp = if r >= horizon { ">=" } else { "<" };
             (
                 r >= horizon,
-                format!(
-                    "provider.retention_ms {r} {cmp} the retry horizon {horizon} ms ({how})"
-                ),
+                format!("provider.retention_ms {r} {cmp} the retry horizon {horizon} ms ({how})"),
             )
         },
     )
@@ -520,7 +533,8 @@ pub fn lease_covers_step() -> Assumption {
         "lease_covers_step",
         "a lease outlasts its holder's step: the client timeout plus the longest latency",
         |m| {
-            let (lease, timeout, lat) = (m.executor.lease_ms, m.executor.timeout_ms, latency_max(m));
+            let (lease, timeout, lat) =
+                (m.executor.lease_ms, m.executor.timeout_ms, latency_max(m));
             let need = timeout.saturating_add(lat);
             let cmp = if lease >= need { ">=" } else { "<" };
             (
@@ -542,10 +556,7 @@ pub fn lease_outlasts_request() -> Assumption {
                 return (true, format!("not needed: {why}"));
             }
             if !m.network.duplicate.is_zero() {
-                return (
-                    false,
-                    format!("{why}, and the network duplicates requests"),
-                );
+                return (false, format!("{why}, and the network duplicates requests"));
             }
             let lease = m.executor.lease_ms;
             let (lat, proc) = (latency_max(m), processing_max(m));
@@ -553,9 +564,7 @@ pub fn lease_outlasts_request() -> Assumption {
             let cmp = if lease >= need { ">=" } else { "<" };
             (
                 lease >= need,
-                format!(
-                    "{why}; executor.lease_ms {lease} {cmp} latency {lat} + processing {proc}"
-                ),
+                format!("{why}; executor.lease_ms {lease} {cmp} latency {lat} + processing {proc}"),
             )
         },
     )

@@ -37,14 +37,11 @@ impl AuthLedger {
 
     /// Spends `auth` on `key` and `params`, once: later calls return what it was spent on.
     pub fn consume(&mut self, auth: AuthId, key: Key, params: Params) -> Consumed {
-        *self
-            .consumed
-            .entry(auth)
-            .or_insert(Consumed {
-                key,
-                params,
-                first_sent_ms: None,
-            })
+        *self.consumed.entry(auth).or_insert(Consumed {
+            key,
+            params,
+            first_sent_ms: None,
+        })
     }
 
     /// Records that a create under `auth`'s key left at `now`; only the first counts.
