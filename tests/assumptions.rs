@@ -438,3 +438,64 @@ fn an_assumed_retention_of_zero_is_refused() {
         "must be at least 1; leave it out when keys are believed to be kept forever"
     );
 }
+
+/// The retention a journal design relies on is the one its operator assumes: its retry
+/// horizon stops there. An assumption longer than the provider's retention does not hold;
+/// `same_key`, which has no notion of a key's age, needs the agent's whole horizon covered.
+#[test]
+fn retention_is_judged_against_the_retry_horizon() {
+    let stripe = |assumed: Option<u64>| {
+        let v = set(base(), "provider", json!({ "preset": "stripe_v1" }));
+        let v = set(v, "agent.think_ms", json!(90_000_000));
+        match assumed {
+            Some(ms) => set(v, "executor.assumed_retention_ms", json!(ms)),
+            None => v,
+        }
+    };
+    let retention = |d: &str, v: &Value| {
+        judge(design(d), &model(v))
+            .into_iter()
+            .find(|a| a.name == "retention_covers_retries")
+            .map(|a| (a.holds, a.why))
+            .unwrap()
+    };
+    let s = |holds: bool, why: &str| (holds, why.to_string());
+    assert_eq!(
+        retention("journal", &stripe(Some(86_400_000))),
+        s(
+            true,
+            "provider.retention_ms 86400000 >= the retry horizon 86395010 ms (bounded by executor.assumed_retention_ms)"
+        )
+    );
+    assert_eq!(
+        retention("journal", &stripe(Some(90_000_000))),
+        s(
+            false,
+            "provider.retention_ms 86400000 < the retry horizon 89995010 ms (bounded by executor.assumed_retention_ms)"
+        )
+    );
+    // No assumed retention: one replan 25 h after a 60 s tool timeout.
+    assert_eq!(
+        retention("journal", &stripe(None)),
+        s(
+            false,
+            "provider.retention_ms 86400000 < the retry horizon 90065010 ms (bounded by agent calls, sends, restarts and pauses)"
+        )
+    );
+    assert_eq!(
+        retention("same_key", &stripe(Some(86_400_000))),
+        s(
+            false,
+            "provider.retention_ms 86400000 < the retry horizon 90065010 ms (bounded by agent calls, sends, restarts and pauses)"
+        )
+    );
+    // A deadline bounds the journal's horizon as well.
+    let v = set(stripe(None), "executor.deadline_ms", json!(3_600_000));
+    assert_eq!(
+        retention("journal", &v),
+        s(
+            true,
+            "provider.retention_ms 86400000 >= the retry horizon 3600010 ms (bounded by executor.deadline_ms)"
+        )
+    );
+}
