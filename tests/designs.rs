@@ -35,11 +35,12 @@ fn lost_reply_per_design() {
 fn reconcile_reads_back_before_any_retry() {
     // No lookup offered: one wasted read, then the same-key retry on the agent's next call.
     let t = expect(&lost_reply(), "journal_reconcile", c(1, 1, 0, 0, 0, 0, 3));
-    assert!(
-        t.timeline.contains("cannot read this back: same-key retry"),
-        "{}",
-        t.timeline
-    );
+    for line in [
+        "op 0: cannot read back: the provider says unsupported",
+        "op 0: no read-back decided: same-key retry",
+    ] {
+        assert!(t.timeline.contains(line), "{}", t.timeline);
+    }
     // A lookup by key finds the effect: no create is sent again at all.
     let v = set(lost_reply(), "provider.lookup", json!("by_key"));
     for d in ["journal_reconcile", "journal_reconcile_lease"] {
@@ -381,4 +382,193 @@ fn a_stalled_lease_holder_cannot_record_after_a_takeover() {
         }
     }
     assert!(fenced > 0, "the call should reach worker 0 on some seed");
+}
+
+/// Stripe keeps a key at least 24 h (pruned here exactly at the floor, the earliest moment
+/// the documentation allows). The reply to the first create is lost and the agent comes
+/// back 25 h later: a journal design that still trusts its key sends it again, the
+/// provider has forgotten it, and the card is charged twice. Told the retention it can
+/// count on (`executor.assumed_retention_ms`), the design escalates instead: unresolved,
+/// never a second effect.
+fn stripe_after_25_hours(assumed: bool) -> serde_json::Value {
+    let v = set(
+        lost_reply(),
+        "provider",
+        json!({ "preset": "stripe_v1", "retention_max_ms": 86_400_000 }),
+    );
+    let v = set(v, "agent.think_ms", json!(90_000_000));
+    if assumed {
+        set(v, "executor.assumed_retention_ms", json!(86_400_000))
+    } else {
+        v
+    }
+}
+
+#[test]
+fn a_key_past_the_assumed_retention_is_escalated_not_sent_again() {
+    // (The reconciling designs spend a read on a provider that cannot answer it, 20 ms.)
+    for (d, calls, age) in [
+        ("journal", 1, 90_005_000),
+        ("journal_reconcile", 2, 90_005_020),
+        ("journal_reconcile_lease", 2, 90_005_020),
+        ("durable_authorization", 1, 90_005_000),
+    ] {
+        expect(
+            &stripe_after_25_hours(false),
+            d,
+            c(2, 1, 1, 0, 0, 0, calls + 1),
+        );
+        let t = expect(&stripe_after_25_hours(true), d, c(1, 0, 0, 0, 0, 1, calls));
+        let line = format!(
+            "op 0: key k1 is older than the assumed retention (first sent {age} ms ago; assumed 86400000 ms, less one timeout) and no read-back proved the effect absent: not sent again, escalated to a human"
+        );
+        assert!(t.timeline.contains(&line), "{d}: {}", t.timeline);
+        assert_eq!(t.metrics.unknown_ops, 1, "{d}");
+        assert_eq!(t.metrics.false_resolutions, 0, "{d}");
+    }
+    // Within the assumed retention the same-key retry still goes out, and is absorbed.
+    let soon = set(
+        stripe_after_25_hours(true),
+        "agent.think_ms",
+        json!(3_600_000),
+    );
+    for d in ["journal", "journal_reconcile", "durable_authorization"] {
+        let calls = if d == "journal_reconcile" { 3 } else { 2 };
+        expect(&soon, d, c(1, 1, 0, 0, 0, 0, calls));
+    }
+}
+
+/// A key is not sent within one client timeout of the assumed retention: the request must
+/// reach the provider while the key is still kept.
+#[test]
+fn the_age_of_a_key_leaves_one_timeout_for_the_request_to_arrive() {
+    // The replan comes at 5 000 + 1 000 ms, the key's first send was at 0 ms.
+    let v = set(lost_reply(), "agent.think_ms", json!(1_000));
+    let just_enough = set(v.clone(), "executor.assumed_retention_ms", json!(11_001));
+    expect(&just_enough, "journal", c(1, 1, 0, 0, 0, 0, 2));
+    let too_short = set(v, "executor.assumed_retention_ms", json!(11_000));
+    expect(&too_short, "journal", c(1, 0, 0, 0, 0, 1, 1));
+}
+
+/// `durable_authorization` with a volatile journal: the crash forgets the operation, the
+/// authorization ledger remembers the key and when it was first sent, so the record rebuilt
+/// 25 h later knows its key is too old to send again.
+#[test]
+fn a_rebuilt_operation_keeps_the_age_of_its_key() {
+    let crash = |assumed: bool| {
+        let v = faults(
+            stripe_after_25_hours(assumed),
+            json!([{ "crash_worker": { "attempt": 1, "point": "after_reply" } }]),
+        );
+        set(v, "workers.journal", json!("volatile"))
+    };
+    expect(
+        &crash(false),
+        "durable_authorization",
+        c(2, 1, 1, 0, 0, 0, 2),
+    );
+    let t = expect(
+        &crash(true),
+        "durable_authorization",
+        c(1, 0, 0, 0, 0, 1, 1),
+    );
+    assert!(
+        t.timeline.contains(
+            "op 1: key k1 is older than the assumed retention (first sent 90060000 ms ago"
+        ),
+        "{}",
+        t.timeline
+    );
+}
+
+/// A lookup by resource id cannot follow a lost reply: the id came with it. The trace says
+/// so; the design then resends under its key while the key is young, and escalates once it
+/// is older than the assumed retention.
+#[test]
+fn a_lookup_by_resource_id_cannot_read_back_a_lost_reply() {
+    let by_id = |v: serde_json::Value| {
+        let v = set(v, "provider.lookup", json!("by_resource_id"));
+        set(v, "executor.reconcile", json!("by_resource_id"))
+    };
+    let why = "op 0: cannot read back: no receipt after a lost reply (a lookup by resource id needs the id the reply carried)";
+    let t = expect(
+        &by_id(lost_reply()),
+        "journal_reconcile",
+        c(1, 1, 0, 0, 0, 0, 2),
+    );
+    assert!(t.timeline.contains(why), "{}", t.timeline);
+    assert!(
+        t.timeline
+            .contains("op 0: no read-back decided: same-key retry"),
+        "{}",
+        t.timeline
+    );
+    // Stripe with a lookup by id, 25 h later: the old code sent k1 again (a second charge).
+    let late = by_id(stripe_after_25_hours(false));
+    expect(&late, "journal_reconcile", c(2, 1, 1, 0, 0, 0, 2));
+    let late = by_id(stripe_after_25_hours(true));
+    let t = expect(&late, "journal_reconcile", c(1, 0, 0, 0, 0, 1, 1));
+    assert!(t.timeline.contains(why), "{}", t.timeline);
+    assert!(
+        t.timeline.contains("not sent again, escalated to a human"),
+        "{}",
+        t.timeline
+    );
+}
+
+/// "Not found" by a key older than the assumed retention proves nothing: the provider may
+/// have forgotten the key while the effect exists. Here the first request never arrived (so
+/// nothing exists), but the executor, frozen 25 h, cannot tell: it escalates. Within the
+/// retention the same "not found" is proof, and the create goes out.
+#[test]
+fn a_not_found_by_an_old_key_proves_nothing() {
+    let frozen = |hours: u64, assumed: bool| {
+        let v = faults(
+            base(),
+            json!([
+                { "drop_request": { "attempt": 1 } },
+                { "pause": { "component": "executor", "from_ms": 1_000, "duration_ms": hours * 3_600_000 } }
+            ]),
+        );
+        let v = set(
+            v,
+            "provider",
+            json!({ "preset": "stripe_v1", "lookup": "by_key", "retention_max_ms": 86_400_000 }),
+        );
+        let v = set(v, "agent.tool_timeout_ms", json!(100_000_000));
+        if assumed {
+            set(v, "executor.assumed_retention_ms", json!(86_400_000))
+        } else {
+            v
+        }
+    };
+    expect(
+        &frozen(25, false),
+        "journal_reconcile",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    let t = expect(
+        &frozen(25, true),
+        "journal_reconcile",
+        c(0, 0, 0, 0, 0, 1, 2),
+    );
+    assert!(
+        t.timeline.contains(
+            "op 0: cannot read back: key k1 is older than the assumed retention (first sent 90001020 ms ago; assumed 86400000 ms, less one timeout): \"not found\" proves nothing, the provider may have forgotten it"
+        ),
+        "{}",
+        t.timeline
+    );
+    assert_eq!(t.metrics.false_resolutions, 0);
+    let t = expect(
+        &frozen(1, true),
+        "journal_reconcile",
+        c(1, 1, 0, 0, 0, 0, 3),
+    );
+    assert!(
+        t.timeline
+            .contains("op 0: not found past the visibility bound: may create"),
+        "{}",
+        t.timeline
+    );
 }

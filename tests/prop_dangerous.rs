@@ -264,7 +264,6 @@ proptest! {
     /// designs never tell the user "failed" while the effect exists, whatever the agent
     /// does short of giving up by itself (re-run, replan, change the arguments).
     #[test]
-    #[ignore = "waits for executor.assumed_retention_ms (issue 8)"]
     fn an_unknown_never_becomes_a_failure(
         world in strategies::world(),
         provider in strategies::keyed_provider_wide(),
@@ -278,7 +277,6 @@ proptest! {
     /// Under the same contracts, a journal design with a deadline and a sweeper resolves or
     /// escalates every operation that became unknown.
     #[test]
-    #[ignore = "waits for executor.assumed_retention_ms (issue 8)"]
     fn every_unknown_is_resolved_or_escalated(
         world in strategies::world(),
         provider in strategies::keyed_provider_wide(),
@@ -332,7 +330,6 @@ fn the_lease_property_fails_without_an_exclusive_lease() {
 }
 
 #[test]
-#[ignore = "waits for executor.assumed_retention_ms (issue 8)"]
 fn the_honesty_property_fails_when_a_timeout_is_reported_as_failure() {
     let strategy = (strategies::world(), strategies::keyed_provider_wide());
     assert!(finds_counterexample(256, strategy, |(world, provider)| {

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use retrylab::design;
+use retrylab::design::assumptions::judge;
 use retrylab::model::Model;
 use retrylab::run::run_seeds;
 
@@ -45,6 +46,14 @@ fn check(window: &str, expected: Expected) {
             "{window}: {name} (totals over {seeds} seeds, {intents} intent(s) each)"
         );
     }
+}
+
+/// A bundled window model.
+fn window(name: &str) -> Model {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models/windows")
+        .join(format!("{name}.json"));
+    Model::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The seeds' table, for every design: keys bound to the intent (or its arguments, or an
@@ -249,7 +258,8 @@ fn delayed_visibility() {
 }
 
 /// The restarted worker and the other worker's sweeper both take up the operation while its
-/// first request is still processing; only the lease keeps it to one dispatch.
+/// first request is still processing; only the lease (30 s, longer than the 20 s of
+/// processing) keeps it to one dispatch.
 #[test]
 fn two_workers_recovering() {
     check(
@@ -268,6 +278,62 @@ fn two_workers_recovering() {
             ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
         ],
     );
+}
+
+/// The same two workers with a lease (10 s) shorter than the processing (20 s): when the
+/// lease runs out, the restarted worker claims the operation and sends its key again while
+/// the first request is still processing, and this provider lets both commit. The lease
+/// design duplicates like every other, and the report says why: its assumption
+/// `lease_outlasts_request` does not hold (`lease_covers_step` does: the lease outlasts a
+/// send and its timeout).
+#[test]
+fn lease_shorter_than_processing() {
+    check(
+        "lease_shorter_than_processing",
+        [
+            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("journal_reconcile", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
+            ("journal_reconcile_lease", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
+            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
+        ],
+    );
+    let model = window("lease_shorter_than_processing");
+    let lease = design::find("journal_reconcile_lease").unwrap();
+    let report: Vec<(String, bool, String)> = judge(lease, &model)
+        .into_iter()
+        .map(|a| (a.name, a.holds, a.why))
+        .collect();
+    let at = |name: &str| report.iter().find(|a| a.0 == name).unwrap().clone();
+    assert_eq!(
+        at("lease_outlasts_request"),
+        (
+            "lease_outlasts_request".to_string(),
+            false,
+            "in_flight process_both: two requests with one key can both commit; executor.lease_ms 10000 < latency 10 + processing 20000".to_string()
+        )
+    );
+    assert_eq!(
+        at("lease_covers_step"),
+        (
+            "lease_covers_step".to_string(),
+            true,
+            "executor.lease_ms 10000 >= timeout_ms 5000 + latency 10".to_string()
+        )
+    );
+    // With the bundled window's 30 s lease the same assumption holds, and the lease design
+    // does not duplicate (see `two_workers_recovering`).
+    let holds = judge(lease, &window("two_workers_recovering"))
+        .into_iter()
+        .find(|a| a.name == "lease_outlasts_request")
+        .unwrap();
+    assert!(holds.holds, "{}", holds.why);
 }
 
 /// A success after the client timeout: same-key retries meet 409 until the agent runs out of

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use super::progress::Progress;
 use super::{
     CheckArgs, CliError, check_determinism, emit, load, render_outcome, replay_command, seed_range,
+    warnings,
 };
+use crate::design::{Judgement, assumptions};
 use crate::explore::check::{Judged, expected_designs, judge_design};
 use crate::model::{Model, Want};
 
@@ -33,6 +35,7 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
     let progress = Progress::new(total);
     let mut out = String::new();
     let (mut met, mut unmet, mut empty) = (0, 0, 0);
+    let mut warned = Vec::new();
     for (path, model) in &models {
         let _ = writeln!(
             out,
@@ -49,7 +52,8 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         let mut failed = Vec::new();
         for d in designs {
             progress.set_message(d.name());
-            for j in judge_design(model, d, (first, last), &|n| progress.advance(n)) {
+            let (judged, unfired) = judge_design(model, d, (first, last), &|n| progress.advance(n));
+            for j in judged {
                 out.push_str(&verdict_line(&j));
                 if j.met() {
                     met += 1;
@@ -58,6 +62,10 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
                     failed.push(j);
                 }
             }
+            let assumed = assumptions::judge(d, model);
+            out.push_str(&assumptions_line(d.name(), &assumed));
+            warned.extend(warnings::assumptions(model, d.name(), &assumed));
+            warned.extend(warnings::faults(model, d.name(), &unfired, count));
         }
         for j in &failed {
             out.push_str(&explain(path, model, j));
@@ -65,6 +73,7 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         out.push('\n');
     }
     progress.finish();
+    warnings::print(&warned);
     if a.check_determinism {
         for (_, model) in &models {
             let designs: Vec<&dyn crate::design::Design> = model
@@ -95,6 +104,31 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// Whether the design's guarantee applies to the model: how many of its contract
+/// assumptions hold, and which do not (nothing for a design that states none).
+fn assumptions_line(design: &str, judged: &[Judgement]) -> String {
+    if judged.is_empty() {
+        return String::new();
+    }
+    let failed: Vec<&str> = judged
+        .iter()
+        .filter(|a| !a.holds)
+        .map(|a| a.name.as_str())
+        .collect();
+    let n = judged.len();
+    if failed.is_empty() {
+        format!("  {:<4}  {design:<24} assumptions: all {n} hold\n", "")
+    } else {
+        format!(
+            "  {:<4}  {design:<24} assumptions: {} of {n} hold; the guarantee does not apply: {} {} not hold\n",
+            "*",
+            n - failed.len(),
+            failed.join(", "),
+            if failed.len() == 1 { "does" } else { "do" }
+        )
+    }
 }
 
 fn verdict_line(j: &Judged) -> String {

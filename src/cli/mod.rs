@@ -6,6 +6,7 @@
 mod check;
 mod progress;
 mod run;
+mod warnings;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -234,7 +235,7 @@ fn execute(command: Command) -> Result<(), CliError> {
         Command::Designs => {
             let mut text = String::new();
             for d in design::all() {
-                text.push_str(&format!("{:<22} {}\n", d.name(), d.summary()));
+                text.push_str(&format!("{:<24} {}\n", d.name(), d.summary()));
             }
             emit(&text)
         }

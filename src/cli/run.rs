@@ -3,7 +3,7 @@
 use super::progress::Progress;
 use super::{
     CliError, Format, RunArgs, check_determinism, emit, find_design, load, replay_command,
-    seed_range,
+    seed_range, warnings,
 };
 use crate::check::Property;
 use crate::explore::{Comparison, compare};
@@ -60,6 +60,10 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
         text.push_str(&table::render_failures(&report));
     }
     emit(&text)?;
+    for r in &report.results {
+        warnings::print(&warnings::assumptions(&model, &r.design, &r.assumptions));
+        warnings::print(&warnings::faults(&model, &r.design, &r.unfired, count));
+    }
     if a.check_determinism {
         check_determinism(&model, &designs, (first, last))?;
     }

@@ -5,20 +5,34 @@
 //! record and present its key; a call with changed arguments is refused locally. Attempts are
 //! bounded per agent call with backoff, the whole operation by `executor.deadline_ms`, after
 //! which it is escalated. 202 Accepted work is polled, not taken for done. A restarted worker
-//! resumes its unfinished operations under their recorded key.
+//! resumes its unfinished operations under their recorded key. It never reads back: a key
+//! that is as old as `executor.assumed_retention_ms` (less one client timeout, for the
+//! request to arrive), counted from its first send, is not sent again; the operation is
+//! escalated instead.
 //!
 //! Guarantee: no duplicate effect, no changed argument applied, no merged repeat, and no
-//! success reported for an effect that does not exist, provided that the provider deduplicates the caller's key atomically, within one scope, for the whole
-//! run; a concurrent same-key request is refused (409) or waits; a changed request under the
-//! key is refused or answered as the original; every outcome (5xx included) is stored; and
-//! the journal is durable. (`tests/prop_guarantees.rs` checks exactly this.) It never reads
-//! back, so an expired key or a non-atomic provider can still duplicate.
+//! success reported for an effect that does not exist, provided that the provider
+//! deduplicates the caller's key atomically (`atomic_dedup`), within one scope
+//! (`one_key_scope`); a concurrent same-key request is refused (409) or waits
+//! (`in_flight_refused_or_held`); every outcome (5xx included) is stored
+//! (`every_outcome_stored`); the key is kept as long as the design may send it again
+//! (`retention_covers_retries`: the assumed retention when it is set, else the retry
+//! horizon the model allows); and the journal is durable (`durable_journal`). The
+//! assumptions are data ([`Policy::assumptions`]), judged against every model `run` and
+//! `check` see. An assumed retention longer than the provider's, or a non-atomic provider,
+//! can still duplicate.
 
 use super::journaled::{Journaled, Policy};
-use super::{Design, Executor};
+use super::{Assumption, Design, Executor};
 use crate::model::ExecutorModel;
 
 pub struct JournalDesign;
+
+const POLICY: Policy = Policy {
+    reconcile: false,
+    lease: false,
+    auth_ledger: false,
+};
 
 impl Design for JournalDesign {
     fn name(&self) -> &str {
@@ -26,17 +40,14 @@ impl Design for JournalDesign {
     }
 
     fn summary(&self) -> &str {
-        "durable record before dispatch; one key for every retry and replan; deadline"
+        "durable record, one key for all retries; escalates at the deadline or on an old key"
     }
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(Journaled::new(
-            Policy {
-                reconcile: false,
-                lease: false,
-                auth_ledger: false,
-            },
-            config,
-        ))
+        Box::new(Journaled::new(POLICY, config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        POLICY.assumptions()
     }
 }

@@ -4,19 +4,30 @@
 //! finds another's live claim leaves the operation alone, so two workers recovering the same
 //! operation never both dispatch it. Every claim gets a larger fencing token, and a result is
 //! recorded only under the current one: a worker that stalled past its lease cannot overwrite
-//! its successor's record.
+//! its successor's record. Read-back, escalation and the assumed retention are
+//! `journal_reconcile`'s.
 //!
-//! Guarantee: `journal`'s under the same assumptions, with read-back by key; and no
-//! concurrent dispatch of one operation as long as a lease outlasts one step (a send and its
-//! timeout, or a wait). A stalled holder's late request can still reach the provider, where
-//! the key must absorb it. The lease and fencing are proved under loom
-//! (`tests/loom_journal.rs`).
+//! Guarantee: `journal_reconcile`'s, under the same assumptions except that a concurrent
+//! same-key request need not be refused or held by the provider when the lease outlasts a
+//! request's life at the provider (`lease_outlasts_request`: the longest latency plus the
+//! longest processing, with no network duplicates); and no concurrent dispatch of one
+//! operation as long as a lease outlasts one step (`lease_covers_step`: the client timeout
+//! plus the longest latency). A lease shorter than the processing lets the next holder send
+//! while the first request is still processing (`models/windows/lease_shorter_than_processing.json`),
+//! and a stalled holder's late request can still reach the provider, where the key must
+//! absorb it. The lease and fencing are proved under loom (`tests/loom_journal.rs`).
 
 use super::journaled::{Journaled, Policy};
-use super::{Design, Executor};
+use super::{Assumption, Design, Executor};
 use crate::model::ExecutorModel;
 
 pub struct JournalReconcileLease;
+
+const POLICY: Policy = Policy {
+    reconcile: true,
+    lease: true,
+    auth_ledger: false,
+};
 
 impl Design for JournalReconcileLease {
     fn name(&self) -> &str {
@@ -24,17 +35,14 @@ impl Design for JournalReconcileLease {
     }
 
     fn summary(&self) -> &str {
-        "journal and read-back under an exclusive lease with fencing tokens"
+        "journal_reconcile under an exclusive lease with fencing tokens"
     }
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(Journaled::new(
-            Policy {
-                reconcile: true,
-                lease: true,
-                auth_ledger: false,
-            },
-            config,
-        ))
+        Box::new(Journaled::new(POLICY, config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        POLICY.assumptions()
     }
 }

@@ -12,7 +12,11 @@
 //! - after `deadline_ms` from creation the operation stops acting and is *escalated*: the
 //!   agent hears "unknown" from then on;
 //! - a restarted worker resumes its unfinished operations; with a sweeper, any worker takes
-//!   over operations that have not moved for `sweep_ms`.
+//!   over operations that have not moved for `sweep_ms`;
+//! - a key is not sent again once it is as old as `assumed_retention_ms` (counted from its
+//!   first send, less one client timeout for the request to arrive), unless a read-back has
+//!   just proved the effect absent: the operation is escalated instead. Absent, keys are
+//!   believed to be kept forever.
 //!
 //! What the [`Policy`] adds: read-back before any retry (reconcile), an exclusive lease with
 //! fencing (lease), and a durable authorization ledger that outlives a volatile journal.
@@ -20,10 +24,12 @@
 use std::collections::BTreeMap;
 
 use super::Executor;
+use super::assumptions::{self as a, Assumption, Resender};
 use super::context::ExecCtx;
 use super::journal::{Holder, OpState};
 use crate::model::{ExecutorModel, Lookup};
-use crate::vocab::ids::{AttemptId, OpId, ResourceId};
+use crate::sim::Millis;
+use crate::vocab::ids::{AttemptId, Key, OpId, ResourceId};
 use crate::vocab::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
 
 /// The switches that tell the designs of the family apart.
@@ -37,6 +43,38 @@ pub struct Policy {
     pub lease: bool,
     /// Bind calls to the authorization ledger, which survives a volatile journal.
     pub auth_ledger: bool,
+}
+
+impl Policy {
+    /// The contract assumptions the family's guarantee rests on under this policy.
+    pub fn assumptions(self) -> Vec<Assumption> {
+        let who = Resender::Journal {
+            reads: self.reconcile,
+            lease: self.lease,
+        };
+        // Every send again under the key needs the provider's key contract to absorb it...
+        let mut list = a::key_contract(who);
+        if self.reconcile {
+            // ...unless a search has proved the effect absent before every such send.
+            list = list
+                .into_iter()
+                .map(|x| x.unless(a::search_decides))
+                .collect();
+        }
+        if !self.auth_ledger {
+            list.push(a::durable_journal());
+        }
+        list.push(a::authorization_survives());
+        if self.reconcile {
+            // The read-back carries the guarantee where the key contract does not.
+            list.push(a::read_back_identifies_operation().unless(a::key_contract_absorbs(who)));
+            list.push(a::visibility_bound_covers_lag().unless(a::key_contract_absorbs(who)));
+        }
+        if self.lease {
+            list.push(a::lease_covers_step());
+        }
+        list
+    }
 }
 
 /// What an outstanding request was for.
@@ -109,6 +147,10 @@ impl Journaled {
         }
         let (worker, now) = (ctx.worker(), ctx.now());
         let op = ctx.journal().create(call, Some(key), worker, now);
+        if let Some(o) = ctx.journal().get_mut(op) {
+            // A key taken back from the ledger is as old as its first send.
+            o.key_sent_ms = ledger.and_then(|spent| spent.first_sent_ms);
+        }
         ctx.transition(op, OpState::Authorized);
         Ok(op)
     }
@@ -118,8 +160,10 @@ impl Journaled {
         let Some((o, s)) = ctx.journal_ref().parts(op) else {
             return;
         };
-        let (state, attempts, reads, cleared) = (o.state(), s.attempts, s.reads, s.cleared_to_send);
+        let (state, attempts, reads) = (o.state(), s.attempts, s.reads);
+        let (cleared, proved) = (s.cleared_to_send, s.absence_proved);
         let created = o.created_ms();
+        let key_sent = o.key_sent_ms.is_some();
         if state.is_settled() || state == OpState::Escalated {
             return;
         }
@@ -154,18 +198,43 @@ impl Journaled {
             .deadline_ms
             .is_some_and(|d| ctx.now() >= created.saturating_add(d))
         {
-            return self.escalate(ctx, op);
+            return self.escalate(ctx, op, || "deadline passed".to_string());
         }
         match state {
             OpState::Accepted if reads < self.config.reads => self.send(ctx, op, Step::Poll, fence),
             // Polled as often as this agent call allows: still accepted, not done.
             OpState::Accepted => self.report(ctx, op, ToolResult::Unknown),
-            OpState::Proposed | OpState::Authorized => self.send(ctx, op, Step::Create, fence),
+            // A first send. (A record rebuilt from the authorization ledger has sent its key
+            // before: it is a resend, below.)
+            OpState::Proposed | OpState::Authorized if !key_sent => {
+                self.send(ctx, op, Step::Create, fence)
+            }
             _ => {
-                let read = self.policy.reconcile && !cleared && self.can_read(ctx, op);
-                if read && reads < self.config.reads {
-                    self.send(ctx, op, Step::Read, fence)
-                } else if !read && attempts < self.config.attempts {
+                let wants_read = self.policy.reconcile && !cleared;
+                let unreadable = wants_read.then(|| self.unreadable(ctx, op)).flatten();
+                if wants_read && unreadable.is_none() {
+                    return if reads < self.config.reads {
+                        self.send(ctx, op, Step::Read, fence)
+                    } else {
+                        self.give_back(ctx, op)
+                    };
+                }
+                if let Some(why) = unreadable {
+                    ctx.note(|| format!("{op}: cannot read back: {why}"));
+                }
+                // Only a read that proved the effect absent lets an old key go out again.
+                if !proved && let Some((key, age)) = self.key_too_old(ctx, op) {
+                    let assumed = self.config.assumed_retention_ms.unwrap_or(0);
+                    return self.escalate(ctx, op, || {
+                        format!(
+                            "key {key} is older than the assumed retention (first sent {age} ms ago; assumed {assumed} ms, less one timeout) and no read-back proved the effect absent: not sent again"
+                        )
+                    });
+                }
+                if attempts < self.config.attempts {
+                    if self.policy.reconcile && !proved {
+                        ctx.note(|| format!("{op}: no read-back decided: same-key retry"));
+                    }
                     self.send(ctx, op, Step::Create, fence)
                 } else {
                     self.give_back(ctx, op)
@@ -174,16 +243,39 @@ impl Journaled {
         }
     }
 
-    /// Whether the configured read-back can say anything about `op`.
-    fn can_read(&self, ctx: &ExecCtx<'_>, op: OpId) -> bool {
+    /// Why the configured read-back cannot say anything about `op`, if it cannot.
+    fn unreadable(&self, ctx: &ExecCtx<'_>, op: OpId) -> Option<&'static str> {
         let o = ctx.journal_ref().get(op).expect("exists");
         match self.config.reconcile {
-            // Without the reply, the resource id may be known nowhere.
-            Lookup::ByResourceId => o.receipt.is_some(),
-            Lookup::ByKey => o.key.is_some(),
-            Lookup::Search => true,
-            Lookup::None => false,
+            // Without the reply, the resource id is known nowhere.
+            Lookup::ByResourceId if o.receipt.is_none() => Some(
+                "no receipt after a lost reply (a lookup by resource id needs the id the reply carried)",
+            ),
+            Lookup::ByKey if o.key.is_none() => Some("no key to look up"),
+            Lookup::None => Some("no lookup configured (executor.reconcile)"),
+            _ => None,
         }
+    }
+
+    /// The key of `op` and its age, when a create sent now might reach the provider after
+    /// the assumed retention: the age is counted from the key's first send, and the request
+    /// is given one client timeout to arrive.
+    fn key_too_old(&self, ctx: &ExecCtx<'_>, op: OpId) -> Option<(Key, Millis)> {
+        let assumed = self.config.assumed_retention_ms?;
+        let o = ctx.journal_ref().get(op)?;
+        let (key, first) = (o.key?, o.key_sent_ms?);
+        let age = ctx.now().saturating_sub(first);
+        (age.saturating_add(self.config.timeout_ms) >= assumed).then_some((key, age))
+    }
+
+    /// Whether a "not found" by key read back now proves nothing: the key is as old as a
+    /// key that is not sent again ([`Self::key_too_old`]), so the provider may have
+    /// forgotten it while the effect exists (and a create under it would not be absorbed).
+    fn forgotten_key(&self, ctx: &ExecCtx<'_>, op: OpId) -> Option<(Key, Millis)> {
+        if self.config.reconcile != Lookup::ByKey {
+            return None;
+        }
+        self.key_too_old(ctx, op)
     }
 
     fn send(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, step: Step, fence: Option<u64>) {
@@ -199,6 +291,8 @@ impl Journaled {
                 s.attempts += 1;
                 s.last_send_ms = Some(now);
                 s.cleared_to_send = false;
+                s.absence_proved = false;
+                o.key_sent_ms.get_or_insert(now);
                 Request::create(&o.call(), o.key)
             }
             Step::Read => {
@@ -217,6 +311,10 @@ impl Journaled {
                 Request::lookup(&o.call(), LookupQuery::Operation(o.handle.unwrap_or(0)))
             }
         };
+        if step == Step::Create && self.policy.auth_ledger {
+            let auth = ctx.journal_ref().get(op).expect("exists").auth();
+            ctx.journal().auth_ledger_mut().sent(auth, now);
+        }
         if step == Step::Create {
             match fence {
                 // Under a lease, even "dispatched" is written only under a current fence.
@@ -311,8 +409,9 @@ impl Journaled {
         self.report(ctx, op, ToolResult::Unknown);
     }
 
-    fn escalate(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
-        ctx.note(|| format!("{op}: deadline passed, escalated to a human"));
+    /// Stops acting on `op` and hands it to a human: the agent hears "unknown" from now on.
+    fn escalate(&self, ctx: &mut ExecCtx<'_>, op: OpId, why: impl FnOnce() -> String) {
+        ctx.note(|| format!("{op}: {}, escalated to a human", why()));
         ctx.transition(op, OpState::Escalated);
         if let Some(s) = ctx.journal().scratch_mut(op) {
             s.busy = false;
@@ -363,10 +462,19 @@ impl Journaled {
                     ctx.now(),
                 );
                 let bound = self.config.visibility_bound_ms;
-                if last.is_none_or(|t| now >= t.saturating_add(bound)) {
+                if let Some((key, age)) = self.forgotten_key(ctx, op) {
+                    let assumed = self.config.assumed_retention_ms.unwrap_or(0);
+                    ctx.note(|| {
+                        format!(
+                            "{op}: cannot read back: key {key} is older than the assumed retention (first sent {age} ms ago; assumed {assumed} ms, less one timeout): \"not found\" proves nothing, the provider may have forgotten it"
+                        )
+                    });
+                    self.escalate(ctx, op, || "no read-back can decide".to_string());
+                } else if last.is_none_or(|t| now >= t.saturating_add(bound)) {
                     ctx.note(|| format!("{op}: not found past the visibility bound: may create"));
                     if let Some(s) = ctx.journal().scratch_mut(op) {
                         s.cleared_to_send = true;
+                        s.absence_proved = true;
                         s.busy = false;
                     }
                     // The read proved nothing was committed: a create now is not a retry of
@@ -381,8 +489,9 @@ impl Journaled {
                 }
             }
             Response::Reply(Reply::Unsupported) => {
-                // No read-back: the documented same-key retry is the remaining route.
-                ctx.note(|| format!("{op}: the provider cannot read this back: same-key retry"));
+                // No read-back: the documented same-key retry is the remaining route, while
+                // the key is young enough (`act` decides).
+                ctx.note(|| format!("{op}: cannot read back: the provider says unsupported"));
                 if let Some(s) = ctx.journal().scratch_mut(op) {
                     s.cleared_to_send = true;
                 }

@@ -6,6 +6,7 @@
 //! its authorization ledger always. One design per file; the core three share
 //! the transport loop in [`retrying`].
 
+pub mod assumptions;
 pub mod context;
 pub mod durable_authorization;
 pub mod journal;
@@ -22,6 +23,7 @@ pub mod retrying;
 pub mod same_key;
 pub mod single_use_token;
 
+pub use assumptions::{Assumption, Judgement};
 pub use context::{ExecCommand, ExecCtx};
 pub use journal::{Journal, OpState, Operation, Scratch};
 
@@ -37,6 +39,11 @@ pub trait Design: Send + Sync {
     fn summary(&self) -> &str;
     /// A fresh executor for one worker incarnation.
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor>;
+    /// The contract assumptions the design's guarantee rests on (see [`assumptions`]); none
+    /// for a design that promises nothing.
+    fn assumptions(&self) -> Vec<Assumption> {
+        Vec::new()
+    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.

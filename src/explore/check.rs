@@ -50,14 +50,15 @@ pub fn expected_designs(model: &Model) -> Vec<&'static dyn Design> {
         .collect()
 }
 
-/// Sweeps `design` over `seeds` evaluating its expected properties, and judges each.
+/// Sweeps `design` over `seeds` evaluating its expected properties, and judges each; also
+/// returns the model's scripted faults (indices in its list) that fired on no seed.
 /// `progress` is called as seeds finish.
 pub fn judge_design(
     model: &Model,
     design: &dyn Design,
     seeds: (u64, u64),
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<Judged> {
+) -> (Vec<Judged>, Vec<usize>) {
     let expected = model.expectations(design.name());
     let properties: Vec<Property> = expected.iter().map(|(p, _)| *p).collect();
     let spec = Spec {
@@ -68,7 +69,7 @@ pub fn judge_design(
         keep_failures: 1,
     };
     let result: Sweep = sweep(&spec, progress);
-    expected
+    let judged = expected
         .iter()
         .map(|&(property, want)| {
             let violating = result.violations.of(property);
@@ -87,7 +88,8 @@ pub fn judge_design(
                 counterexample,
             }
         })
-        .collect()
+        .collect();
+    (judged, result.unfired())
 }
 
 /// Shrinks the run of `seed` for `property` and traces the result.

@@ -11,7 +11,7 @@ use std::ops::RangeInclusive;
 use rayon::prelude::*;
 
 use crate::check::{Metrics, Property, Violations};
-use crate::design::Design;
+use crate::design::{Design, assumptions};
 use crate::model::Model;
 use crate::report::{DesignResult, ReplayCommand, Report};
 use crate::sim::RandomChooser;
@@ -37,21 +37,32 @@ pub struct Sweep {
     /// Per property (same order), the first violating seeds, ascending, at most the number
     /// asked for.
     pub failures: Vec<Vec<u64>>,
+    /// Per scripted fault of the model, whether it fired on some seed.
+    pub fired: Vec<bool>,
 }
 
 impl Sweep {
-    fn empty(properties: &[Property]) -> Self {
+    fn empty(properties: &[Property], faults: usize) -> Self {
         Sweep {
             metrics: Metrics::default(),
             violations: Violations::new(properties),
             failures: vec![Vec::new(); properties.len()],
+            fired: vec![false; faults],
         }
+    }
+
+    /// The scripted faults (indices in the model's list) that fired on no seed.
+    pub fn unfired(&self) -> Vec<usize> {
+        (0..self.fired.len()).filter(|&i| !self.fired[i]).collect()
     }
 
     /// Appends `later` (seeds after this one's).
     fn then(mut self, later: Sweep, keep: usize) -> Sweep {
         self.metrics.merge(&later.metrics);
         self.violations.merge(&later.violations);
+        for (mine, theirs) in self.fired.iter_mut().zip(&later.fired) {
+            *mine |= *theirs;
+        }
         for (mine, theirs) in self.failures.iter_mut().zip(later.failures) {
             let room = keep.saturating_sub(mine.len());
             mine.extend(theirs.into_iter().take(room));
@@ -113,7 +124,10 @@ pub fn sweep(spec: &Spec<'_>, progress: &(dyn Fn(u64) + Sync)) -> Sweep {
                 part
             },
         )
-        .reduce(|| Sweep::empty(spec.properties), |a, b| a.then(b, keep))
+        .reduce(
+            || Sweep::empty(spec.properties, spec.model.faults.len()),
+            |a, b| a.then(b, keep),
+        )
 }
 
 /// Runs seeds in order on one thread.
@@ -123,7 +137,7 @@ fn run_chunk(
     chooser: &mut RandomChooser,
     seeds: RangeInclusive<u64>,
 ) -> Sweep {
-    let mut part = Sweep::empty(spec.properties);
+    let mut part = Sweep::empty(spec.properties, spec.model.faults.len());
     for seed in seeds {
         chooser.reset(seed);
         world.run(chooser);
@@ -137,6 +151,7 @@ fn run_chunk(
             }
         }
     }
+    part.fired = world.take_fired_faults();
     part
 }
 
@@ -175,10 +190,12 @@ pub fn compare(
             let s = sweep(&spec, &|n| progress(d.name(), n));
             DesignResult {
                 design: d.name().to_string(),
+                unfired: s.unfired(),
                 metrics: s.metrics,
                 violations: s.violations,
                 failures: s.failures,
                 expect: c.model.expectations(d.name()),
+                assumptions: assumptions::judge(*d, c.model),
             }
         })
         .collect();

@@ -181,6 +181,11 @@ pub struct ExecutorModel {
     pub sweep_ms: Option<Millis>,
     /// `layered_retries`: retry loops above HTTP.
     pub layers: Layers,
+    /// Journal designs: how long the operator believes the provider keeps a key. A key whose
+    /// first send is that old (less one client timeout, so that the request still arrives
+    /// in time) is never sent again without a read-back that decides; the operation is
+    /// escalated instead. Absent: keys are believed to be kept forever.
+    pub assumed_retention_ms: Option<Millis>,
 }
 
 impl Default for ExecutorModel {
@@ -198,6 +203,7 @@ impl Default for ExecutorModel {
             lease_ms: 30_000,
             sweep_ms: None,
             layers: Layers::default(),
+            assumed_retention_ms: None,
         }
     }
 }

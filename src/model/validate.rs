@@ -189,6 +189,12 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
             "must be at least 1; leave it out for no deadline".into(),
         ));
     }
+    if e.assumed_retention_ms == Some(0) {
+        p.push((
+            "executor.assumed_retention_ms".into(),
+            "must be at least 1; leave it out when keys are believed to be kept forever".into(),
+        ));
+    }
     if e.max_backoff_ms < e.backoff_ms {
         p.push((
             "executor.max_backoff_ms".into(),

@@ -28,6 +28,8 @@ struct Entry<'a> {
     totals: Totals,
     /// Per intent, with 95 % Wilson intervals; the five outcome rates add up to 1.
     rates: Rates,
+    /// The design's contract assumptions, each judged against the model.
+    assumptions: Vec<AssumptionEntry<'a>>,
     properties: Vec<PropertyEntry>,
     failures: Vec<Failure>,
 }
@@ -69,6 +71,13 @@ struct RateEntry {
     rate: f64,
     low: f64,
     high: f64,
+}
+
+#[derive(Serialize)]
+struct AssumptionEntry<'a> {
+    name: &'a str,
+    holds: bool,
+    why: &'a str,
 }
 
 #[derive(Serialize)]
@@ -182,6 +191,15 @@ fn entry<'a>(report: &Report, r: &'a DesignResult) -> Entry<'a> {
         seeds: r.metrics.seeds,
         totals: Totals::of(&r.metrics),
         rates: Rates::of(&r.metrics),
+        assumptions: r
+            .assumptions
+            .iter()
+            .map(|a| AssumptionEntry {
+                name: &a.name,
+                holds: a.holds,
+                why: &a.why,
+            })
+            .collect(),
         properties,
         failures,
     }

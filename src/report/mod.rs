@@ -5,6 +5,7 @@ pub mod stats;
 pub mod table;
 
 use crate::check::{Metrics, Property, Violations};
+use crate::design::Judgement;
 use crate::model::Want;
 
 /// The result of running one design over a set of seeds.
@@ -18,9 +19,19 @@ pub struct DesignResult {
     pub failures: Vec<Vec<u64>>,
     /// What the model expects of this design.
     pub expect: Vec<(Property, Want)>,
+    /// The design's contract assumptions, judged against the model: where one does not
+    /// hold, the design's guarantee does not apply.
+    pub assumptions: Vec<Judgement>,
+    /// Scripted faults of the model (indices in its list) that fired on no seed.
+    pub unfired: Vec<usize>,
 }
 
 impl DesignResult {
+    /// The assumptions that do not hold on the model.
+    pub fn failed_assumptions(&self) -> impl Iterator<Item = &Judgement> {
+        self.assumptions.iter().filter(|a| !a.holds)
+    }
+
     /// The expectations that this sweep did not meet.
     pub fn unmet(&self) -> Vec<(Property, Want)> {
         self.expect

@@ -3,8 +3,9 @@
 //! The default table fits 100 columns: two lines per design, the outcome of each intent as
 //! shares that add up to 100 % with their 95 % Wilson intervals below, duplicate effects and
 //! remote calls per intent, reconciliation time p50 (p99 below) in human units, and under the
-//! design's name the verdict of the model's expectations. `--wide` keeps every count on one
-//! line per design.
+//! design's name the verdict of the model's expectations, marked `*` when the design's
+//! guarantee does not apply to the model (a footnote below the table names the contract
+//! assumption that does not hold). `--wide` keeps every count on one line per design.
 
 use std::fmt::Write;
 
@@ -17,7 +18,7 @@ use crate::model::Want;
 pub const COLUMNS: [(&str, &str); 10] = [
     (
         "design",
-        "executor design under test; below it, the verdict of the model's expectations",
+        "executor design under test; below it, the verdict of the model's expectations (* its guarantee does not apply: see the note below the table)",
     ),
     ("completed", "intents told success whose effects exist"),
     (
@@ -83,7 +84,7 @@ pub const WIDE_COLUMNS: [(&str, &str); 20] = [
     ("viol_seeds", "seeds violating any property"),
     (
         "verdict",
-        "the model's expectations: ok, or how many failed",
+        "the model's expectations: ok, or how many failed (* guarantee does not apply)",
     ),
 ];
 
@@ -107,6 +108,60 @@ pub fn verdict(r: &DesignResult) -> String {
         (n, 0) => format!("ok ({n} met)"),
         (n, k) => format!("FAIL ({k} of {n})"),
     }
+}
+
+/// `" *"` when one of the design's contract assumptions does not hold on the model.
+fn mark(r: &DesignResult) -> &'static str {
+    if r.failed_assumptions().next().is_some() {
+        " *"
+    } else {
+        ""
+    }
+}
+
+/// The width footnotes are wrapped to, like the table.
+const NOTE_WIDTH: usize = 100;
+
+/// The footnote of the `*` mark: one line per contract assumption that does not hold,
+/// wrapped to 100 columns.
+fn assumption_notes(report: &Report) -> String {
+    let mut out = String::new();
+    for r in &report.results {
+        for a in r.failed_assumptions() {
+            if out.is_empty() {
+                out.push_str(
+                    "* the design's guarantee does not apply: an assumption it rests on does not hold\n",
+                );
+            }
+            let note = format!("{}: {}: {}", r.design, a.name, a.why);
+            out.push_str(&wrap("  ", &note, NOTE_WIDTH, "      "));
+        }
+    }
+    out
+}
+
+/// `text` cut into lines of at most `width` columns at spaces (a longer word keeps its own
+/// line), the first line after `first`, the others after `then`.
+fn wrap(first: &str, text: &str, width: usize, then: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = then.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }
 
 fn header(report: &Report) -> String {
@@ -173,7 +228,7 @@ pub fn render(report: &Report) -> String {
         first.push(per_intent(m.duplicate_effects));
         first.push(per_intent(m.remote_calls));
         first.push(human(recon.p50));
-        let mut second = vec![format!("  {}", verdict(r))];
+        let mut second = vec![format!("  {}{}", verdict(r), mark(r))];
         second.extend(
             counts
                 .iter()
@@ -190,6 +245,7 @@ pub fn render(report: &Report) -> String {
         "outcome of each intent (95 % Wilson interval below), duplicate effects and remote calls\nper intent, reconciliation time p50 (p99 below), verdict of the model's expectations\n\n",
     );
     out.push_str(&layout(&rows));
+    out.push_str(&assumption_notes(report));
     out.push_str(&unmet_lines(report));
     out
 }
@@ -223,11 +279,12 @@ pub fn render_wide(report: &Report) -> String {
             format!("{}/{}", ms(recon.p50), ms(recon.p99)),
             ms(outcome.p50),
             r.violations.any.to_string(),
-            verdict(r),
+            format!("{}{}", verdict(r), mark(r)),
         ]);
     }
     let mut out = header(report);
     out.push_str(&layout(&rows));
+    out.push_str(&assumption_notes(report));
     out.push_str(&unmet_lines(report));
     out
 }

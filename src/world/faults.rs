@@ -4,21 +4,32 @@
 //! number, counted from 1 in the order executors ask to send creates, across the run: reads
 //! and status polls are not counted and never hit by a scripted fault, so "drop the reply of
 //! attempt 1" means the first request that can commit, whatever a design reads first.
+//!
+//! Each fault remembers whether it fired (its attempt was reached and it took effect, or a
+//! pause froze an event), so that a sweep can warn about scripted faults it never exercised.
+
+use std::cell::Cell;
 
 use crate::model::{CrashPoint, Fault, Paused};
 use crate::sim::Millis;
 use crate::vocab::ids::{AttemptId, Region, WorkerId};
 
+/// The index of a fault in the model's list.
+type Index = usize;
+
 #[derive(Clone, Debug, Default)]
 pub struct Faults {
-    drop_request: Vec<u32>,
-    drop_reply: Vec<u32>,
-    crash_worker: Vec<(u32, CrashPoint, Option<u32>)>,
-    crash_provider: Vec<u32>,
-    slow: Vec<(u32, Millis)>,
-    reroute: Vec<(u32, u32)>,
-    reject: Vec<u32>,
-    pauses: Vec<(Paused, Option<u32>, Millis, Millis)>,
+    drop_request: Vec<(u32, Index)>,
+    drop_reply: Vec<(u32, Index)>,
+    crash_worker: Vec<(u32, CrashPoint, Option<u32>, Index)>,
+    crash_provider: Vec<(u32, Index)>,
+    slow: Vec<(u32, Millis, Index)>,
+    reroute: Vec<(u32, u32, Index)>,
+    reject: Vec<(u32, Index)>,
+    pauses: Vec<(Paused, Option<u32>, Millis, Millis, Index)>,
+    /// Per fault of the model, whether it fired since [`Faults::take_fired`] last ran. Set
+    /// from the `&self` queries, outside the simulation state: it never changes a run.
+    fired: Vec<Cell<bool>>,
     /// This run's create number of each attempt (by attempt id), `None` for reads.
     numbers: Vec<Option<u32>>,
     creates: u32,
@@ -26,20 +37,23 @@ pub struct Faults {
 
 impl Faults {
     pub fn new(faults: &[Fault]) -> Self {
-        let mut f = Faults::default();
-        for fault in faults {
+        let mut f = Faults {
+            fired: vec![Cell::new(false); faults.len()],
+            ..Faults::default()
+        };
+        for (i, fault) in faults.iter().enumerate() {
             match *fault {
-                Fault::DropRequest { attempt } => f.drop_request.push(attempt),
-                Fault::DropReply { attempt } => f.drop_reply.push(attempt),
+                Fault::DropRequest { attempt } => f.drop_request.push((attempt, i)),
+                Fault::DropReply { attempt } => f.drop_reply.push((attempt, i)),
                 Fault::CrashWorker {
                     attempt,
                     point,
                     worker,
-                } => f.crash_worker.push((attempt, point, worker)),
-                Fault::CrashProvider { attempt } => f.crash_provider.push(attempt),
-                Fault::SlowProcessing { attempt, ms } => f.slow.push((attempt, ms)),
-                Fault::Reroute { attempt, region } => f.reroute.push((attempt, region)),
-                Fault::Reject { attempt } => f.reject.push(attempt),
+                } => f.crash_worker.push((attempt, point, worker, i)),
+                Fault::CrashProvider { attempt } => f.crash_provider.push((attempt, i)),
+                Fault::SlowProcessing { attempt, ms } => f.slow.push((attempt, ms, i)),
+                Fault::Reroute { attempt, region } => f.reroute.push((attempt, region, i)),
+                Fault::Reject { attempt } => f.reject.push((attempt, i)),
                 Fault::Pause {
                     component,
                     from_ms,
@@ -50,10 +64,28 @@ impl Faults {
                     worker,
                     from_ms,
                     from_ms.saturating_add(duration_ms),
+                    i,
                 )),
             }
         }
         f
+    }
+
+    /// Per fault of the model, whether it fired in the runs since the last call; clears.
+    pub fn take_fired(&mut self) -> Vec<bool> {
+        self.fired.iter().map(|c| c.replace(false)).collect()
+    }
+
+    /// Marks fault `i` as fired and says yes.
+    fn fire(&self, i: Index) -> bool {
+        self.fired[i].set(true);
+        true
+    }
+
+    /// Whether a fault of `list` names create `n`; marks it fired.
+    fn hit(&self, list: &[(u32, Index)], n: Option<u32>) -> bool {
+        n.and_then(|n| list.iter().find(|&&(m, _)| m == n))
+            .is_some_and(|&(_, i)| self.fire(i))
     }
 
     /// Starts a new run.
@@ -80,12 +112,11 @@ impl Faults {
     }
 
     pub fn drops_request(&self, a: AttemptId) -> bool {
-        self.create(a)
-            .is_some_and(|n| self.drop_request.contains(&n))
+        self.hit(&self.drop_request, self.create(a))
     }
 
     pub fn drops_reply(&self, a: AttemptId) -> bool {
-        self.create(a).is_some_and(|n| self.drop_reply.contains(&n))
+        self.hit(&self.drop_reply, self.create(a))
     }
 
     pub fn crashes_worker(&self, a: AttemptId, point: CrashPoint, worker: WorkerId) -> bool {
@@ -94,21 +125,23 @@ impl Faults {
         };
         self.crash_worker
             .iter()
-            .any(|&(n, p, w)| n == c && p == point && w.is_none_or(|w| w == worker.0))
+            .find(|&&(n, p, w, _)| n == c && p == point && w.is_none_or(|w| w == worker.0))
+            .is_some_and(|&(.., i)| self.fire(i))
     }
 
     pub fn rejects(&self, a: AttemptId) -> bool {
-        self.create(a).is_some_and(|n| self.reject.contains(&n))
+        self.hit(&self.reject, self.create(a))
     }
 
     pub fn crashes_provider(&self, a: AttemptId) -> bool {
-        self.create(a)
-            .is_some_and(|n| self.crash_provider.contains(&n))
+        self.hit(&self.crash_provider, self.create(a))
     }
 
     pub fn slow_processing(&self, a: AttemptId) -> Option<Millis> {
         let c = self.create(a)?;
-        self.slow.iter().find(|&&(n, _)| n == c).map(|&(_, ms)| ms)
+        let &(_, ms, i) = self.slow.iter().find(|&&(n, ..)| n == c)?;
+        self.fire(i);
+        Some(ms)
     }
 
     /// The region attempt `a` is sent to.
@@ -117,8 +150,11 @@ impl Faults {
         Region(
             self.reroute
                 .iter()
-                .find(|&&(n, _)| Some(n) == c)
-                .map_or(0, |&(_, r)| r),
+                .find(|&&(n, ..)| Some(n) == c)
+                .map_or(0, |&(_, r, i)| {
+                    self.fire(i);
+                    r
+                }),
         )
     }
 
@@ -132,13 +168,16 @@ impl Faults {
     ) -> Option<Millis> {
         self.pauses
             .iter()
-            .filter(|&&(c, w, from, until)| {
+            .filter(|&&(c, w, from, until, _)| {
                 c == component
                     && w.is_none_or(|w| worker == Some(WorkerId(w)))
                     && from <= now
                     && now < until
             })
-            .map(|&(_, _, _, until)| until)
+            .map(|&(.., until, i)| {
+                self.fire(i);
+                until
+            })
             .max()
     }
 }

@@ -820,6 +820,11 @@ impl<'a> World<'a> {
     pub fn trace(&self) -> &Trace {
         &self.trace
     }
+
+    /// Per scripted fault of the model, whether it fired in the runs since the last call.
+    pub fn take_fired_faults(&mut self) -> Vec<bool> {
+        self.faults.take_fired()
+    }
 }
 
 fn scripted_note(scripted: bool) -> &'static str {

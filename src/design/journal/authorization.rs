@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::sim::Millis;
 use crate::vocab::ids::{AuthId, Key, Params};
 
 /// An authorization consumed by an operation: what it was spent on.
@@ -14,6 +15,9 @@ use crate::vocab::ids::{AuthId, Key, Params};
 pub struct Consumed {
     pub key: Key,
     pub params: Params,
+    /// When a create first left under `key`: an operation rebuilt from the ledger (after a
+    /// volatile journal lost its record) counts the key's age from it.
+    pub first_sent_ms: Option<Millis>,
 }
 
 /// Every authorization spent in a run.
@@ -33,10 +37,18 @@ impl AuthLedger {
 
     /// Spends `auth` on `key` and `params`, once: later calls return what it was spent on.
     pub fn consume(&mut self, auth: AuthId, key: Key, params: Params) -> Consumed {
-        *self
-            .consumed
-            .entry(auth)
-            .or_insert(Consumed { key, params })
+        *self.consumed.entry(auth).or_insert(Consumed {
+            key,
+            params,
+            first_sent_ms: None,
+        })
+    }
+
+    /// Records that a create under `auth`'s key left at `now`; only the first counts.
+    pub fn sent(&mut self, auth: AuthId, now: Millis) {
+        if let Some(c) = self.consumed.get_mut(&auth) {
+            c.first_sent_ms.get_or_insert(now);
+        }
     }
 
     /// What `auth` was spent on, if it was.

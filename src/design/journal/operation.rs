@@ -32,6 +32,8 @@ pub struct Operation {
     pub receipt: Option<ResourceId>,
     /// Status handle of accepted (202) work.
     pub handle: Option<u32>,
+    /// When a create first left under `key`: the key's age is counted from it.
+    pub key_sent_ms: Option<Millis>,
     pub(super) state: OpState,
     pub(super) created_ms: Millis,
     pub(super) updated_ms: Millis,
@@ -59,6 +61,7 @@ impl Operation {
             owner,
             receipt: None,
             handle: None,
+            key_sent_ms: None,
             state: OpState::Proposed,
             created_ms: now,
             updated_ms: now,

@@ -26,8 +26,11 @@ pub struct Scratch {
     pub last_send_ms: Option<Millis>,
     /// When any request (create, read, poll) was last sent for it.
     pub last_action_ms: Option<Millis>,
-    /// A negative read-back, trusted, allows the next create.
+    /// A read-back answered (a trusted "not found", or "unsupported"): the next create may go.
     pub cleared_to_send: bool,
+    /// That answer proved the effect absent (a trusted "not found"), so the next create may
+    /// go even under a key older than the assumed retention.
+    pub absence_proved: bool,
 }
 
 impl Scratch {
@@ -42,6 +45,7 @@ impl Scratch {
             last_send_ms: None,
             last_action_ms: None,
             cleared_to_send: false,
+            absence_proved: false,
         }
     }
 }

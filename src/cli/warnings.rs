@@ -1,0 +1,95 @@
+//! Warnings on stderr: a design whose guarantee does not apply to the model (one of its
+//! contract assumptions does not hold), and a scripted fault that never fired. They never
+//! change stdout or the exit code.
+
+use crate::design::Judgement;
+use crate::model::{Fault, Model};
+
+/// One line per assumption of `design` that does not hold on `model`.
+pub(super) fn assumptions(model: &Model, design: &str, judged: &[Judgement]) -> Vec<String> {
+    judged
+        .iter()
+        .filter(|a| !a.holds)
+        .map(|a| {
+            format!(
+                "warning: {}: {design}: assumption {} does not hold ({}): the design's guarantee does not apply",
+                model.name, a.name, a.why
+            )
+        })
+        .collect()
+}
+
+/// One line per scripted fault of `model` (indices in `unfired`) that fired on none of
+/// `seeds` seeds of `design`.
+pub(super) fn faults(model: &Model, design: &str, unfired: &[usize], seeds: u64) -> Vec<String> {
+    unfired
+        .iter()
+        .filter_map(|&i| model.faults.get(i))
+        .map(|f| {
+            format!(
+                "warning: {}: fault {} never fired in {seeds} seed{} of design {design}",
+                model.name,
+                describe(f),
+                if seeds == 1 { "" } else { "s" }
+            )
+        })
+        .collect()
+}
+
+/// A fault as the model file names it, in short: `crash_worker {attempt: 7, point: after_send}`.
+pub(super) fn describe(fault: &Fault) -> String {
+    let value = serde_json::to_value(fault).unwrap_or_default();
+    let Some((kind, fields)) = value.as_object().and_then(|o| o.iter().next()) else {
+        return value.to_string();
+    };
+    let fields: Vec<String> = fields
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| match v.as_str() {
+            Some(s) => format!("{k}: {s}"),
+            None => format!("{k}: {v}"),
+        })
+        .collect();
+    format!("{kind} {{{}}}", fields.join(", "))
+}
+
+/// Prints `lines` on stderr.
+pub(super) fn print(lines: &[String]) {
+    for line in lines {
+        eprintln!("{line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CrashPoint;
+
+    #[test]
+    fn faults_are_described_as_the_model_names_them() {
+        let crash = Fault::CrashWorker {
+            attempt: 7,
+            point: CrashPoint::AfterSend,
+            worker: None,
+        };
+        assert_eq!(
+            describe(&crash),
+            "crash_worker {attempt: 7, point: after_send}"
+        );
+        let crash = Fault::CrashWorker {
+            attempt: 2,
+            point: CrashPoint::AfterReply,
+            worker: Some(1),
+        };
+        assert_eq!(
+            describe(&crash),
+            "crash_worker {attempt: 2, point: after_reply, worker: 1}"
+        );
+        assert_eq!(
+            describe(&Fault::DropReply { attempt: 3 }),
+            "drop_reply {attempt: 3}"
+        );
+    }
+}
