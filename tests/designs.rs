@@ -103,21 +103,24 @@ fn changed_arguments_are_refused_locally_by_the_journal() {
         "agent.on_unknown",
         json!({ "change_args": 1 }),
     );
+    // The refusal is not a failure of the intent: the first call's effect may exist (here it
+    // does), so the agent hears "unknown" and the user "unresolved", never "failed".
     // (journal_reconcile spends one call on a read the provider cannot answer.)
     for (d, calls) in [
         ("journal", 1),
         ("journal_reconcile", 2),
         ("durable_authorization", 1),
     ] {
-        let t = expect(&v, d, c(1, 0, 0, 0, 1, 0, calls));
+        let t = expect(&v, d, c(1, 0, 0, 0, 0, 1, calls));
         assert!(
             t.timeline.contains("needs a new authorization"),
             "{d}: {}",
             t.timeline
         );
     }
-    // same_key sends it and the provider rejects it: one more remote call.
-    expect(&v, "same_key", c(1, 0, 0, 0, 1, 0, 2));
+    // same_key sends it and the provider rejects it (422: the key was first used with other
+    // arguments, so that request did reach it): one more remote call, and "unknown".
+    expect(&v, "same_key", c(1, 0, 0, 0, 0, 1, 2));
     // payload_hash_key sees new arguments as a new key: a second, wrong effect.
     expect(&v, "payload_hash_key", c(2, 1, 1, 0, 0, 0, 2));
 }

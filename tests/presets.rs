@@ -92,10 +92,11 @@ fn rejects_in_flight(provider: Value) -> Traced {
     t
 }
 
-/// A replan with changed arguments under the same key is refused: the original effect stays
-/// and the user, told "failed", is misinformed (a false failure), but nothing drifts.
+/// A replan with changed arguments under the same key is refused: the original effect stays,
+/// nothing drifts, and since a 422 says the key's first request reached the provider, the
+/// executor reports "unknown", not "failed": the user is told the truth, unresolved.
 fn rejects_changed_arguments(provider: Value) {
-    let t = expect(&changed_args(provider), "same_key", c(1, 0, 0, 0, 1, 0, 2));
+    let t = expect(&changed_args(provider), "same_key", c(1, 0, 0, 0, 0, 1, 2));
     has_line(
         &t,
         5_010,
@@ -555,7 +556,7 @@ fn stripe_v1_a_key_reused_on_another_endpoint_is_a_mismatch() {
     // The same parameters, the same key, another endpoint of the same account: not a replay of
     // the first request but a different one, refused; intent 1 truly failed.
     let t = one_key_on_two_endpoints(json!("stripe_v1"));
-    assert_eq!(ecfu(&t), (1, 1, 0, 0));
+    assert_eq!(ecfu(&t), (1, 1, 0, 1));
     has_line(
         &t,
         1_010,
@@ -575,7 +576,7 @@ fn stripe_v1_keys_are_per_account() {
     // One account, two endpoints, one key: the second request (intent 1, params 2, on
     // endpoint 1) meets the first one's record and is refused; intent 1 truly failed.
     let t = one_key(json!("stripe_v1"), "endpoints");
-    assert_eq!(ecfu(&t), (1, 1, 0, 0));
+    assert_eq!(ecfu(&t), (1, 1, 0, 1));
     has_line(
         &t,
         1_010,
@@ -854,7 +855,7 @@ fn aws_dynamodb_txn_mismatch_and_current_state() {
     expect(
         &changed_args(json!("aws_dynamodb_txn")),
         "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
+        c(1, 0, 0, 0, 0, 1, 2),
     );
     // Repeats return the transaction's result, not a stored error.
     let v = with(json!({ "preset": "aws_dynamodb_txn", "error_after_commit": 1 }));
@@ -906,7 +907,7 @@ fn paypal_orders_in_progress_reuse_and_per_call_type_keys() {
     expect(
         &changed_args(json!("paypal_orders")),
         "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
+        c(1, 0, 0, 0, 0, 1, 2),
     );
     // Keys are unique per API call type: the same key on another endpoint is another key.
     assert_eq!(
@@ -958,7 +959,7 @@ fn adyen_rejects_a_concurrent_duplicate_with_a_retryable_409() {
     expect(
         &changed_args(json!("adyen")),
         "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
+        c(1, 0, 0, 0, 0, 1, 2),
     );
 }
 
@@ -996,18 +997,23 @@ fn azure_repeatable_refuses_a_retry_outside_5_minutes_with_412() {
         299_999,
         "attempt 2: key k1 seen: replay -> 201 created r0, replayed",
     );
-    // Refused, so the user is told "failed" although the effect exists: a false failure.
+    // Refused: a 412 says an earlier send may have committed (here it did), so the agent
+    // hears "unknown", calls once more, is refused again, and the user is told "unresolved".
     let t = expect(
         &lost_then_retry_at(json!("azure_repeatable"), 300_000),
         "same_key",
-        c(1, 0, 0, 0, 1, 0, 2),
+        c(1, 0, 0, 0, 0, 1, 3),
     );
     has_line(
         &t,
         300_000,
         "attempt 2: key k1 first sent at 0 ms, outside the window -> 412 key expired",
     );
-    has_line(&t, 300_010, "intent 0: tells the user failure");
+    has_line(
+        &t,
+        300_010,
+        "intent 0: unknown; decides to replan at 300010 ms",
+    );
 }
 
 #[test]
@@ -1015,10 +1021,11 @@ fn azure_repeatable_refuses_a_late_retry_even_when_the_first_request_never_arriv
     // The first request is lost on the way: the provider has no record of the key. The retry
     // carries Repeatability-First-Sent 0 ms; 5 min later it is refused all the same.
     let lost = json!({ "drop_request": { "attempt": 1 } });
+    // Nothing was committed, but the client cannot know that: "unknown", never "failed".
     let t = expect(
         &retry_at(json!("azure_repeatable"), lost.clone(), 300_000),
         "same_key",
-        c(0, 0, 0, 0, 0, 0, 2),
+        c(0, 0, 0, 0, 0, 1, 3),
     );
     has_line(
         &t,
@@ -1053,7 +1060,7 @@ fn azure_repeatable_the_first_sent_time_survives_a_worker_restart_with_the_journ
             { "crash_worker": { "attempt": 1, "point": "after_send" } }
         ]),
     );
-    let t = expect(&v, "same_key", c(0, 0, 0, 0, 0, 0, 2));
+    let t = expect(&v, "same_key", c(0, 0, 0, 0, 0, 1, 3));
     has_line(
         &t,
         360_010,

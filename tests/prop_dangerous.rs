@@ -197,9 +197,17 @@ fn keyed(world: &mut Value, (provider, retention): (Value, Option<u64>)) {
     }
 }
 
+/// A keyed contract and a patient agent. The authorization survives replans: a replan that
+/// comes back with a new one is a new operation, whose honest "failed" says nothing of the
+/// first (`identity_loss` shows what that costs).
+///
+/// One step per intent: when a later step of a workflow truly fails after an earlier one
+/// succeeded, "failed" with the earlier effect left behind is the workflow's partial failure
+/// (what compensation is for), not an unknown turned into a failure.
 fn honest_world(mut world: Value, provider: (Value, Option<u64>)) -> Value {
     keyed(&mut world, provider);
     patient_agent(&mut world);
+    world["workload"]["steps"] = json!(1);
     world
 }
 

@@ -585,7 +585,19 @@ impl Executor for Journaled {
                         call.call
                     )
                 });
-                ctx.report(&call, ToolResult::Failure);
+                // Nothing was done for this call, but an earlier one of the same
+                // authorization may have acted: "failed" only if the operation it is bound
+                // to failed (or none exists), otherwise the intent's outcome is unknown.
+                let result = match ctx.journal_ref().find_by_auth(call.auth) {
+                    Some(op) => match ctx.journal_ref().get(op).map(|o| o.state()) {
+                        Some(OpState::Failed) => ToolResult::Failure,
+                        _ => ToolResult::Unknown,
+                    },
+                    // Spent in the ledger on an operation this journal no longer holds.
+                    None if self.policy.auth_ledger => ToolResult::Unknown,
+                    None => ToolResult::Failure,
+                };
+                ctx.report(&call, result);
                 return;
             }
         };

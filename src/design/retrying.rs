@@ -33,6 +33,12 @@ pub enum Verdict {
     Failed,
     /// The effect may or may not exist; retrying is allowed.
     Uncertain,
+    /// The provider will not act on this request and will not say what became of the one
+    /// that used its key first: a 422 mismatch (the key was first used with other
+    /// arguments, so that request reached the provider) or a 412 (the key is past its
+    /// window, so an earlier send may have committed). Sending it again gets the same
+    /// answer; the outcome is unknown, not failed.
+    Undecided,
 }
 
 /// Reads a response to a create.
@@ -48,13 +54,9 @@ pub fn classify(response: Response) -> Verdict {
         Response::Reply(Reply::AlreadyExists | Reply::Accepted { .. }) => {
             Verdict::Done(ToolResult::Success { resource: None })
         }
+        Response::Reply(Reply::Mismatch | Reply::Expired) => Verdict::Undecided,
         Response::Reply(
-            Reply::Mismatch
-            | Reply::Expired
-            | Reply::MissingKey
-            | Reply::Unsupported
-            | Reply::Rejected
-            | Reply::OperationFailed,
+            Reply::MissingKey | Reply::Unsupported | Reply::Rejected | Reply::OperationFailed,
         ) => Verdict::Failed,
         Response::Reply(
             Reply::InProgress | Reply::ServerError { .. } | Reply::NotFound | Reply::Pending,
@@ -160,6 +162,16 @@ impl<I: Identity> Executor for Retrying<I> {
         match classify(response) {
             Verdict::Done(result) => self.settle(ctx, op, OpState::Confirmed, result),
             Verdict::Failed => self.settle(ctx, op, OpState::Failed, ToolResult::Failure),
+            Verdict::Undecided => {
+                ctx.transition(op, OpState::Unknown);
+                if let Some((o, s)) = ctx.journal().parts_mut(op)
+                    && s.owes_report
+                {
+                    s.owes_report = false;
+                    let call = o.call();
+                    ctx.report(&call, ToolResult::Unknown);
+                }
+            }
             Verdict::Uncertain => {
                 ctx.transition(op, OpState::Unknown);
                 if attempts_done < self.config.attempts {
