@@ -1,6 +1,8 @@
 //! Exact behaviour of each executor design on small scenarios (timings of `common::base`:
 //! 10 ms each way, 50 ms processing, 5 s client timeout).
 
+#[path = "common/broken.rs"]
+mod broken;
 mod common;
 
 use common::*;
@@ -385,6 +387,69 @@ fn a_stalled_lease_holder_cannot_record_after_a_takeover() {
         }
     }
     assert!(fenced > 0, "the call should reach worker 0 on some seed");
+}
+
+/// What fencing prevents: the holder stalls with a definite refusal of its first send in
+/// hand (a 400 that arrived before its timeout fell due; it wakes to both, in that order);
+/// its lease runs out, the other worker takes the
+/// operation over and sends again, and that send commits, slowly. When the stalled worker
+/// wakes, the refusal is an answer under a stale fence to a send that is no longer the
+/// newest. Fenced, it is discarded and the successor confirms; unfenced (the fixture), the
+/// stale holder writes "failed" over the live operation: the user is told "failed" while
+/// the effect exists, and the design's claim is false.
+#[test]
+fn fencing_keeps_a_stalled_holders_answer_from_settling_the_operation() {
+    let v = set(
+        base(),
+        "workers",
+        json!({ "count": 2, "restart_delay_ms": 1_000 }),
+    );
+    let v = set(v, "agent.tool_timeout_ms", json!(100_000));
+    let v = set(
+        v,
+        "executor",
+        json!({ "attempts": 3, "backoff_ms": 1_000, "lease_ms": 10_000, "sweep_ms": 12_000 }),
+    );
+    let v = faults(
+        v,
+        json!([
+            { "reject": { "attempt": 1 } },
+            { "slow_processing": { "attempt": 2, "ms": 30_000 } },
+            { "pause": { "component": "executor", "worker": 0, "from_ms": 1, "duration_ms": 40_000 } }
+        ]),
+    );
+    let model = model(&v);
+    let mut reached = 0;
+    for seed in 0..8 {
+        let run = |d: &dyn retrylab::design::Design| {
+            retrylab::run::run_traced(&model, d, &mut retrylab::sim::RandomChooser::new(seed))
+        };
+        let fenced = run(design("journal_reconcile_lease"));
+        if !fenced
+            .timeline
+            .contains("worker 0: op 0 authorized -> dispatched (fence 1)")
+        {
+            continue;
+        }
+        reached += 1;
+        let m = &fenced.metrics;
+        assert_eq!(
+            (m.effects, m.completed, m.false_failure, m.false_resolutions),
+            (1, 1, 0, 0),
+            "{}",
+            fenced.timeline
+        );
+        assert!(fenced.timeline.contains("lease lost (fence 1 is stale)"));
+        let unfenced = run(&broken::UNFENCED);
+        let m = &unfenced.metrics;
+        assert_eq!(
+            (m.effects, m.completed, m.false_failure, m.false_resolutions),
+            (1, 0, 1, 1),
+            "{}",
+            unfenced.timeline
+        );
+    }
+    assert!(reached > 0, "the call should reach worker 0 on some seed");
 }
 
 /// Stripe keeps a key at least 24 h (pruned here exactly at the floor, the earliest moment

@@ -68,7 +68,7 @@ fn latency_max(world: &Value) -> u64 {
 fn lease_world(
     mut world: Value,
     (provider, lag, processing): (Value, u64, u64),
-    (pauses, sweep_quarters, slow): (Vec<Value>, u64, u64),
+    (pauses, sweep_quarters, slow, refused): (Vec<Value>, u64, u64, Option<u32>),
 ) -> Value {
     let latency = latency_max(&world);
     world["provider"] = provider;
@@ -90,16 +90,21 @@ fn lease_world(
     faults.push(json!({ "crash_worker": { "attempt": 1, "point": "after_send" } }));
     faults.push(json!({ "slow_processing": { "attempt": 1, "ms": slow } }));
     faults.extend(pauses);
+    if let Some(attempt) = refused {
+        faults.push(json!({ "reject": { "attempt": attempt } }));
+    }
     world
 }
 
-/// Stalls, the sweeper's period in quarters of the timeout past it, and how much longer than
-/// the visibility bound the first send is processed.
-fn stalls() -> impl Strategy<Value = (Vec<Value>, u64, u64)> {
+/// Stalls, the sweeper's period in quarters of the timeout past it, how much longer than
+/// the visibility bound the first send is processed, and a send the provider refuses (a
+/// definite answer that a stalled holder may wake up to).
+fn stalls() -> impl Strategy<Value = (Vec<Value>, u64, u64, Option<u32>)> {
     (
         prop::collection::vec(strategies::executor_pause(), 0..2),
         1..9u64,
         1..20_000u64,
+        prop::option::of(1..4u32),
     )
 }
 
@@ -119,7 +124,19 @@ fn read_back_world(mut world: Value, (provider, lag, processing): (Value, u64, u
     world
 }
 
-/// No duplicate: the property the lease protects when the provider races same-key sends.
+/// No duplicate, and no claim of the design that the ledger contradicts: what the lease
+/// and its fencing tokens protect together (a stalled holder's stale answer must not settle
+/// an operation its successor is working on).
+fn one_effect_true_claims(c: &Case, d: &dyn Design) -> Result<(), TestCaseError> {
+    no_duplicate(c, d)?;
+    let (r, _) = sweep(&c.model, d);
+    let claims = r.false_resolutions;
+    prop_assert_eq!(claims, 0, "{} made a false claim in {}", d.name(), c.text);
+    Ok(())
+}
+
+/// No duplicate: the property the read-back protects when the provider races same-key
+/// sends.
 fn no_duplicate(c: &Case, d: &dyn Design) -> Result<(), TestCaseError> {
     let (r, _) = sweep(&c.model, d);
     prop_assert_eq!(
@@ -251,7 +268,7 @@ proptest! {
         stalls in stalls(),
     ) {
         let m = load(&lease_world(world, provider, stalls))?;
-        no_duplicate(&m, design::find("journal_reconcile_lease").unwrap())?;
+        one_effect_true_claims(&m, design::find("journal_reconcile_lease").unwrap())?;
     }
 
     /// With a provider that executes both of two overlapping same-key requests, reading back
@@ -321,13 +338,20 @@ fn the_lease_property_fails_without_an_exclusive_lease() {
     let property = |d: &'static dyn Design| {
         move |(world, provider, stalls)| {
             let m = load(&lease_world(world, provider, stalls))?;
-            no_duplicate(&m, d)
+            one_effect_true_claims(&m, d)
         }
     };
     assert!(finds_counterexample(
         256,
         strategy(),
         property(&broken::LEASE_NEVER_EXCLUDES)
+    ));
+    // Nor does it without fencing: a stalled holder acts on answers to its old sends (a
+    // narrower window: a refusal it wakes up to while its successor's send is out).
+    assert!(finds_counterexample(
+        2048,
+        strategy(),
+        property(&broken::UNFENCED)
     ));
     // Nor does the same design without a lease keep racing sends apart.
     assert!(finds_counterexample(

@@ -26,6 +26,7 @@ const POLICY: Policy = Policy {
     reconcile: false,
     lease: false,
     auth_ledger: true,
+    fencing: true,
 };
 
 impl Design for DurableAuthorization {

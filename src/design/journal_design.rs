@@ -32,6 +32,7 @@ const POLICY: Policy = Policy {
     reconcile: false,
     lease: false,
     auth_ledger: false,
+    fencing: true,
 };
 
 impl Design for JournalDesign {

@@ -39,6 +39,7 @@ const POLICY: Policy = Policy {
     reconcile: true,
     lease: false,
     auth_ledger: false,
+    fencing: true,
 };
 
 impl Design for JournalReconcile {

@@ -27,6 +27,7 @@ const POLICY: Policy = Policy {
     reconcile: true,
     lease: true,
     auth_ledger: false,
+    fencing: true,
 };
 
 impl Design for JournalReconcileLease {

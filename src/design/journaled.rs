@@ -43,6 +43,10 @@ pub struct Policy {
     pub lease: bool,
     /// Bind calls to the authorization ledger, which survives a volatile journal.
     pub auth_ledger: bool,
+    /// Act on an answer only if it is to the operation's newest send and, under a lease,
+    /// was sent under the current fencing token. Every design of the family keeps it on;
+    /// it is a switch so that a test fixture can show what it prevents.
+    pub fencing: bool,
 }
 
 impl Policy {
@@ -574,6 +578,32 @@ impl Journaled {
     }
 }
 
+impl Journaled {
+    /// Without fencing: any answer to any send of the operation is acted on, whoever sent
+    /// it and under whichever lease, and results are written without a fence.
+    fn on_unfenced_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        step: Step,
+        response: Response,
+    ) {
+        let Some((o, s)) = ctx.journal().parts_mut(op) else {
+            return;
+        };
+        if o.state().is_settled() {
+            return;
+        }
+        s.busy = false;
+        self.fence = None;
+        match step {
+            Step::Create => self.on_create_reply(ctx, op, response),
+            Step::Read => self.on_read_reply(ctx, op, response),
+            Step::Poll => self.on_poll_reply(ctx, op, response),
+        }
+    }
+}
+
 impl Executor for Journaled {
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
         let op = match self.bind(ctx, &call) {
@@ -628,6 +658,9 @@ impl Executor for Journaled {
         let Some((step, fence)) = self.pending.remove(&attempt) else {
             return;
         };
+        if !self.policy.fencing {
+            return self.on_unfenced_response(ctx, op, step, response);
+        }
         if let Some(f) = fence
             && !ctx.journal_ref().leases().holds(op, f)
         {

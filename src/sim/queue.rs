@@ -1,7 +1,10 @@
 //! A min-heap of timed events with a fully determined order.
 //!
 //! Two events at the same virtual time pop in the order they were pushed (a sequence number
-//! breaks the tie), so a run never depends on heap internals.
+//! breaks the tie), so a run never depends on heap internals. Events held back by a pause
+//! come back, at the pause's end, in the order they fell due and before anything due at
+//! that very moment: a process that wakes finds what happened while it was frozen in the
+//! order it happened.
 //!
 //! The heap holds only small keys (time, sequence, slot); the events themselves wait in a
 //! slab of slots. Sifting moves 24-byte keys instead of whole events (a request or an intent
@@ -31,10 +34,6 @@ impl Key {
     fn at_ms(self) -> Millis {
         (self.when >> 64) as Millis
     }
-
-    fn seq(self) -> u64 {
-        self.when as u64
-    }
 }
 
 impl PartialOrd for Key {
@@ -57,7 +56,12 @@ pub struct EventQueue<E> {
     slots: Vec<Option<E>>,
     free: Vec<u32>,
     next_seq: u64,
+    next_deferred: u64,
 }
+
+/// Sequence numbers of pushed events start here; deferred events count up from 0, so that
+/// at one instant every deferred event comes before every pushed one.
+const FIRST_PUSHED: u64 = 1 << 63;
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
@@ -65,7 +69,8 @@ impl<E> Default for EventQueue<E> {
             heap: BinaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
-            next_seq: 0,
+            next_seq: FIRST_PUSHED,
+            next_deferred: 0,
         }
     }
 }
@@ -75,27 +80,29 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, at_ms: Millis, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.defer(at_ms, seq, event);
+        self.insert(at_ms, seq, event);
     }
 
     /// Removes the earliest event (first pushed among equals).
     pub fn pop(&mut self) -> Option<(Millis, E)> {
-        self.pop_entry().map(|(at, _, e)| (at, e))
-    }
-
-    /// Removes the earliest event with its sequence number, so that it can be deferred.
-    pub fn pop_entry(&mut self) -> Option<(Millis, u64, E)> {
         let key = self.heap.pop()?;
         let event = self.slots[key.slot as usize]
             .take()
             .expect("a queued key has its event");
         self.free.push(key.slot);
-        Some((key.at_ms(), key.seq(), event))
+        Some((key.at_ms(), event))
     }
 
-    /// Puts a popped event back at a later time, keeping its place among events of that time
-    /// by its original sequence number (a paused component's events keep their order).
-    pub fn defer(&mut self, at_ms: Millis, seq: u64, event: E) {
+    /// Puts a popped event back at a later time `at_ms` (the end of a pause). Events are
+    /// popped in the order they fall due, so deferring each as it is popped keeps that
+    /// order among them; they all come before events pushed for `at_ms` itself.
+    pub fn defer(&mut self, at_ms: Millis, event: E) {
+        let seq = self.next_deferred;
+        self.next_deferred += 1;
+        self.insert(at_ms, seq, event);
+    }
+
+    fn insert(&mut self, at_ms: Millis, seq: u64, event: E) {
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(event);
@@ -114,7 +121,8 @@ impl<E> EventQueue<E> {
         self.heap.clear();
         self.slots.clear();
         self.free.clear();
-        self.next_seq = 0;
+        self.next_seq = FIRST_PUSHED;
+        self.next_deferred = 0;
     }
 
     pub fn len(&self) -> usize {
@@ -142,13 +150,23 @@ mod tests {
     }
 
     #[test]
-    fn a_deferred_event_keeps_its_original_order() {
+    fn deferred_events_come_back_in_the_order_they_fell_due() {
         let mut q = EventQueue::default();
-        q.push(1, "early");
-        q.push(5, "due at 5");
-        let (_, seq, e) = q.pop_entry().unwrap();
-        q.defer(5, seq, e);
-        assert_eq!(q.pop(), Some((5, "early")));
-        assert_eq!(q.pop(), Some((5, "due at 5")));
+        // A timer set first, due late; a reply that arrives early; something due when the
+        // pause ends.
+        q.push(60, "timer");
+        q.push(20, "reply");
+        q.push(100, "due at the end");
+        let (at, e) = q.pop().unwrap();
+        assert_eq!((at, e), (20, "reply"));
+        q.defer(100, e);
+        let (at, e) = q.pop().unwrap();
+        assert_eq!((at, e), (60, "timer"));
+        q.defer(100, e);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![(100, "reply"), (100, "timer"), (100, "due at the end")]
+        );
     }
 }

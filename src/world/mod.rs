@@ -237,7 +237,7 @@ impl<'a> World<'a> {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
         }
         self.end = (End::Quiescent, 0);
-        while let Some((at, seq, event)) = self.queue.pop_entry() {
+        while let Some((at, event)) = self.queue.pop() {
             if event.periodic() {
                 if self.aperiodic == 0 && self.settled() {
                     break;
@@ -256,7 +256,7 @@ impl<'a> World<'a> {
                 .and_then(|c| self.faults.paused_until(c, worker, at))
             {
                 self.aperiodic += usize::from(!event.periodic());
-                self.queue.defer(until, seq, event);
+                self.queue.defer(until, event);
                 continue;
             }
             self.handle(event, ch);

@@ -10,9 +10,12 @@
 //! - `lease_never_excludes`: `journal_reconcile_lease` whose lease runs out the moment it is
 //!   taken, so a second worker always gets it;
 //! - `key_per_call`: the built-in `new_key_after_replan`, which is `same_key` with the key
-//!   minted per tool call instead of per authorization.
+//!   minted per tool call instead of per authorization;
+//! - `unfenced`: `journal_reconcile_lease` that acts on any answer to any send of an
+//!   operation, whoever sent it and under whichever lease (`Policy::fencing` off).
 #![allow(dead_code)]
 
+use retrylab::design::journaled::{Journaled, Policy};
 use retrylab::design::{self, Design, ExecCtx, Executor};
 use retrylab::model::ExecutorModel;
 use retrylab::vocab::ids::{AttemptId, OpId};
@@ -121,3 +124,28 @@ pub static LEASE_NEVER_EXCLUDES: Variant = Variant {
 pub fn key_per_call() -> &'static dyn Design {
     design::find("new_key_after_replan").expect("built in")
 }
+
+/// `journal_reconcile_lease` without fencing.
+pub struct Unfenced;
+
+impl Design for Unfenced {
+    fn name(&self) -> &str {
+        "broken_unfenced"
+    }
+
+    fn summary(&self) -> &str {
+        "journal_reconcile_lease acting on stale answers, for tests"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        let policy = Policy {
+            reconcile: true,
+            lease: true,
+            auth_ledger: false,
+            fencing: false,
+        };
+        Box::new(Journaled::new(policy, config))
+    }
+}
+
+pub static UNFENCED: Unfenced = Unfenced;
