@@ -95,9 +95,10 @@ fn changed_arguments_under_the_same_key_follow_the_mismatch_rule() {
         "agent.on_unknown",
         json!({ "change_args": 1 }),
     );
-    // Rejected: the changed action never happens; the original effect exists but the agent
-    // gave up on a failure, so the user hears "failed" about a ticket that exists.
-    expect(&v, "same_key", c(1, 0, 0, 0, 1, 0, 2));
+    // Rejected: the changed action never happens; the original effect exists. A 422 says
+    // the key's first request reached the provider, so the executor reports "unknown", not
+    // "failed", and the user hears "unresolved" about a ticket that exists: true.
+    expect(&v, "same_key", c(1, 0, 0, 0, 0, 1, 2));
     assert_eq!(trace(&v, "same_key").metrics.masked_mismatches, 0);
     // Answered as the original: the agent is told its changed call succeeded, but no effect
     // carries the changed arguments. Only `no_masked_mismatch` sees it.
@@ -169,9 +170,11 @@ fn a_retry_after_retention_expired_duplicates_silently() {
     assert_eq!(t.metrics.time_to_outcome_ms.single(), Some(108_001_070));
     // Within retention the same key is safe.
     expect(&retention(), "same_key", c(1, 1, 0, 0, 0, 0, 2));
-    // A provider that refuses expired keys turns it into a (false) failure instead.
+    // A provider that refuses expired keys (412) turns it into an unknown instead: no second
+    // effect, and since an earlier send may have committed (here it did), the executor says
+    // "unknown"; the agent asks once more, is refused again, and the user hears "unresolved".
     let reject = set(paused, "provider.after_expiry", json!("reject"));
-    expect(&reject, "same_key", c(1, 0, 0, 0, 1, 0, 2));
+    expect(&reject, "same_key", c(1, 0, 0, 0, 0, 1, 3));
 }
 
 #[test]
@@ -359,11 +362,12 @@ fn key_scope_decides_whether_tenants_collide() {
         json!({ "intents": 2, "tenants": 2, "spacing_ms": 1_000 }),
     );
     let global = set(v.clone(), "provider.key_scope", json!("global"));
-    // Tenant 1's request meets tenant 0's key with other parameters: 422, a true failure.
+    // Tenant 1's request meets tenant 0's key with other parameters: 422. Nothing was done
+    // for it, but the executor cannot tell whose request holds its key: "unknown".
     let m = run_custom(&global, &OneKey);
     assert_eq!(
         (m.effects, m.completed, m.false_failure, m.unresolved),
-        (1, 1, 0, 0)
+        (1, 1, 0, 1)
     );
     for scope in ["tenant", "tenant_endpoint"] {
         let s = set(v.clone(), "provider.key_scope", json!(scope));

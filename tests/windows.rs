@@ -128,23 +128,25 @@ fn crash_after_success() {
 
 /// Changed arguments under the same intent are never applied by the designs bound to the
 /// intent: the provider rejects them (same_key) or the journal refuses them before sending.
-/// The user is then told "failed" about the original ticket, which exists (false failure).
+/// Neither tells the agent "failed": the original ticket exists, so the honest answer is
+/// "unknown" and the user hears "unresolved". layered_retries turns the refusal into a
+/// failure (a false one).
 #[test]
 fn changed_parameters() {
     check(
         "changed_parameters",
         [
             ("no_dedup", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("same_key", [1, 0, 0, 0, 0, 1, 0, 0, 2]),
+            ("same_key", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
             ("new_key_after_replan", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
             ("key_per_attempt", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
             ("payload_hash_key", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("journal", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
-            ("journal_reconcile", [1, 0, 0, 0, 0, 1, 0, 0, 2]),
-            ("journal_reconcile_lease", [1, 0, 0, 0, 0, 1, 0, 0, 2]),
+            ("journal", [1, 0, 0, 0, 0, 0, 0, 1, 1]),
+            ("journal_reconcile", [1, 0, 0, 0, 0, 0, 0, 1, 2]),
+            ("journal_reconcile_lease", [1, 0, 0, 0, 0, 0, 0, 1, 2]),
             ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
             ("single_use_token", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
+            ("durable_authorization", [1, 0, 0, 0, 0, 0, 0, 1, 1]),
         ],
     );
 }
