@@ -24,8 +24,12 @@
 //! search when no two intents share arguments) and that "not found" is trusted only once
 //! it is true (`visibility_bound_covers_lag`: the bound covers the network both ways, the
 //! processing and the lag). A lookup by key finds nothing once the provider has forgotten
-//! the key, so under a key that expires before the design stops retrying, reading back by
-//! key does not save it: the assumed retention does, by escalating. Without a lease, two
+//! the key (`key_lifetime: record`, the default; a key that lives with its resource,
+//! `key_lifetime: resource`, is found as long as the resource exists), so under a key that
+//! expires before the design stops retrying, reading back by key does not save it: the
+//! assumed retention does, by escalating. Every call of the intent must carry the same
+//! authorization (`authorization_survives`): a replan that comes back re-authorized is a
+//! new operation under a new key. Without a lease, two
 //! workers recovering one operation may both act on it (`in_flight_refused_or_held` is
 //! what absorbs that). The assumptions are data ([`Policy::assumptions`]).
 
