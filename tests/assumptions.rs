@@ -3,34 +3,16 @@
 //! warnings on stderr that never change stdout or the exit code), with the warning for a
 //! scripted fault that never fired.
 
+#[path = "common/cli.rs"]
+mod cli;
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
+use cli::*;
 use common::*;
 use retrylab::design::assumptions::judge;
 use serde_json::{Value, json};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn retrylab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_retrylab"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("start the retrylab binary")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// Model files in a scratch directory of this test, removed when dropped.
 struct Scratch(PathBuf);

@@ -2,8 +2,13 @@
 //! whose printed replay command reproduces it, `run --fail-on` and `--show-failures`, the
 //! JSON verdict fields, and the same bytes for any thread count.
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use cli::*;
 
 use retrylab::check::{Metrics, Property};
 use retrylab::design;
@@ -11,10 +16,6 @@ use retrylab::explore::{Spec, shrink_seed, sweep};
 use retrylab::model::Model;
 use retrylab::sim::ReplayChooser;
 use retrylab::world::World;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn model_path(name: &str) -> String {
     root()
@@ -26,32 +27,6 @@ fn model_path(name: &str) -> String {
 
 fn load(name: &str) -> Model {
     Model::load(Path::new(&model_path(name))).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn retrylab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_retrylab"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("start the retrylab binary")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Runs a command line exactly as printed, through the shell, from the project root.
-fn shell(line: &str) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(root())
-        .output()
-        .expect("start sh")
 }
 
 /// A model file in a scratch directory, removed when dropped.
