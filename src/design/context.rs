@@ -34,7 +34,7 @@ pub enum ExecCommand {
 }
 
 /// Counters that mint fresh identifiers across the whole run.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 pub(crate) struct Minted {
     pub attempts: u32,
     pub keys: u64,

@@ -33,7 +33,7 @@ use crate::vocab::ids::{AttemptId, Key, OpId, ResourceId};
 use crate::vocab::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
 
 /// The switches that tell the designs of the family apart.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct Policy {
     /// On an unknown outcome, read the outcome back before any new create; a negative read
     /// counts only once `visibility_bound_ms` has passed since the last send.
@@ -82,7 +82,7 @@ impl Policy {
 }
 
 /// What an outstanding request was for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Step {
     Create,
     Read,
@@ -605,6 +605,23 @@ impl Journaled {
 }
 
 impl Executor for Journaled {
+    /// The requests this incarnation has out (what each is for, under which fence), the
+    /// fence of the response under way (none between events) and the policy. The
+    /// configuration is the model's.
+    fn fingerprint(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        let Journaled {
+            policy,
+            config: _,
+            pending,
+            fence,
+        } = self;
+        policy.hash(&mut h);
+        pending.hash(&mut h);
+        fence.hash(&mut h);
+        true
+    }
+
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
         let op = match self.bind(ctx, &call) {
             Ok(op) => op,

@@ -39,7 +39,7 @@ impl Design for LayeredRetries {
 }
 
 /// How far each layer has got for one operation (in memory: a crash forgets it).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Hash)]
 struct Loops {
     http: u32,
     tool: u32,
@@ -119,6 +119,14 @@ impl Layered {
 }
 
 impl Executor for Layered {
+    /// How far each layer has got, per operation (the configuration is the model's).
+    fn fingerprint(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        let Layered { config: _, loops } = self;
+        loops.hash(&mut h);
+        true
+    }
+
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
         // Every agent call is a new job: the agent layer is the fourth loop.
         let (worker, now) = (ctx.worker(), ctx.now());

@@ -64,6 +64,16 @@ pub trait Executor {
     fn on_start(&mut self, _ctx: &mut ExecCtx<'_>) {}
     /// The worker restarted after a crash: recover from the journal.
     fn on_restart(&mut self, _ctx: &mut ExecCtx<'_>) {}
+    /// Feeds everything this executor keeps in memory that can change what it does later into
+    /// `h`, in a stable order (no pointer values, no `HashMap` iteration order). Returns false
+    /// if it cannot (the default): then no world with this executor can be fingerprinted
+    /// ([`crate::world::World::fingerprint`] is `None`), and an explorer does not prune.
+    ///
+    /// The journal is the world's and is hashed by it; the configuration the executor was
+    /// built with is the model's. An executor that keeps nothing else returns true at once.
+    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
 }
 
 static NO_DEDUP: no_dedup::NoDedup = no_dedup::NoDedup;

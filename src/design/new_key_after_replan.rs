@@ -30,6 +30,11 @@ impl Design for NewKeyAfterReplan {
 struct PerCall;
 
 impl Identity for PerCall {
+    /// Stateless: everything it knows is in the journal.
+    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         if let Some(op) = ctx.journal_ref().find_by_call(call.call) {
             return op;

@@ -29,6 +29,11 @@ impl Design for NoDedup {
 struct Fresh;
 
 impl Identity for Fresh {
+    /// Stateless: everything it knows is in the journal.
+    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         // A re-run of the same call id continues its operation (transport-level identity);
         // any new call is a new operation, and no operation ever carries a key.

@@ -8,6 +8,8 @@
 //! the operation *unknown*, and when the attempts run out the agent is told `Unknown`, never
 //! `Failure`. What the agent then does is the agent model's business.
 
+use std::hash::Hasher;
+
 use super::Executor;
 use super::context::ExecCtx;
 use super::journal::OpState;
@@ -23,6 +25,13 @@ pub trait Identity {
     /// The key the next send of `op` carries: by default the operation's own key.
     fn send_key(&self, ctx: &mut ExecCtx<'_>, op: OpId) -> Option<Key> {
         ctx.journal_ref().get(op).and_then(|o| o.key)
+    }
+
+    /// Feeds whatever the identity keeps in memory into `h` (see
+    /// [`Executor::fingerprint`]); false if it cannot say (the default). The built-in ones
+    /// keep nothing: all they know is in the journal.
+    fn fingerprint(&self, _h: &mut dyn Hasher) -> bool {
+        false
     }
 }
 
@@ -117,6 +126,11 @@ impl<I: Identity> Retrying<I> {
 }
 
 impl<I: Identity> Executor for Retrying<I> {
+    /// Nothing of its own in memory (its configuration is the model's): the identity's.
+    fn fingerprint(&self, h: &mut dyn Hasher) -> bool {
+        self.identity.fingerprint(h)
+    }
+
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
         let op = self.identity.operation(ctx, &call);
         let journal = ctx.journal();

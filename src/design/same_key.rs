@@ -52,6 +52,11 @@ impl Design for SameKey {
 struct PerIntent;
 
 impl Identity for PerIntent {
+    /// Stateless: everything it knows is in the journal.
+    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         if let Some(op) = ctx.journal_ref().find_by_auth(call.auth) {
             return op;

@@ -37,6 +37,11 @@ impl Design for SingleUseToken {
 struct PerIssue;
 
 impl Identity for PerIssue {
+    /// Stateless: everything it knows is in the journal.
+    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         let (worker, now) = (ctx.worker(), ctx.now());
         ctx.journal().create(call, None, worker, now)

@@ -129,6 +129,22 @@ impl<E> EventQueue<E> {
         self.heap.len()
     }
 
+    /// The queued events in the order they would pop, each with its time and whether it is
+    /// held (put back by [`EventQueue::defer`]: an event deferred later to the same time
+    /// queues after it but before every pushed one). Read-only; it sorts a copy of the keys,
+    /// so it is for fingerprints of the state, not for the event loop.
+    pub fn in_pop_order(&self) -> impl Iterator<Item = (Millis, bool, &E)> {
+        let mut keys: Vec<Key> = self.heap.iter().copied().collect();
+        keys.sort_unstable_by_key(|k| k.when);
+        keys.into_iter().map(move |k| {
+            let held = (k.when as u64) < FIRST_PUSHED;
+            let event = self.slots[k.slot as usize]
+                .as_ref()
+                .expect("a queued key has its event");
+            (k.at_ms(), held, event)
+        })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
@@ -168,5 +184,32 @@ mod tests {
             order,
             vec![(100, "reply"), (100, "timer"), (100, "due at the end")]
         );
+    }
+
+    #[test]
+    fn in_pop_order_lists_what_pop_would_return_and_marks_held_events() {
+        let mut q = EventQueue::default();
+        q.push(60, "timer");
+        q.push(20, "reply");
+        q.push(100, "due at the end");
+        q.push(5, "first");
+        let (at, e) = q.pop().unwrap();
+        assert_eq!((at, e), (5, "first"));
+        let (_, e) = q.pop().unwrap();
+        q.defer(100, e);
+        q.push(100, "pushed last");
+        let listed: Vec<_> = q.in_pop_order().map(|(t, h, &e)| (t, h, e)).collect();
+        assert_eq!(
+            listed,
+            vec![
+                (60, false, "timer"),
+                (100, true, "reply"),
+                (100, false, "due at the end"),
+                (100, false, "pushed last"),
+            ]
+        );
+        let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let listed: Vec<_> = listed.into_iter().map(|(t, _, e)| (t, e)).collect();
+        assert_eq!(popped, listed);
     }
 }

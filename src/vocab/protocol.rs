@@ -30,7 +30,7 @@ pub fn compensation_params(resource: ResourceId) -> Params {
 /// let call = ToolCall::for_tests(0);
 /// let _ = call.tag; // no such field: the intent is not a design's to read
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ToolCall {
     /// Fresh for every call the agent proposes; the same when the agent re-runs a call.
     pub call: CallId,
@@ -45,7 +45,7 @@ pub struct ToolCall {
 }
 
 /// What the executor tells the agent about a tool call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ToolResult {
     /// The effect exists; `resource` when the executor holds a receipt.
     Success { resource: Option<ResourceId> },
@@ -64,7 +64,7 @@ pub enum ToolResult {
 /// let request = Request::create(&ToolCall::for_tests(0), None);
 /// let _ = request.tag; // no such field
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Request {
     pub tenant: Tenant,
     pub endpoint: Endpoint,
@@ -128,7 +128,7 @@ impl Request {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RequestKind {
     /// A mutation: creates a resource when it commits.
     Create { params: Params },
@@ -136,7 +136,7 @@ pub enum RequestKind {
     Lookup(LookupQuery),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LookupQuery {
     /// The resource created under this key.
     Key(Key),
@@ -149,7 +149,7 @@ pub enum LookupQuery {
 }
 
 /// The provider's answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reply {
     /// 201: the resource exists; `replayed` when answered from the key record.
     Created {
@@ -204,7 +204,7 @@ impl Reply {
 }
 
 /// What the transport hands the executor for one attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Response {
     Reply(Reply),
     /// The client timeout fired first. Says nothing about whether the effect exists.

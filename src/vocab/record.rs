@@ -7,7 +7,7 @@ use crate::vocab::ids::{CallId, IntentId, OpId, Params, ResourceId};
 use crate::vocab::protocol::MAX_STEPS;
 
 /// What the user was finally told about an intent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Told {
     Success,
     Failure,
@@ -26,7 +26,7 @@ impl Told {
 }
 
 /// What the user heard about one intent, and what the agent believed each step did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Heard {
     /// The final message and when it was given; `None` if the user heard nothing.
     pub told: Option<(Told, Millis)>,
@@ -36,7 +36,7 @@ pub struct Heard {
 }
 
 /// A step the executor reported as done.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StepSuccess {
     /// The arguments of the call that was reported done (an agent may have changed them).
     pub params: Params,
@@ -44,7 +44,7 @@ pub struct StepSuccess {
 }
 
 /// One operation as the transport saw it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct OpRecord {
     /// The intent and step its calls serve (from its first send: the world's own record of
     /// which call the operation served then).
@@ -54,7 +54,7 @@ pub struct OpRecord {
 }
 
 /// What a design claimed about an operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClaimKind {
     /// The effect exists; `Some(r)` names the resource the design holds as its receipt.
     Confirmed(Option<ResourceId>),
@@ -65,7 +65,7 @@ pub enum ClaimKind {
 }
 
 /// A claim, and when it was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Claim {
     pub op: OpId,
     /// The intent and step of the operation's calls.
@@ -77,7 +77,7 @@ pub struct Claim {
 /// A claim as a design's context records it: about operation `op`, which serves tool call
 /// `call`. The world turns it into a [`Claim`] on the intent and step the agent made that
 /// call for: a design names calls, never intents.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CallClaim {
     pub op: OpId,
     pub call: CallId,
@@ -86,10 +86,14 @@ pub struct CallClaim {
 }
 
 /// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum End {
     /// Nothing could change any more: no event left that can act.
     Quiescent,
     /// Cut off at the horizon with events still pending.
     Horizon,
+    /// Stopped by an observer before the run was over (see
+    /// [`World::run_observed`](crate::world::World::run_observed)): an explorer that has
+    /// seen the state before. What the outcome shows is only the run so far.
+    Pruned,
 }

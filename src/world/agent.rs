@@ -28,7 +28,7 @@ pub use crate::vocab::record::Told;
 use crate::vocab::record::{Heard, StepSuccess};
 
 /// A reaction to a failure or an unknown outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Act {
     RetrySame,
     Replan,
@@ -73,7 +73,7 @@ pub enum AgentOut {
     },
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct IntentState {
     intent: Intent,
     /// The step under way: `k` for the workflow's action `k`, `COMPENSATION + k` while
@@ -158,6 +158,26 @@ impl Agent {
         self.calls.reserve(n);
         self.issues.reserve(n);
         self.heard.reserve(n);
+    }
+
+    /// Hashes everything the agent remembers (its configuration is the model's): each
+    /// intent's progress, which intent and step each call serves, the authorizations given,
+    /// the issues of each call, and what the user heard and when.
+    pub(crate) fn fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        let Agent {
+            config: _,
+            intents,
+            calls,
+            authorizations,
+            issues,
+            heard,
+        } = self;
+        intents.hash(h);
+        calls.hash(h);
+        authorizations.hash(h);
+        issues.hash(h);
+        heard.hash(h);
     }
 
     /// What the user was told about `intent`, and when.

@@ -71,6 +71,29 @@ impl Faults {
         f
     }
 
+    /// Hashes what this run has counted: each attempt's create number and the creates so far
+    /// (they decide which scripted faults hit later sends). The faults themselves are the
+    /// model's; which ones fired is a warning for sweeps, kept across runs, and never changes
+    /// a run (a fault hits by create number, not once only).
+    pub(crate) fn fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        let Faults {
+            drop_request: _,
+            drop_reply: _,
+            crash_worker: _,
+            crash_provider: _,
+            slow: _,
+            reroute: _,
+            reject: _,
+            pauses: _,
+            fired: _,
+            numbers,
+            creates,
+        } = self;
+        numbers.hash(h);
+        creates.hash(h);
+    }
+
     /// Per fault of the model, whether it fired in the runs since the last call; clears.
     pub fn take_fired(&mut self) -> Vec<bool> {
         self.fired.iter().map(|c| c.replace(false)).collect()

@@ -25,7 +25,7 @@ pub struct ScopedKey {
 }
 
 /// Where the request that wrote a record got to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Slot {
     /// Still processing, by this provider job.
     InFlight { job: u32 },
@@ -39,7 +39,7 @@ pub enum Slot {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Record {
     /// Parameters of the first request under this key.
     pub fingerprint: Params,
@@ -253,6 +253,12 @@ impl KeyStore {
         self.records.len()
     }
 
+    /// Hashes every record with its key, in no particular order (see
+    /// [`super::fingerprint::unordered`]): the map's order is not part of the state.
+    pub(crate) fn fingerprint<H: Hasher>(&self, h: &mut H) {
+        super::fingerprint::unordered(h, self.records.iter());
+    }
+
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }
@@ -327,6 +333,11 @@ impl SharedKeyStore {
     /// The store itself, for its single owner.
     pub fn get_mut(&mut self) -> &mut KeyStore {
         get_mut(&mut self.0)
+    }
+
+    /// Hashes the store (see [`KeyStore::fingerprint`]), under the lock.
+    pub(crate) fn fingerprint<H: Hasher>(&self, h: &mut H) {
+        lock(&self.0).fingerprint(h)
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Committed {
 }
 
 /// A committed effect, tagged with the intent and step that caused it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Effect {
     pub resource: ResourceId,
     /// The send that committed it (the world maps it to the operation that sent it).
@@ -82,6 +82,13 @@ impl Ledger {
 
     pub(crate) fn commit(&mut self, effect: Effect) {
         self.effects.push(effect);
+    }
+
+    /// Hashes every effect, in commit order.
+    pub(crate) fn fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        let Ledger { effects } = self;
+        effects.hash(h);
     }
 
     pub fn effects(&self) -> &[Effect] {

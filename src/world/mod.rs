@@ -12,6 +12,7 @@
 
 pub mod agent;
 pub mod faults;
+pub mod fingerprint;
 pub mod keystore;
 pub mod ledger;
 pub mod network;
@@ -37,7 +38,7 @@ use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 enum Event {
     Arrival,
     /// The agent takes up an intent the user just expressed.
@@ -105,7 +106,7 @@ impl Event {
 }
 
 /// One send, as the transport sees it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct AttemptInfo {
     worker: WorkerId,
     op: OpId,
@@ -145,6 +146,9 @@ pub struct World<'a> {
     claims: Vec<Claim>,
     /// The claims of the executor callback under way, as its context records them (by call).
     call_claims: Vec<CallClaim>,
+    /// The event [`World::run_observed`] is about to handle, while its observer looks at the
+    /// world (it is part of the state: popped, not yet handled). `None` otherwise.
+    current: Option<Event>,
     end: (End, Millis),
     trace: Trace,
     exec_out: Vec<ExecCommand>,
@@ -175,6 +179,7 @@ impl<'a> World<'a> {
             attempt_ops: Vec::new(),
             claims: Vec::new(),
             call_claims: Vec::new(),
+            current: None,
             end: (End::Quiescent, 0),
             trace: Trace::new(trace),
             exec_out: Vec::new(),
@@ -224,6 +229,7 @@ impl<'a> World<'a> {
         self.op_records.clear();
         self.attempt_ops.clear();
         self.claims.clear();
+        self.current = None;
         self.end = (End::Quiescent, 0);
         self.trace.clear();
     }
@@ -231,6 +237,28 @@ impl<'a> World<'a> {
     /// Runs from time 0 to the horizon (or until nothing is left to happen), taking every
     /// decision from `ch`.
     pub fn run(&mut self, ch: &mut dyn Chooser) {
+        self.run_loop::<false>(ch, &mut |_| true);
+    }
+
+    /// Like [`World::run`], but calls `at_event(self)` before handling each event (after the
+    /// clock has moved to it; the event is part of what [`World::fingerprint`] hashes). If it
+    /// returns false the run stops there, and [`World::end`] reports [`End::Pruned`] at that
+    /// moment: the outcome is the run so far.
+    pub fn run_observed(
+        &mut self,
+        ch: &mut dyn Chooser,
+        at_event: &mut dyn FnMut(&World<'_>) -> bool,
+    ) {
+        self.run_loop::<true>(ch, at_event);
+    }
+
+    /// The event loop. `OBSERVED` is a constant, so that [`World::run`] compiles without the
+    /// observer's calls and costs what it did before they existed.
+    fn run_loop<const OBSERVED: bool>(
+        &mut self,
+        ch: &mut dyn Chooser,
+        at_event: &mut dyn FnMut(&World<'_>) -> bool,
+    ) {
         self.reset();
         self.push(0, Event::Arrival);
         for w in 0..self.model.workers.count {
@@ -258,6 +286,15 @@ impl<'a> World<'a> {
                 self.aperiodic += usize::from(!event.periodic());
                 self.queue.defer(until, event);
                 continue;
+            }
+            if OBSERVED {
+                self.current = Some(event);
+                let go_on = at_event(self);
+                self.current = None;
+                if !go_on {
+                    self.end = (End::Pruned, self.now);
+                    return;
+                }
             }
             self.handle(event, ch);
         }

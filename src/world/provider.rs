@@ -36,7 +36,7 @@ pub enum ProviderOut {
     Commit(Committed),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct Job {
     attempt: AttemptId,
     request: Request,
@@ -53,7 +53,7 @@ struct Job {
     outcome: Option<(Reply, Option<ResourceId>)>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct Resource {
     tenant: Tenant,
     endpoint: Endpoint,
@@ -103,6 +103,24 @@ impl Provider {
 
     pub fn store(&mut self) -> &mut super::keystore::KeyStore {
         self.store.get_mut()
+    }
+
+    /// Hashes the provider's state (its contract is the model's): the jobs with their
+    /// waiters and outcomes, the resources with their visibility moments, the key records,
+    /// and the resources by key (the two maps in no particular order).
+    pub(crate) fn fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        let Provider {
+            config: _,
+            store,
+            jobs,
+            resources,
+            labelled,
+        } = self;
+        jobs.hash(h);
+        resources.hash(h);
+        store.fingerprint(h);
+        super::fingerprint::unordered(h, labelled.iter());
     }
 
     fn scope(&self, request: &Request, key: Key) -> ScopedKey {

@@ -4,6 +4,8 @@
 //! in memory) and bumps its incarnation, so timers and replies meant for the old process are
 //! recognised as stale. Calls that arrive while it is down wait in its inbox.
 
+use std::hash::{Hash, Hasher};
+
 use crate::design::Executor;
 use crate::vocab::protocol::ToolCall;
 
@@ -35,5 +37,29 @@ impl Worker {
     pub(crate) fn restart(&mut self, executor: Box<dyn Executor>) {
         self.up = true;
         self.executor = Some(executor);
+    }
+
+    /// Hashes the process: up or down, incarnation, waiting calls and its executor's memory.
+    /// False if the executor cannot be fingerprinted.
+    pub(crate) fn fingerprint<H: Hasher>(&self, h: &mut H) -> bool {
+        let Worker {
+            up,
+            incarnation,
+            executor,
+            inbox,
+        } = self;
+        up.hash(h);
+        incarnation.hash(h);
+        inbox.hash(h);
+        match executor {
+            Some(e) => {
+                h.write_u8(1);
+                e.fingerprint(h)
+            }
+            None => {
+                h.write_u8(0);
+                true
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@ pub fn step_params(params: Params, step: u32) -> Params {
     Params(params.0 ^ (u64::from(step) << 40))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Intent {
     pub id: IntentId,
     pub arrival_ms: Millis,
@@ -79,5 +79,12 @@ impl Workload {
 
     pub fn intents(&self) -> &[Intent] {
         &self.intents
+    }
+
+    /// Hashes the intents so far (the configuration is the model's).
+    pub(crate) fn fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        let Workload { config: _, intents } = self;
+        intents.hash(h);
     }
 }

@@ -11,7 +11,7 @@ use crate::sim::Millis;
 use crate::vocab::ids::{AuthId, Key, Params};
 
 /// An authorization consumed by an operation: what it was spent on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Consumed {
     pub key: Key,
     pub params: Params,
@@ -21,7 +21,7 @@ pub struct Consumed {
 }
 
 /// Every authorization spent in a run.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 pub struct AuthLedger {
     consumed: BTreeMap<AuthId, Consumed>,
 }

@@ -3,6 +3,8 @@
 //! index, iteration is in id order (oldest first), and clearing keeps the memory, so a sweep
 //! of many seeds allocates nothing per run.
 
+use std::hash::{Hash, Hasher};
+
 use crate::vocab::ids::OpId;
 
 /// A value per operation id, or none (not created yet, or forgotten).
@@ -58,6 +60,34 @@ impl<T> Dense<T> {
                 *slot = None;
             }
         }
+    }
+}
+
+/// The values with their ids, then their count: empty slots (ids not created yet, or
+/// forgotten) are not part of the hash, so neither is how far the vector grew.
+impl<T: Hash> Hash for Dense<T> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let mut n = 0u64;
+        for (i, value) in self.slots.iter().enumerate() {
+            if let Some(v) = value {
+                h.write_u64(i as u64);
+                v.hash(h);
+                n += 1;
+            }
+        }
+        h.write_u64(n);
+    }
+}
+
+/// The ids in the set, then their count (not the words they sit in).
+impl Hash for IdSet {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let mut n = 0u64;
+        for id in self.iter() {
+            h.write_u32(id.0);
+            n += 1;
+        }
+        h.write_u64(n);
     }
 }
 

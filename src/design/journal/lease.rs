@@ -12,14 +12,14 @@ use crate::sim::Millis;
 use crate::vocab::ids::{OpId, WorkerId};
 
 /// Who holds a lease: one incarnation of one worker (a restarted worker is a new holder).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Holder {
     pub worker: WorkerId,
     pub incarnation: u32,
 }
 
 /// An exclusive, expiring claim on an operation, under fencing token `fence`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Lease {
     pub holder: Holder,
     pub fence: u64,
@@ -45,7 +45,7 @@ impl Claim {
 }
 
 /// The current claim on each operation, and the fencing tokens handed out so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 pub struct Leases {
     leases: Dense<Lease>,
     next_fence: u64,

@@ -36,7 +36,7 @@ use crate::vocab::protocol::ToolCall;
 
 /// Lifecycle of an operation. `Unknown` is first-class: a transport error never becomes
 /// `Failed` by itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum OpState {
     /// Recorded, not yet approved to run.
     Proposed,
@@ -341,6 +341,33 @@ impl Journal {
         self.by_auth.retain(|id| ops.contains_key(&id));
         self.by_call.retain(|id| ops.contains_key(&id));
         self.leases.retain(|id| ops.contains_key(&id));
+    }
+
+    /// Hashes everything in the journal (its durability is the model's): the records, their
+    /// scratch state, the unresolved set, both indexes, the leases with the next fence, the
+    /// authorization ledger and the next operation id. A record forgotten by a crash is
+    /// hashed as absent, whatever is left of its slot.
+    pub(crate) fn fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        let Journal {
+            durability: _,
+            ops,
+            next_id,
+            scratch,
+            unresolved,
+            by_auth,
+            by_call,
+            leases,
+            auth_ledger,
+        } = self;
+        ops.hash(h);
+        next_id.hash(h);
+        scratch.hash(h);
+        unresolved.hash(h);
+        by_auth.hash(h);
+        by_call.hash(h);
+        leases.hash(h);
+        auth_ledger.hash(h);
     }
 
     /// A worker crashed: a volatile journal forgets the operations it owned.

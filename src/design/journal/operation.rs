@@ -16,7 +16,7 @@ use crate::vocab::protocol::ToolCall;
 /// The identity fields (`id`, `auth`, `call`) are read through methods: the journal indexes
 /// them, so the call is changed only through [`Journal::set_call`](super::Journal::set_call).
 /// The state and its times change only through the journal's transitions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Operation {
     pub(super) id: OpId,
     pub(super) auth: AuthId,

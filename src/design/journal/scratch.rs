@@ -10,7 +10,7 @@ use crate::sim::Millis;
 use crate::vocab::ids::AttemptId;
 
 /// The executor's working state for one operation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Scratch {
     /// Sends since the last agent call.
     pub attempts: u32,
