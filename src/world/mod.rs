@@ -809,6 +809,12 @@ impl<'a> World<'a> {
         self.model
     }
 
+    /// The virtual time: under [`World::run_observed`], when the event about to be handled
+    /// is due; after a run, when it stopped.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
     }
