@@ -724,3 +724,51 @@ impl Executor for Journaled {
         self.recover(ctx, true, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::fingerprint::StableHasher;
+    use std::hash::Hasher;
+
+    const POLICY: Policy = Policy {
+        reconcile: true,
+        lease: true,
+        auth_ledger: false,
+        fencing: true,
+    };
+
+    fn fp(e: &Journaled) -> u64 {
+        let mut h = StableHasher::new();
+        assert!(e.fingerprint(&mut h));
+        h.finish()
+    }
+
+    /// A fresh executor of the policy, after `change`.
+    fn with(policy: Policy, change: impl FnOnce(&mut Journaled)) -> u64 {
+        let mut e = Journaled::new(policy, &ExecutorModel::default());
+        change(&mut e);
+        fp(&e)
+    }
+
+    #[test]
+    fn the_requests_out_their_fences_and_the_policy_are_in_the_fingerprint() {
+        let fresh = with(POLICY, |_| {});
+        assert_eq!(fresh, with(POLICY, |_| {}));
+        let out = |step, fence| {
+            with(POLICY, move |e| {
+                e.pending.insert(AttemptId(1), (step, fence));
+            })
+        };
+        assert_ne!(fresh, out(Step::Create, Some(1)));
+        assert_ne!(out(Step::Create, Some(1)), out(Step::Read, Some(1)));
+        assert_ne!(out(Step::Create, Some(1)), out(Step::Create, Some(2)));
+        assert_ne!(out(Step::Create, Some(1)), out(Step::Create, None));
+        assert_ne!(fresh, with(POLICY, |e| e.fence = Some(1)));
+        let other = Policy {
+            fencing: false,
+            ..POLICY
+        };
+        assert_ne!(fresh, with(other, |_| {}));
+    }
+}

@@ -191,3 +191,38 @@ impl Executor for Layered {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::fingerprint::StableHasher;
+    use std::hash::Hasher;
+
+    fn with(change: impl FnOnce(&mut Layered)) -> u64 {
+        let mut e = Layered {
+            config: ExecutorModel::default(),
+            loops: BTreeMap::new(),
+        };
+        change(&mut e);
+        let mut h = StableHasher::new();
+        assert!(e.fingerprint(&mut h));
+        h.finish()
+    }
+
+    #[test]
+    fn each_layers_count_per_operation_is_in_the_fingerprint() {
+        let fresh = with(|_| {});
+        assert_eq!(fresh, with(|_| {}));
+        let count = |op, http, tool, queue| {
+            with(move |e| {
+                e.loops.insert(OpId(op), Loops { http, tool, queue });
+            })
+        };
+        assert_ne!(fresh, count(0, 0, 0, 0));
+        let base = count(0, 1, 0, 0);
+        assert_ne!(base, count(1, 1, 0, 0));
+        assert_ne!(base, count(0, 2, 0, 0));
+        assert_ne!(base, count(0, 1, 1, 0));
+        assert_ne!(base, count(0, 1, 0, 1));
+    }
+}

@@ -509,3 +509,49 @@ impl Agent {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::fingerprint::StableHasher;
+    use std::hash::Hasher;
+
+    fn intent() -> Intent {
+        Intent {
+            id: IntentId(0),
+            arrival_ms: 0,
+            tenant: Tenant(0),
+            endpoint: Endpoint(0),
+            params: Params(1),
+            repeat_of: None,
+            steps: 1,
+        }
+    }
+
+    /// The fingerprint of an agent whose one intent's user was told `told` at `at_ms`.
+    fn told(told: Option<Told>, at_ms: Millis) -> u64 {
+        let config: AgentModel = serde_json::from_value(serde_json::json!({
+            "tool_timeout_ms": 1000, "max_calls": 2,
+            "on_failure": { "give_up": 1 }, "on_unknown": { "replan": 1 }
+        }))
+        .unwrap();
+        let mut agent = Agent::new(config);
+        let mut trace = Trace::default();
+        agent.start(intent(), 0, &mut trace);
+        if let Some(t) = told {
+            agent.tell(IntentId(0), t, at_ms, &mut trace);
+        }
+        let mut h = StableHasher::new();
+        agent.fingerprint(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn what_the_user_was_told_and_when_is_in_the_fingerprint() {
+        let success = Some(Told::Success);
+        assert_eq!(told(success, 5), told(success, 5));
+        assert_ne!(told(success, 5), told(success, 6));
+        assert_ne!(told(success, 5), told(Some(Told::Unresolved), 5));
+        assert_ne!(told(success, 5), told(None, 5));
+    }
+}

@@ -272,4 +272,309 @@ mod tests {
         assert_ne!(of(&[(1, 2)]), of(&[(1, 2), (0, 0)]));
         assert_ne!(of(&[(1, 2), (3, 4)]), of(&[(1, 4), (3, 2)]));
     }
+
+    mod state {
+        //! Every part of the state is in the fingerprint: a world run to its end, then one
+        //! field changed, against the same world unchanged.
+
+        use std::hash::{Hash, Hasher};
+        use std::path::Path;
+
+        use crate::design::{Design, ExecCtx, Executor, OpState};
+        use crate::model::Model;
+        use crate::sim::RandomChooser;
+        use crate::vocab::ids::*;
+        use crate::vocab::protocol::{Request, Response, ToolCall};
+        use crate::vocab::record::End;
+        use crate::world::keystore::{Record, ScopedKey, Slot};
+        use crate::world::ledger::Effect;
+        use crate::world::{Event, World};
+
+        fn model() -> Model {
+            let path =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("models/ticket_lost_response.json");
+            Model::load(&path).unwrap_or_else(|e| panic!("{e}"))
+        }
+
+        fn lease_design() -> &'static dyn Design {
+            crate::design::find("journal_reconcile_lease").unwrap()
+        }
+
+        /// The fingerprint of the world `journal_reconcile_lease` leaves on the lost-response
+        /// model (seed 7), after `change`.
+        fn after(change: impl FnOnce(&mut World<'_>)) -> u64 {
+            let model = model();
+            let mut w = World::new(&model, lease_design(), false);
+            w.run(&mut RandomChooser::new(7));
+            change(&mut w);
+            w.fingerprint().expect("a built-in design")
+        }
+
+        /// `change` makes a different state; `same` does not.
+        fn differs(change: impl FnOnce(&mut World<'_>)) {
+            assert_ne!(after(change), after(|_| {}));
+        }
+
+        fn same(change: impl FnOnce(&mut World<'_>)) {
+            assert_eq!(after(change), after(|_| {}));
+        }
+
+        #[test]
+        fn the_world_left_behind_has_something_in_every_part() {
+            let model = model();
+            let mut w = World::new(&model, lease_design(), false);
+            w.run(&mut RandomChooser::new(7));
+            assert!(!w.op_records.is_empty() && !w.claims.is_empty());
+            assert!(!w.attempts.is_empty() && !w.ledger.effects().is_empty());
+            assert!(!w.provider.store().is_empty());
+            assert!(w.journal.get_mut().leases().get(OpId(0)).is_some());
+            assert_eq!(after(|_| {}), after(|_| {}));
+        }
+
+        #[test]
+        fn the_clock() {
+            differs(|w| w.now += 1);
+        }
+
+        #[test]
+        fn queued_events_their_times_payloads_order_and_holds() {
+            let wake = |job| Event::ProviderWake { job };
+            // An event more; at another time; another payload.
+            differs(|w| w.push(900_000, wake(0)));
+            assert_ne!(
+                after(|w| w.queue.push(900_000, wake(0))),
+                after(|w| w.queue.push(900_001, wake(0)))
+            );
+            assert_ne!(
+                after(|w| w.queue.push(900_000, wake(0))),
+                after(|w| w.queue.push(900_000, wake(1)))
+            );
+            // Two events due at one moment, in the other order.
+            assert_ne!(
+                after(|w| {
+                    w.queue.push(900_000, wake(0));
+                    w.queue.push(900_000, wake(1));
+                }),
+                after(|w| {
+                    w.queue.push(900_000, wake(1));
+                    w.queue.push(900_000, wake(0));
+                })
+            );
+            // Held by a pause rather than pushed: a later hold to the same moment queues
+            // before the one, after the other.
+            assert_ne!(
+                after(|w| w.queue.push(900_000, wake(0))),
+                after(|w| w.queue.defer(900_000, wake(0)))
+            );
+            // How many events were pushed before is not state: only the order they pop in.
+            assert_eq!(
+                after(|w| w.queue.push(900_000, wake(0))),
+                after(|w| {
+                    w.queue.push(1, wake(5));
+                    w.queue.pop();
+                    w.queue.push(900_000, wake(0));
+                })
+            );
+        }
+
+        #[test]
+        fn the_event_being_handled() {
+            differs(|w| w.current = Some(Event::ProviderWake { job: 0 }));
+            assert_ne!(
+                after(|w| w.current = Some(Event::ProviderWake { job: 0 })),
+                after(|w| w.current = Some(Event::ProviderWake { job: 1 }))
+            );
+        }
+
+        #[test]
+        fn workers_up_incarnation_and_inbox() {
+            differs(|w| w.workers[0].incarnation += 1);
+            differs(|w| w.workers[0].up = false);
+            differs(|w| w.workers[0].inbox.push(ToolCall::for_tests(0)));
+            differs(|w| w.workers[0].executor = None);
+        }
+
+        /// An executor whose memory is one number.
+        struct Memory(u64);
+
+        impl Executor for Memory {
+            fn on_call(&mut self, _: &mut ExecCtx<'_>, _: ToolCall) {}
+            fn on_response(&mut self, _: &mut ExecCtx<'_>, _: OpId, _: AttemptId, _: Response) {}
+            fn fingerprint(&self, mut h: &mut dyn Hasher) -> bool {
+                self.0.hash(&mut h);
+                true
+            }
+        }
+
+        /// An executor that does not say what its memory is.
+        struct Opaque;
+
+        impl Executor for Opaque {
+            fn on_call(&mut self, _: &mut ExecCtx<'_>, _: ToolCall) {}
+            fn on_response(&mut self, _: &mut ExecCtx<'_>, _: OpId, _: AttemptId, _: Response) {}
+        }
+
+        #[test]
+        fn executor_memory() {
+            let with = |m: u64| after(move |w| w.workers[0].executor = Some(Box::new(Memory(m))));
+            assert_eq!(with(1), with(1));
+            assert_ne!(with(1), with(2));
+            let model = model();
+            let mut w = World::new(&model, lease_design(), false);
+            w.run(&mut RandomChooser::new(7));
+            w.workers[0].executor = Some(Box::new(Opaque));
+            assert_eq!(w.fingerprint(), None);
+            // A worker that is down has no memory to hash.
+            w.workers[0].executor = None;
+            assert!(w.fingerprint().is_some());
+        }
+
+        #[test]
+        fn intents_and_the_agent() {
+            differs(|w| {
+                let now = w.now;
+                w.workload.arrive(now, &mut RandomChooser::new(0));
+            });
+            differs(|w| {
+                let intent = w.workload.intents()[0];
+                let now = w.now;
+                w.agent.start(intent, now, &mut w.trace);
+            });
+        }
+
+        /// A key record no request has touched, first requested at `first_ms`.
+        fn record(first_ms: u64) -> Record {
+            Record {
+                fingerprint: Params(1),
+                endpoint: Endpoint(0),
+                first_request_ms: first_ms,
+                first_sent_ms: None,
+                completed_ms: Some(first_ms + 1),
+                pruned_at_ms: None,
+                slot: Slot::Done {
+                    reply: crate::vocab::protocol::Reply::InProgress,
+                    resource: None,
+                },
+            }
+        }
+
+        fn scoped(key: u64) -> ScopedKey {
+            ScopedKey {
+                tenant: Some(Tenant(0)),
+                endpoint: None,
+                region: None,
+                key: Key(key),
+            }
+        }
+
+        #[test]
+        fn key_store_records_with_their_times_and_pruning_moments() {
+            let claim = |w: &mut World<'_>, first_ms| {
+                w.provider.store().claim(scoped(99), record(first_ms), |_| false);
+            };
+            differs(|w| claim(w, 10));
+            assert_ne!(after(|w| claim(w, 10)), after(|w| claim(w, 11)));
+            assert_ne!(
+                after(|w| {
+                    claim(w, 10);
+                    w.provider.store().prune_at(&scoped(99), 500);
+                }),
+                after(|w| {
+                    claim(w, 10);
+                    w.provider.store().prune_at(&scoped(99), 501);
+                })
+            );
+        }
+
+        #[test]
+        fn provider_jobs_and_resources() {
+            let send = |w: &mut World<'_>, at_ms| {
+                let mut out = Vec::new();
+                let env = crate::world::provider::Env {
+                    now: at_ms,
+                    faults: &w.faults,
+                    ch: &mut RandomChooser::new(0),
+                    trace: &mut w.trace,
+                    out: &mut out,
+                };
+                let request = Request::create(&ToolCall::for_tests(5), None);
+                w.provider.on_request(AttemptId(40), request, env);
+            };
+            differs(|w| send(w, 900_000));
+            assert_ne!(after(|w| send(w, 900_000)), after(|w| send(w, 900_001)));
+        }
+
+        #[test]
+        fn the_ledger() {
+            let commit = |w: &mut World<'_>, at_ms| {
+                let e = w.ledger.effects()[0];
+                w.ledger.commit(Effect { at_ms, ..e });
+            };
+            differs(|w| commit(w, 900_000));
+            assert_ne!(after(|w| commit(w, 900_000)), after(|w| commit(w, 900_001)));
+        }
+
+        #[test]
+        fn the_journal_records_scratch_leases_ledger_and_index() {
+            let op = OpId(0);
+            differs(|w| {
+                let now = w.now;
+                w.journal.get_mut().transition(op, OpState::Escalated, now);
+            });
+            differs(|w| w.journal.get_mut().get_mut(op).unwrap().receipt = None);
+            differs(|w| w.journal.get_mut().scratch_mut(op).unwrap().reads += 1);
+            differs(|w| {
+                let holder = crate::design::journal::Holder {
+                    worker: WorkerId(0),
+                    incarnation: 1,
+                };
+                w.journal.get_mut().claim(op, holder, 10_000_000, 5).unwrap();
+            });
+            differs(|w| {
+                w.journal
+                    .get_mut()
+                    .auth_ledger_mut()
+                    .consume(AuthId(9), Key(9), Params(9));
+            });
+            differs(|w| {
+                let call = w.journal.get_mut().get(op).unwrap().call();
+                let other = ToolCall {
+                    call: CallId(call.call.0 + 10),
+                    ..call
+                };
+                w.journal.get_mut().set_call(op, other);
+            });
+        }
+
+        #[test]
+        fn sends_minted_ids_counters_and_fault_numbers() {
+            differs(|w| w.attempts[0].open = !w.attempts[0].open);
+            differs(|w| w.minted.keys += 1);
+            differs(|w| w.minted.attempts += 1);
+            differs(|w| w.remote_calls += 1);
+            differs(|w| w.random_crashes += 1);
+            differs(|w| {
+                let next = AttemptId(w.attempts.len() as u32 + 1);
+                w.faults.number(next, true);
+            });
+        }
+
+        #[test]
+        fn observer_records_op_records_sends_claims_and_the_end() {
+            differs(|w| w.op_records[0].first_unknown_ms = Some(123_456));
+            differs(|w| w.attempt_ops.push(OpId(0)));
+            differs(|w| w.claims[0].at_ms += 1);
+            differs(|w| w.claims.pop().map(|_| ()).unwrap_or(()));
+            differs(|w| w.end = (End::Horizon, w.now));
+        }
+
+        #[test]
+        fn the_trace_and_fired_faults_are_not_state() {
+            same(|w| w.trace = crate::vocab::trace::Trace::new(true));
+            same(|w| {
+                w.faults.drops_reply(AttemptId(1));
+                w.take_fired_faults();
+            });
+        }
+    }
 }
