@@ -252,7 +252,10 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), 1000);
         // Same words, other grouping: a vector's length is part of its hash.
-        assert_ne!(hash((vec![1u32], vec![2u32])), hash((vec![1u32, 2], Vec::<u32>::new())));
+        assert_ne!(
+            hash((vec![1u32], vec![2u32])),
+            hash((vec![1u32, 2], Vec::<u32>::new()))
+        );
         // Integers hash by value whatever their width or sign.
         assert_eq!(hash(7u32), hash(7u64));
         assert_eq!(hash(7usize), hash(7u64));
@@ -470,7 +473,9 @@ mod tests {
         #[test]
         fn key_store_records_with_their_times_and_pruning_moments() {
             let claim = |w: &mut World<'_>, first_ms| {
-                w.provider.store().claim(scoped(99), record(first_ms), |_| false);
+                w.provider
+                    .store()
+                    .claim(scoped(99), record(first_ms), |_| false);
             };
             differs(|w| claim(w, 10));
             assert_ne!(after(|w| claim(w, 10)), after(|w| claim(w, 11)));
@@ -528,7 +533,10 @@ mod tests {
                     worker: WorkerId(0),
                     incarnation: 1,
                 };
-                w.journal.get_mut().claim(op, holder, 10_000_000, 5).unwrap();
+                w.journal
+                    .get_mut()
+                    .claim(op, holder, 10_000_000, 5)
+                    .unwrap();
             });
             differs(|w| {
                 w.journal
