@@ -3,8 +3,8 @@
 //! shows, while the real design it was built from passes the same property on the same model
 //! and seeds: the one change is the bug. The models make the counts exact.
 //!
-//! Each bug is rare on its model (a fault with a small probability, or a timing near the end
-//! of its range), so that plain random search needs many runs to meet it:
+//! Each bug is rare on its model (a fault with a small probability, a timing near the end of
+//! its range, or a rare workload), so that plain random search needs many runs to meet it:
 //!
 //! | # | bad design | built from: the one change | model (`models/bad/`) | property violated | violating seeds of 1000 | first violating seed | random runs to the first violation |
 //! |---|---|---|---|---|---|---|---|
@@ -14,6 +14,7 @@
 //! | 4 | `broken_unfenced` | `journal_reconcile_lease`: no fencing | `stalled_holder_refused` | `no_false_failure` | 16 | 64 | 65 |
 //! | 5 | `bad_retention_forever` | `journal`: no assumed retention, old key resent | `retention_next_day` | `no_duplicate` | 9 | 48 | 49 |
 //! | 6 | `bad_in_progress_is_failure` | `same_key`: 409 in progress heard as failure | `in_progress_at_retry` | `no_false_failure` | 10 | 156 | 157 |
+//! | 7 | `bad_tenant_blind_hash` | `payload_hash_key`: tenant left out of the hash | `tenants_same_request` | `no_merged_repeat` | 11 | 7 | 8 |
 //! | 8 | `bad_sweeper_without_lease` | `journal_reconcile_lease`: no lease | `sweeper_takes_live_op` | `no_duplicate` | 7 | 156 | 157 |
 //! | 9 | `bad_accepted_is_done` | `journal`: 202 Accepted heard as done | `async_failure_rare` | `no_false_success` | 10 | 353 | 354 |
 //!
@@ -120,7 +121,7 @@ fn assert_caught(k: &Known) {
     }
 }
 
-const CORPUS: [Known; 8] = [
+const CORPUS: [Known; 9] = [
     // 1. A replan after a lost reply mints a new key: a second ticket.
     Known {
         bad: bad::key_per_call,
@@ -195,6 +196,21 @@ const CORPUS: [Known; 8] = [
         first: 156,
         shows: &["-> 409 in progress", "op 0 dispatched -> failed"],
     },
+    // 7. Two tenants ask for the same thing: one key, the second answered with the first's
+    // ticket.
+    Known {
+        bad: || &bad::TENANT_BLIND_HASH,
+        real: "payload_hash_key",
+        model: "tenants_same_request",
+        property: Property::NoMergedRepeat,
+        violating: 11,
+        first: 7,
+        shows: &[
+            "intent 1 arrives: genuinely repeats intent 0",
+            "seen: replay -> 201 created r0, replayed",
+            "worker 0: reports success (r0) for call 2",
+        ],
+    },
     // 8. Another worker's sweeper takes a live operation over and sends it again.
     Known {
         bad: || &bad::SWEEPER_WITHOUT_LEASE,
@@ -263,6 +279,11 @@ fn in_progress_treated_as_failure_is_caught() {
 }
 
 #[test]
+fn payload_hash_ignoring_the_tenant_is_caught() {
+    assert_caught(known("tenants_same_request"));
+}
+
+#[test]
 fn sweeper_resending_without_a_lease_is_caught() {
     assert_caught(known("sweeper_takes_live_op"));
 }
@@ -299,4 +320,25 @@ fn the_corpus_models_pass_check() {
     let text = cli::stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", cli::stderr(&out));
     assert!(!text.contains("FAIL"), "{text}");
+}
+
+/// The workload knob bug 7 needs: with `repeat_across_tenants`, a genuine repeat comes from
+/// the tenant whose turn it is; without it, from the tenant it repeats.
+#[test]
+fn a_repeat_across_tenants_comes_from_the_next_tenant() {
+    use retrylab::vocab::ids::{IntentId, Tenant};
+    use retrylab::world::World;
+    let k = known("tenants_same_request");
+    let mut model = load(k.model);
+    let payload_hash_key = design::find("payload_hash_key").unwrap();
+    for (across, tenant) in [(true, Tenant(1)), (false, Tenant(0))] {
+        model.workload.repeat_across_tenants = across;
+        let mut world = World::new(&model, payload_hash_key, false);
+        world.run(&mut RandomChooser::new(k.first));
+        let second = world.workload().intents()[1];
+        assert_eq!(
+            (second.repeat_of, second.tenant),
+            (Some(IntentId(0)), tenant)
+        );
+    }
 }
