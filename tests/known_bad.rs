@@ -6,22 +6,24 @@
 //! Each bug is rare on its model (a fault with a small probability, a timing near the end of
 //! its range, or a rare workload), so that plain random search needs many runs to meet it:
 //!
-//! | # | bad design | built from: the one change | model (`models/bad/`) | property violated | violating seeds of 1000 | first violating seed | random runs to the first violation |
-//! |---|---|---|---|---|---|---|---|
-//! | 1 | `new_key_after_replan` | `same_key`: key minted per tool call | `lost_reply_rare` | `no_duplicate` | 12 | 55 | 56 |
-//! | 2 | `bad_record_after_send` | `journal`: key written to the journal after the send | `crash_after_send_rare` | `no_duplicate` | 10 | 62 | 63 |
-//! | 3 | `broken_negative_read_at_once` | `journal_reconcile`: "not found" trusted at once | `lagging_search_rare` | `no_duplicate` | 7 | 164 | 165 |
-//! | 4 | `broken_unfenced` | `journal_reconcile_lease`: no fencing | `stalled_holder_refused` | `no_false_failure` | 16 | 64 | 65 |
-//! | 5 | `bad_retention_forever` | `journal`: no assumed retention, old key resent | `retention_next_day` | `no_duplicate` | 9 | 48 | 49 |
-//! | 6 | `bad_in_progress_is_failure` | `same_key`: 409 in progress heard as failure | `in_progress_at_retry` | `no_false_failure` | 10 | 156 | 157 |
-//! | 7 | `bad_tenant_blind_hash` | `payload_hash_key`: tenant left out of the hash | `tenants_same_request` | `no_merged_repeat` | 11 | 7 | 8 |
-//! | 8 | `bad_sweeper_without_lease` | `journal_reconcile_lease`: no lease | `sweeper_takes_live_op` | `no_duplicate` | 7 | 156 | 157 |
-//! | 9 | `bad_accepted_is_done` | `journal`: 202 Accepted heard as done | `async_failure_rare` | `no_false_success` | 10 | 353 | 354 |
+//! | # | bad design | built from: the one change | model (`models/bad/`) | what a run must draw | property violated | violating seeds of 1000 | first violating seed | random runs to the first violation |
+//! |---|---|---|---|---|---|---|---|---|
+//! | 1 | `new_key_after_replan` | `same_key`: key minted per tool call | `lost_reply_rare` | one lost reply | `no_duplicate` | 12 | 55 | 56 |
+//! | 2 | `bad_record_after_send` | `journal`: key written to the journal after the send | `crash_after_send_rare` | one worker crash after a send | `no_duplicate` | 10 | 62 | 63 |
+//! | 3 | `broken_negative_read_at_once` | `journal_reconcile`: "not found" trusted at once | `lagging_search_rare` | one lost reply, and an index lag past about 5.9 s | `no_duplicate` | 7 | 164 | 165 |
+//! | 4 | `broken_unfenced` | `journal_reconcile_lease`: no fencing | `stalled_holder_refused` | the call on worker 0, and a round trip above 1.4 s | `no_false_failure` | 16 | 64 | 65 |
+//! | 5 | `bad_retention_forever` | `journal`: no assumed retention, old key resent | `retention_next_day` | one lost reply, and the agent back after 24 h | `no_duplicate` | 9 | 48 | 49 |
+//! | 6 | `bad_in_progress_is_failure` | `same_key`: 409 in progress heard as failure | `in_progress_at_retry` | a first processing time above about 5.5 s | `no_false_failure` | 10 | 156 | 157 |
+//! | 7 | `bad_tenant_blind_hash` | `payload_hash_key`: tenant left out of the hash | `tenants_same_request` | a repeat (of the other tenant's request) | `no_merged_repeat` | 11 | 7 | 8 |
+//! | 8 | `bad_sweeper_without_lease` | `journal_reconcile_lease`: no lease | `sweeper_takes_live_op` | a first processing time above about 24 s | `no_duplicate` | 7 | 156 | 157 |
+//! | 9 | `bad_accepted_is_done` | `journal`: 202 Accepted heard as done | `async_failure_rare` | one failure of the accepted work | `no_false_success` | 10 | 353 | 354 |
 //!
-//! (Bugs 6 and 8 both need the first processing time near the top of its range, so they meet
-//! it on the same seeds.) What each model does and why the bug shows there is in its
-//! `description`; its `expect` block pins the real design (and any built-in design with the
-//! same flaw), so `retrylab check models/bad/*.json` passes.
+//! ("About": the exact edge depends on the latencies drawn.) Bugs 6 and 8 both need the
+//! first processing time near the top of its range, so they meet it on the same seeds. What
+//! each model does and why the bug shows there is in its `description`; its `expect` block
+//! pins the real design (and any built-in design with the same flaw), so `retrylab check
+//! models/bad/*.json` passes. Bug 7 needs two tenants asking for the same thing: the
+//! workload knob `repeat_across_tenants`.
 
 #[path = "common/bad.rs"]
 mod bad;
