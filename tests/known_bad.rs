@@ -10,7 +10,7 @@
 //! |---|---|---|---|---|---|---|---|---|
 //! | 1 | `new_key_after_replan` | `same_key`: key minted per tool call | `lost_reply_rare` | one lost reply | `no_duplicate` | 12 | 55 | 56 |
 //! | 2 | `bad_record_after_send` | `journal`: key written to the journal after the send | `crash_after_send_rare` | one worker crash after a send | `no_duplicate` | 10 | 62 | 63 |
-//! | 3 | `broken_negative_read_at_once` | `journal_reconcile`: "not found" trusted at once | `lagging_search_rare` | one lost reply, and an index lag past about 5.9 s | `no_duplicate` | 7 | 164 | 165 |
+//! | 3 | `broken_negative_read_at_once` | `journal_reconcile`: "not found" trusted at once | `lagging_search_rare` | one lost reply, and an index lag past about 6 s | `no_duplicate` | 7 | 164 | 165 |
 //! | 4 | `broken_unfenced` | `journal_reconcile_lease`: no fencing | `stalled_holder_refused` | the call on worker 0, and a round trip above 1.4 s | `no_false_failure` | 16 | 64 | 65 |
 //! | 5 | `bad_retention_forever` | `journal`: no assumed retention, old key resent | `retention_next_day` | one lost reply, and the agent back after 24 h | `no_duplicate` | 9 | 48 | 49 |
 //! | 6 | `bad_in_progress_is_failure` | `same_key`: 409 in progress heard as failure | `in_progress_at_retry` | a first processing time above about 5.5 s | `no_false_failure` | 10 | 156 | 157 |
