@@ -86,6 +86,11 @@ pub struct WorkloadModel {
     /// really wants a second, identical resource.
     #[serde(default)]
     pub genuine_repeat: Ratio,
+    /// A genuine repeat comes from the tenant whose turn it is, not from the tenant of the
+    /// intent it repeats: another customer asking for exactly the same thing (identical
+    /// arguments; each wants a resource of their own). No effect with one tenant.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub repeat_across_tenants: bool,
     /// Intents are spread over this many tenants, round-robin.
     #[serde(default = "one")]
     pub tenants: u32,
@@ -124,6 +129,10 @@ pub struct AgentModel {
     /// A re-run of the same call (`retry_same`) keeps its authorization. 0 by default.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub authorization_loss: Ratio,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn is_zero(r: &Ratio) -> bool {
