@@ -5,6 +5,12 @@
 //! with the same model and design reproduces the run exactly. When the vector runs out, every
 //! further decision takes its default (alternative 0), which is what lets a shrinker delete
 //! entries. A value that is not a possible alternative is an error, reported after the run.
+//!
+//! Values are what the chooser answered: for a weighted decision, the index among its
+//! possible (non-zero) alternatives; for a range, the offset from its minimum. A vector
+//! recorded by a chooser that [orders ties](Chooser::orders_ties) holds the
+//! [`Purpose::Order`] decisions too, and replays only with
+//! [`ReplayChooser::ordering_ties`]`(true)` (`retrylab replay --ties`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -101,6 +107,7 @@ pub struct ReplayChooser {
     position: usize,
     error: Option<ReplayError>,
     lenient: bool,
+    ties: bool,
 }
 
 impl ReplayChooser {
@@ -110,6 +117,7 @@ impl ReplayChooser {
             position: 0,
             error: None,
             lenient: false,
+            ties: false,
         }
     }
 
@@ -122,7 +130,14 @@ impl ReplayChooser {
             position: 0,
             error: None,
             lenient: true,
+            ties: false,
         }
+    }
+
+    /// Whether the replay orders events due at the same instant by a choice, as the run it
+    /// replays did (see [`Chooser::orders_ties`]); off by default.
+    pub fn ordering_ties(self, on: bool) -> Self {
+        Self { ties: on, ..self }
     }
 
     /// After the run: whether it followed the vector exactly.
@@ -159,6 +174,10 @@ impl Chooser for ReplayChooser {
             });
         }
         alternatives.default_value()
+    }
+
+    fn orders_ties(&self) -> bool {
+        self.ties
     }
 }
 
