@@ -209,6 +209,37 @@ mod tests {
     }
 
     #[test]
+    fn tie_ordering_is_off_unless_asked_for() {
+        assert!(!ReplayChooser::new(ChoiceVector::default()).orders_ties());
+        assert!(!ReplayChooser::lenient(&[]).orders_ties());
+        let r = ReplayChooser::new(ChoiceVector(vec![1])).ordering_ties(true);
+        assert!(r.orders_ties());
+        assert!(
+            ReplayChooser::lenient(&[1])
+                .ordering_ties(true)
+                .orders_ties()
+        );
+        assert!(!r.ordering_ties(false).orders_ties());
+    }
+
+    #[test]
+    fn a_span_replays_its_offset() {
+        let mut r = ReplayChooser::new(ChoiceVector(vec![969, 1971]));
+        let span = Alternatives::Span { min: 30, len: 1971 };
+        assert_eq!(r.choose(Purpose::Latency, span), 969);
+        // 1971 is one past the last offset.
+        assert_eq!(r.choose(Purpose::Latency, span), 0);
+        assert!(matches!(
+            r.finish(),
+            Err(ReplayError::Impossible {
+                position: 2,
+                of: 1971,
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn reports_impossible_and_leftover_values() {
         let mut r = ReplayChooser::new(ChoiceVector(vec![9]));
         assert_eq!(r.choose(Purpose::Latency, Alternatives::Uniform(5)), 0);
