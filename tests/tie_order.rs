@@ -20,6 +20,10 @@ use serde_json::{Value, json};
 mod cli;
 use cli::{retrylab, shell, stderr, stdout};
 
+#[path = "common/strategies.rs"]
+mod strategies;
+use proptest::prelude::*;
+
 fn tie_model() -> Value {
     json!({
         "name": "tie",
@@ -222,4 +226,69 @@ fn trace_and_plain_replay_print_no_ties_flag() {
     assert!(text.contains("choices (0; "), "{text}");
     assert!(text.contains("--choices ''\n"), "{text}");
     assert!(!text.contains("--ties"), "{text}");
+}
+
+/// Random simulation that orders ties: `Purpose::Order` drawn from its own stream like any
+/// other choice, or always 0 (first in, first out) when `fifo`.
+struct RandomTies {
+    random: RandomChooser,
+    fifo: bool,
+}
+
+impl Chooser for RandomTies {
+    fn choose(&mut self, purpose: Purpose, alternatives: Alternatives<'_>) -> u64 {
+        if purpose == Purpose::Order && self.fifo {
+            return 0;
+        }
+        self.random.choose(purpose, alternatives)
+    }
+
+    fn orders_ties(&self) -> bool {
+        true
+    }
+}
+
+proptest! {
+    #![proptest_config(strategies::config(
+        48,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/proptest-regressions/tie_order.txt"),
+    ))]
+
+    /// On generated models (crashes, losses, scripted faults, a stalled executor, any
+    /// provider contract) and every design: ordering ties with alternative 0 everywhere is
+    /// the first-in-first-out run, and a run with ties ordered at random replays exactly
+    /// with `ordering_ties(true)`.
+    #[test]
+    fn tie_order_zero_is_fifo_and_a_tie_ordered_run_replays(
+        mut world in strategies::world(),
+        provider in strategies::any_provider(),
+        pause in prop::option::of(strategies::executor_pause()),
+        which in 0..design::all().len(),
+        seed in any::<u64>(),
+    ) {
+        world["provider"] = provider;
+        if let Some(mut p) = pause {
+            let count = world["workers"]["count"].as_u64().unwrap();
+            let w = p["pause"]["worker"].as_u64().unwrap();
+            p["pause"]["worker"] = json!(w % count);
+            world["faults"].as_array_mut().unwrap().push(p);
+        }
+        let model = Model::from_json(&world.to_string(), "generated")
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let d = design::all()[which];
+        let fifo = run_traced(&model, d, &mut RandomChooser::new(seed));
+        let zero = run_traced(&model, d, &mut RandomTies { random: RandomChooser::new(seed), fifo: true });
+        prop_assert_eq!(&zero.timeline, &fifo.timeline);
+        prop_assert_eq!(&zero.metrics, &fifo.metrics);
+        prop_assert!(zero.choices.iter().all(|c| c.purpose != Purpose::Order || c.value == 0));
+        let others: Vec<Choice> = zero.choices.iter().copied().filter(|c| c.purpose != Purpose::Order).collect();
+        prop_assert_eq!(&others, &fifo.choices);
+
+        let ordered = run_traced(&model, d, &mut RandomTies { random: RandomChooser::new(seed), fifo: false });
+        let mut replay = ReplayChooser::new(ordered.vector()).ordering_ties(true);
+        let replayed = run_traced(&model, d, &mut replay);
+        prop_assert_eq!(replay.finish(), Ok(()));
+        prop_assert_eq!(&replayed.timeline, &ordered.timeline);
+        prop_assert_eq!(&replayed.choices, &ordered.choices);
+    }
 }
