@@ -65,6 +65,8 @@ fn fingerprints(world: &mut World<'_>, ch: &mut dyn Chooser) -> Vec<(Millis, Opt
 struct Script {
     overrides: Vec<(Purpose, usize, u64)>,
     seen: BTreeMap<Purpose, usize>,
+    /// Whether events due at the same instant are ordered by a choice (`Purpose::Order`).
+    ties: bool,
 }
 
 impl Script {
@@ -72,7 +74,12 @@ impl Script {
         Self {
             overrides: overrides.to_vec(),
             seen: BTreeMap::new(),
+            ties: false,
         }
+    }
+
+    fn ordering_ties(self) -> Self {
+        Self { ties: true, ..self }
     }
 }
 
@@ -85,6 +92,10 @@ impl Chooser for Script {
             .iter()
             .find(|&&(p, k, _)| p == purpose && k == this)
             .map_or(alternatives.default_value(), |&(.., v)| v)
+    }
+
+    fn orders_ties(&self) -> bool {
+        self.ties
     }
 }
 
@@ -124,10 +135,14 @@ fn fingerprints_are_deterministic_at_every_event() {
 /// the attempt has timed out (and the agent has moved on) when the provider commits at
 /// 8010 ms and replies. Replies are lost with probability 1/2.
 fn slow_provider() -> Model {
+    model(&slow_provider_json())
+}
+
+fn slow_provider_json() -> serde_json::Value {
     let v = set(base(), "provider.processing_ms", json!(8_000));
     let v = set(v, "network.reply_loss", json!(0.5));
     let v = set(v, "agent.think_ms", json!(100));
-    let v = set(
+    set(
         v,
         "designs",
         json!([
@@ -136,8 +151,7 @@ fn slow_provider() -> Model {
             "layered_retries",
             "durable_authorization"
         ]),
-    );
-    model(&v)
+    )
 }
 
 /// Two paths to one state: the reply to the first attempt is lost (path A), or it arrives at
@@ -477,4 +491,45 @@ fn a_run_after_a_stopped_one_starts_afresh() {
         fingerprints(&mut world, &mut RandomChooser::new(4)),
         expected
     );
+}
+
+/// Two orders of one tie that commute: at 8020 ms the agent's own timeout of its first call
+/// (ignored: the user was told long before) and the late reply to attempt 1 (discarded) are
+/// due together, and a chooser that orders ties runs them one way or the other. The two
+/// paths differ while the tie is being run, and are one state again once both are handled.
+#[test]
+fn two_orders_of_a_tie_that_commute_reach_the_same_state() {
+    let model = model(&set(
+        slow_provider_json(),
+        "agent.tool_timeout_ms",
+        json!(8_020),
+    ));
+    let mut followed = 0;
+    for name in &model.designs {
+        let d = design(name);
+        let mut world = World::new(&model, d, false);
+        let mut order = |first: u64| {
+            let mut ch = Script::new(&[(Purpose::Order, 0, first)]).ordering_ties();
+            let run = fingerprints(&mut world, &mut ch);
+            assert_eq!(ch.seen.get(&Purpose::Order), Some(&1), "{name}: one tie");
+            (run, world.fingerprint())
+        };
+        let ((fifo, fifo_end), (swapped, swapped_end)) = (order(0), order(1));
+        assert_eq!(fifo.len(), swapped.len(), "{name}");
+        let differ: Vec<Millis> = fifo
+            .iter()
+            .zip(&swapped)
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a.0)
+            .collect();
+        // The two events of the tie, each seen with the other still queued.
+        assert_eq!(differ, [8_020, 8_020], "{name}");
+        // The world each run leaves behind (for layered_retries the tie is the last thing
+        // that happens).
+        assert_eq!(fifo_end, swapped_end, "{name}");
+        assert!(fifo_end.is_some());
+        followed += usize::from(fifo.last().unwrap().0 > 8_020);
+    }
+    // Where something is left to happen after the tie, the paths go on as one.
+    assert!(followed >= 3, "{followed}");
 }

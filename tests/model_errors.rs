@@ -1051,3 +1051,47 @@ fn expectation_unknown_field_is_refused_by_check_with_exit_2() {
     assert!(lines[0].contains("expect.same_key"), "{stderr}");
     assert!(lines[0].contains("unknown field `holds`"), "{stderr}");
 }
+
+/// VALID with an `explore` section.
+fn with_explore(explore: &str) -> String {
+    edit(
+        "  \"faults\": [{ \"drop_reply\": { \"attempt\": 1 } }]\n}",
+        &format!(
+            "  \"faults\": [{{ \"drop_reply\": {{ \"attempt\": 1 }} }}],\n  \"explore\": {explore}\n}}"
+        ),
+    )
+}
+
+#[test]
+fn explore_bound_is_accepted_with_its_default_run_limit() {
+    let m = Model::from_json(&with_explore(r#"{ "max_faults": 2 }"#), "m.json").unwrap();
+    let e = m.explore.unwrap();
+    assert_eq!((e.max_faults, e.max_runs), (2, 1_000_000));
+    assert!(Model::from_json(VALID, "m.json").unwrap().explore.is_none());
+}
+
+#[test]
+fn explore_bound_too_many_faults() {
+    let text = with_explore(r#"{ "max_faults": 9 }"#);
+    assert_first(
+        &text,
+        "explore.max_faults",
+        (23, 30),
+        "9 }",
+        &["9 faults per run", "limit of 6", "run"],
+    );
+}
+
+#[test]
+fn explore_bound_zero_runs_and_unknown_fields() {
+    let text = with_explore(r#"{ "max_faults": 1, "max_runs": 0 }"#);
+    assert_first(&text, "explore.max_runs", (23, 45), "0 }", &["at least 1"]);
+    let text = with_explore(r#"{ "faults": 1 }"#);
+    assert_first(
+        &text,
+        "explore.faults",
+        (23, 23),
+        "\": 1 }",
+        &["unknown field `faults`", "`max_faults`"],
+    );
+}

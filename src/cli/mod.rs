@@ -19,7 +19,7 @@ use crate::design::{self, Design};
 use crate::model::Model;
 use crate::report::ReplayCommand;
 use crate::run::{Traced, run_traced};
-use crate::sim::{ChoiceVector, RandomChooser, ReplayChooser};
+use crate::sim::{ChoiceVector, Class, RandomChooser, ReplayChooser};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 an expectation or --fail-on property failed, 2 bad input
@@ -173,6 +173,11 @@ struct ReplayArgs {
     /// Choice vector printed by `trace`: comma-separated integers (may be empty).
     #[arg(long, value_name = "C", allow_hyphen_values = true)]
     choices: String,
+    /// Order events due at the same instant by the vector's `order` choices, as the run
+    /// that recorded it did (a search that explores same-instant order prints this flag in
+    /// its replay commands); without it they run first in, first out.
+    #[arg(long)]
+    ties: bool,
 }
 
 fn run_after_help() -> String {
@@ -317,7 +322,7 @@ fn trace(a: TraceArgs) -> Result<(), CliError> {
         model.name,
         a.seed
     );
-    emit(&render_run(&header, &a.model, d, &traced))
+    emit(&render_run(&header, &a.model, d, &traced, false))
 }
 
 fn replay(a: ReplayArgs) -> Result<(), CliError> {
@@ -327,22 +332,28 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
         .choices
         .parse()
         .map_err(|e| CliError::Input(format!("--choices: {e}")))?;
-    let mut chooser = ReplayChooser::new(vector.clone());
+    let mut chooser = ReplayChooser::new(vector.clone()).ordering_ties(a.ties);
     let traced = run_traced(&model, d, &mut chooser);
     chooser
         .finish()
         .map_err(|e| CliError::Input(format!("--choices: {e}")))?;
     let header = format!(
-        "replay of {} on model {}, choices {}",
+        "replay of {} on model {}, choices {}{}",
         d.name(),
         model.name,
-        vector
+        vector,
+        if a.ties {
+            ", ties ordered by choice"
+        } else {
+            ""
+        }
     );
-    emit(&render_run(&header, &a.model, d, &traced))
+    emit(&render_run(&header, &a.model, d, &traced, a.ties))
 }
 
-/// The timeline, the outcome and the line that replays the run.
-fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced) -> String {
+/// The timeline, the outcome and the line that replays the run (`ties`: the run ordered
+/// same-instant events by choice, and so must its replay).
+fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced, ties: bool) -> String {
     let mut s = format!("{header}\n\n{}\n", t.timeline);
     s.push_str(&render_outcome(t));
     let named: Vec<String> = t
@@ -350,19 +361,33 @@ fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced) -> String {
         .iter()
         .map(|c| format!("{}:{}/{}", c.purpose.name(), c.value, c.of))
         .collect();
+    let classes: Vec<String> = Class::ALL
+        .into_iter()
+        .filter_map(|class| {
+            let n = t.choices.iter().filter(|c| c.class() == class).count();
+            (n > 0).then(|| format!("{n} {}", class.name()))
+        })
+        .collect();
+    let count = if classes.is_empty() {
+        "0".to_string()
+    } else {
+        format!("{}: {}", t.choices.len(), classes.join(", "))
+    };
     s.push_str(&format!(
-        "choices ({}, as purpose:alternative/number of alternatives): {}\n",
-        t.choices.len(),
+        "choices ({count}; as purpose:alternative/number of possible alternatives): {}\n",
         if named.is_empty() {
             "none".to_string()
         } else {
             named.join(" ")
         }
     ));
-    s.push_str(&format!(
-        "replay: {}\n",
-        replay_command(path).choices(d.name(), &t.vector().to_string())
-    ));
+    let replay = replay_command(path);
+    let line = if ties {
+        replay.choices_with_ties(d.name(), &t.vector().to_string())
+    } else {
+        replay.choices(d.name(), &t.vector().to_string())
+    };
+    s.push_str(&format!("replay: {line}\n"));
     s
 }
 

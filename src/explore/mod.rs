@@ -1,9 +1,10 @@
 //! Search drivers above the world: sweeps over seeds (parallel, paired, deterministic),
-//! shrinking of failing choice vectors, checking a model's expectations, and the
-//! determinism self-check.
+//! shrinking of failing choice vectors, checking a model's expectations, the determinism
+//! self-check, and the finite menus of timing choices a search offers.
 
 pub mod check;
 pub mod determinism;
+pub mod menu;
 pub mod shrink;
 pub mod sweep;
 

@@ -36,6 +36,30 @@ pub struct Model {
     /// What must hold, or must be violated, per design: checked by `retrylab check`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expect: BTreeMap<String, Expectation>,
+    /// A bound for exhaustive search: `retrylab explore` takes it as its default, and `check`
+    /// also searches every schedule within it for each design with expectations, checking
+    /// the properties the design must hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explore: Option<ExploreBound>,
+}
+
+/// The bound of an exhaustive search of a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExploreBound {
+    /// Most non-default fault choices (a lost message, a crash, a provider error...) per run.
+    pub max_faults: u32,
+    /// Most runs of the search; it stops there, incomplete.
+    #[serde(default = "default_explore_runs")]
+    pub max_runs: u64,
+}
+
+/// The most faults per run an exhaustive search may take: beyond it the number of schedules
+/// outgrows any budget (sample seeds with `run` instead).
+pub const MAX_EXPLORE_FAULTS: u32 = 6;
+
+fn default_explore_runs() -> u64 {
+    1_000_000
 }
 
 /// Properties (named as in [`crate::check::Property`]) that one design must satisfy on every
@@ -62,6 +86,11 @@ pub struct WorkloadModel {
     /// really wants a second, identical resource.
     #[serde(default)]
     pub genuine_repeat: Ratio,
+    /// A genuine repeat comes from the tenant whose turn it is, not from the tenant of the
+    /// intent it repeats: another customer asking for exactly the same thing (identical
+    /// arguments; each wants a resource of their own). No effect with one tenant.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub repeat_across_tenants: bool,
     /// Intents are spread over this many tenants, round-robin.
     #[serde(default = "one")]
     pub tenants: u32,
@@ -100,6 +129,10 @@ pub struct AgentModel {
     /// A re-run of the same call (`retry_same`) keeps its authorization. 0 by default.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub authorization_loss: Ratio,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn is_zero(r: &Ratio) -> bool {

@@ -40,6 +40,18 @@ pub(super) fn check(m: &Model) -> Problems {
         fault(&mut p, i, f, m.workers.count);
     }
     expectations(&mut p, m);
+    if let Some(e) = &m.explore {
+        if e.max_faults > MAX_EXPLORE_FAULTS {
+            p.push((
+                "explore.max_faults".into(),
+                format!(
+                    "{} faults per run is more than the limit of {MAX_EXPLORE_FAULTS} for an exhaustive search; sample seeds with `run` instead",
+                    e.max_faults
+                ),
+            ));
+        }
+        positive(&mut p, "explore.max_runs", e.max_runs);
+    }
     p
 }
 

@@ -86,6 +86,12 @@ impl ReplayCommand {
             shell_word(&self.model_path)
         )
     }
+
+    /// The command that replays a choice vector of `design` recorded with same-instant
+    /// order as a choice (`--ties`).
+    pub fn choices_with_ties(&self, design: &str, choices: &str) -> String {
+        format!("{} --ties", self.choices(design, choices))
+    }
 }
 
 /// `word` quoted for a POSIX shell when it needs to be.

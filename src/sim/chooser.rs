@@ -11,7 +11,12 @@
 //!   with a non-zero weight; a replay that runs out of recorded values takes the default, which
 //!   is what lets a shrinker delete entries;
 //! - a decision with only one possible alternative is not a choice: [`ChooserExt`] answers it
-//!   without calling the chooser, so it costs nothing and is not recorded.
+//!   without calling the chooser, so it costs nothing and is not recorded;
+//! - a chooser sees only possible alternatives: [`ChooserExt::weighted`] drops zero weights
+//!   before asking and maps the answer back to the caller's index, so a recorded choice
+//!   `(value, of)` counts only what could have happened;
+//! - every purpose has a [`Class`] (fault, timing, agent, schedule), which is what a search
+//!   bounds (a budget of faults) or enumerates (a menu of timings).
 
 use super::Ratio;
 
@@ -55,10 +60,43 @@ pub enum Purpose {
     AuthorizationLoss,
     /// When, between the retention floor and its maximum, a key record is pruned.
     Pruning,
+    /// Which of the events due at the same instant runs next (asked only by a chooser that
+    /// [orders ties](Chooser::orders_ties)).
+    Order,
+}
+
+/// The kind of a choice: what a search may bound or must enumerate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// Something goes wrong: a lost request or reply, a duplicate, a crash, a provider
+    /// error, an async failure, a lost authorization. Alternative 0 is "nothing goes wrong".
+    Fault,
+    /// How long something takes: an arrival gap, a think time, a latency, a processing time,
+    /// a visibility lag, a pruning moment. Alternative 0 is the shortest.
+    Timing,
+    /// What the user and the planner decide: a genuine repeat, the reaction to an error or an
+    /// unknown outcome.
+    Agent,
+    /// Who runs what, and in which order: the worker that takes a call, the order of events
+    /// due at the same instant.
+    Schedule,
+}
+
+impl Class {
+    pub const ALL: [Class; 4] = [Class::Fault, Class::Timing, Class::Agent, Class::Schedule];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Fault => "fault",
+            Class::Timing => "timing",
+            Class::Agent => "agent",
+            Class::Schedule => "schedule",
+        }
+    }
 }
 
 impl Purpose {
-    pub const COUNT: usize = 18;
+    pub const COUNT: usize = 19;
 
     pub const ALL: [Purpose; Purpose::COUNT] = [
         Purpose::Arrival,
@@ -79,6 +117,7 @@ impl Purpose {
         Purpose::AsyncFailure,
         Purpose::AuthorizationLoss,
         Purpose::Pruning,
+        Purpose::Order,
     ];
 
     /// Dense index, stable across versions of the same choice-vector format: new purposes
@@ -107,25 +146,56 @@ impl Purpose {
             Purpose::AsyncFailure => "async_failure",
             Purpose::AuthorizationLoss => "authorization_loss",
             Purpose::Pruning => "pruning",
+            Purpose::Order => "order",
+        }
+    }
+
+    /// The class of the choices made for this purpose.
+    pub fn class(self) -> Class {
+        match self {
+            Purpose::RequestLoss
+            | Purpose::ReplyLoss
+            | Purpose::Duplicate
+            | Purpose::ProviderError
+            | Purpose::ProviderCrash
+            | Purpose::WorkerCrash
+            | Purpose::ProviderErrorAfterCommit
+            | Purpose::AsyncFailure
+            | Purpose::AuthorizationLoss => Class::Fault,
+            Purpose::Arrival
+            | Purpose::AgentThink
+            | Purpose::Latency
+            | Purpose::Processing
+            | Purpose::VisibilityLag
+            | Purpose::Pruning => Class::Timing,
+            Purpose::AgentDecision | Purpose::Repeat => Class::Agent,
+            Purpose::WorkerPick | Purpose::Order => Class::Schedule,
         }
     }
 }
 
-/// The alternatives of one choice. Always at least two.
+/// The alternatives of one choice. Always at least two, every one of them possible.
 #[derive(Clone, Copy, Debug)]
 pub enum Alternatives<'a> {
-    /// `0..n`, equally likely.
+    /// `0..n`, equally likely ([`ChooserExt::index`]).
     Uniform(u64),
-    /// `0..weights.len()`, alternative `i` with relative weight `weights[i]`; a zero weight
-    /// is impossible.
+    /// `0..weights.len()`, alternative `i` with relative weight `weights[i]`. Every weight
+    /// is non-zero: [`ChooserExt::weighted`] and [`ChooserExt::chance`] pass only the
+    /// possible alternatives and map the answer back to the caller's index.
     Weighted(&'a [u32]),
+    /// The values `min..min + len` ([`ChooserExt::between`], `len >= 2`). The chooser returns
+    /// an *offset* in `0..len`; random choosers treat it exactly like `Uniform(len)`. `min` is
+    /// there so that a search can offer a menu of values around the model's thresholds.
+    Span { min: u64, len: u64 },
 }
 
 impl Alternatives<'_> {
+    /// How many alternatives there are; a chooser answers in `0..len()`.
     pub fn len(&self) -> u64 {
         match self {
             Alternatives::Uniform(n) => *n,
             Alternatives::Weighted(w) => w.len() as u64,
+            Alternatives::Span { len, .. } => *len,
         }
     }
 
@@ -136,25 +206,38 @@ impl Alternatives<'_> {
     /// Whether `value` names a possible alternative.
     pub fn allows(&self, value: u64) -> bool {
         match self {
-            Alternatives::Uniform(n) => value < *n,
             Alternatives::Weighted(w) => w.get(value as usize).is_some_and(|&x| x > 0),
+            _ => value < self.len(),
         }
     }
 
-    /// The default alternative: 0 if it is possible, else the first possible one.
+    /// The default alternative: 0 if it is possible, else the first possible one (always 0
+    /// for the alternatives [`ChooserExt`] passes, which are all possible).
     pub fn default_value(&self) -> u64 {
         match self {
-            Alternatives::Uniform(_) => 0,
             Alternatives::Weighted(w) => w.iter().position(|&x| x > 0).unwrap_or(0) as u64,
+            _ => 0,
         }
     }
 }
 
 /// The single source of nondeterminism of a run.
 pub trait Chooser {
-    /// Picks one of `alternatives` for `purpose` and returns its index.
+    /// Picks one of `alternatives` for `purpose` and returns its index (for a
+    /// [`Alternatives::Span`], its offset from `min`).
     fn choose(&mut self, purpose: Purpose, alternatives: Alternatives<'_>) -> u64;
+
+    /// Whether events due at the same instant are ordered by a choice ([`Purpose::Order`],
+    /// alternative 0 = first in, first out) instead of always first in, first out. Default
+    /// false: random simulation and plain replay are unchanged.
+    fn orders_ties(&self) -> bool {
+        false
+    }
 }
+
+/// Most weights [`ChooserExt::weighted`] compacts on the stack; longer lists are rare and
+/// go through the heap.
+const INLINE_WEIGHTS: usize = 8;
 
 /// The shapes of decision components need, each answered without a call when it is forced.
 pub trait ChooserExt: Chooser {
@@ -166,27 +249,55 @@ pub trait ChooserExt: Chooser {
         if p.is_one() {
             return true;
         }
+        // Strictly between 0 and 1: both alternatives are possible.
         let weights = [p.den() - p.num(), p.num()];
         self.choose(purpose, Alternatives::Weighted(&weights)) == 1
     }
 
-    /// A value in `min..=max`, uniformly.
+    /// A value in `min..=max`, uniformly: the chooser sees `Span { min, len }` and answers
+    /// an offset.
     fn between(&mut self, purpose: Purpose, min: u64, max: u64) -> u64 {
         debug_assert!(min <= max);
         if min == max {
             return min;
         }
-        min + self.choose(purpose, Alternatives::Uniform(max - min + 1))
+        let len = max - min + 1;
+        min + self.choose(purpose, Alternatives::Span { min, len })
     }
 
     /// An index into `weights`, with their relative weights; at least one must be non-zero.
+    ///
+    /// The chooser sees only the non-zero weights, in order, and its answer `k` (the `k`-th
+    /// possible alternative) is mapped back to the index of that weight in `weights`. A
+    /// random chooser draws exactly what it drew over the full list: the total and the
+    /// cumulative bounds of the possible alternatives are the same.
     fn weighted(&mut self, purpose: Purpose, weights: &[u32]) -> usize {
-        let mut possible = weights.iter().enumerate().filter(|(_, w)| **w > 0);
-        let first = possible.next().map(|(i, _)| i).unwrap_or(0);
-        if possible.next().is_none() {
-            return first;
+        let possible = weights.iter().filter(|&&w| w > 0).count();
+        if possible <= 1 {
+            return weights.iter().position(|&w| w > 0).unwrap_or(0);
         }
-        self.choose(purpose, Alternatives::Weighted(weights)) as usize
+        if possible == weights.len() {
+            return self.choose(purpose, Alternatives::Weighted(weights)) as usize;
+        }
+        let mut inline = [0u32; INLINE_WEIGHTS];
+        let heap: Vec<u32>;
+        let compact: &[u32] = if possible <= INLINE_WEIGHTS {
+            for (slot, &w) in inline.iter_mut().zip(weights.iter().filter(|&&w| w > 0)) {
+                *slot = w;
+            }
+            &inline[..possible]
+        } else {
+            heap = weights.iter().copied().filter(|&w| w > 0).collect();
+            &heap
+        };
+        let k = self.choose(purpose, Alternatives::Weighted(compact)) as usize;
+        weights
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w > 0)
+            .nth(k)
+            .map(|(i, _)| i)
+            .expect("a chooser answers one of the alternatives it was offered")
     }
 
     /// One of `0..n`, uniformly.
@@ -204,9 +315,18 @@ impl<C: Chooser + ?Sized> ChooserExt for C {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Choice {
     pub purpose: Purpose,
+    /// What the chooser answered: the index among the possible alternatives (for a
+    /// `between`, the offset from its minimum). Replaying it gives the same decision.
     pub value: u64,
-    /// How many alternatives there were.
+    /// How many possible alternatives there were.
     pub of: u64,
+}
+
+impl Choice {
+    /// The class of its purpose.
+    pub fn class(&self) -> Class {
+        self.purpose.class()
+    }
 }
 
 /// Wraps a chooser and records every decision it makes, in order: the run's choice vector.
@@ -234,6 +354,10 @@ impl Chooser for Recorder<'_> {
         });
         value
     }
+
+    fn orders_ties(&self) -> bool {
+        self.inner.orders_ties()
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +384,152 @@ mod tests {
         assert_eq!(c.0, 0);
         assert_eq!(c.between(Purpose::Latency, 7, 9), 8);
         assert_eq!(c.0, 1);
+    }
+
+    /// Answers a fixed value, remembers the alternatives it was offered.
+    struct Fixed {
+        answer: u64,
+        seen: Vec<(Purpose, String)>,
+        ties: bool,
+    }
+    impl Chooser for Fixed {
+        fn choose(&mut self, purpose: Purpose, alternatives: Alternatives<'_>) -> u64 {
+            self.seen.push((purpose, format!("{alternatives:?}")));
+            self.answer
+        }
+        fn orders_ties(&self) -> bool {
+            self.ties
+        }
+    }
+    fn fixed(answer: u64) -> Fixed {
+        Fixed {
+            answer,
+            seen: Vec::new(),
+            ties: false,
+        }
+    }
+
+    #[test]
+    fn every_purpose_has_its_class() {
+        use Class::*;
+        let table = [
+            (Purpose::Arrival, Timing),
+            (Purpose::Repeat, Agent),
+            (Purpose::WorkerPick, Schedule),
+            (Purpose::AgentThink, Timing),
+            (Purpose::AgentDecision, Agent),
+            (Purpose::Latency, Timing),
+            (Purpose::RequestLoss, Fault),
+            (Purpose::ReplyLoss, Fault),
+            (Purpose::Duplicate, Fault),
+            (Purpose::Processing, Timing),
+            (Purpose::ProviderError, Fault),
+            (Purpose::ProviderCrash, Fault),
+            (Purpose::VisibilityLag, Timing),
+            (Purpose::WorkerCrash, Fault),
+            (Purpose::ProviderErrorAfterCommit, Fault),
+            (Purpose::AsyncFailure, Fault),
+            (Purpose::AuthorizationLoss, Fault),
+            (Purpose::Pruning, Timing),
+            (Purpose::Order, Schedule),
+        ];
+        assert_eq!(table.len(), Purpose::COUNT);
+        for (i, (p, class)) in table.into_iter().enumerate() {
+            assert_eq!(Purpose::ALL[i], p, "the table follows Purpose::ALL");
+            assert_eq!(p.class(), class, "{}", p.name());
+        }
+        assert_eq!(Purpose::Order.name(), "order");
+        assert_eq!(Purpose::Order.index(), 18, "new purposes go at the end");
+        let names: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["fault", "timing", "agent", "schedule"]);
+    }
+
+    #[test]
+    fn weighted_offers_only_possible_alternatives_and_maps_the_answer_back() {
+        let weights = [0, 3, 0, 5, 2];
+        for (answer, index) in [(0, 1), (1, 3), (2, 4)] {
+            let mut c = fixed(answer);
+            assert_eq!(c.weighted(Purpose::AgentDecision, &weights), index);
+            assert_eq!(
+                c.seen,
+                vec![(Purpose::AgentDecision, "Weighted([3, 5, 2])".to_string())]
+            );
+        }
+        // Without zero weights the list goes through as it is.
+        let mut c = fixed(1);
+        assert_eq!(c.weighted(Purpose::AgentDecision, &[4, 1]), 1);
+        assert_eq!(c.seen[0].1, "Weighted([4, 1])");
+        // Longer than the inline buffer, with zeros.
+        let long = [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1];
+        let mut c = fixed(9);
+        assert_eq!(c.weighted(Purpose::AgentDecision, &long), 19);
+        assert_eq!(c.seen[0].1, format!("Weighted({:?})", [1u32; 10]));
+    }
+
+    #[test]
+    fn recorded_weighted_choice_counts_only_possible_alternatives_and_replays() {
+        use crate::sim::{ChoiceVector, ReplayChooser};
+        let weights = [0, 2, 0, 0, 1];
+        let mut inner = fixed(1);
+        let mut rec = Recorder::new(&mut inner);
+        assert_eq!(rec.weighted(Purpose::AgentDecision, &weights), 4);
+        assert_eq!(
+            rec.choices,
+            vec![Choice {
+                purpose: Purpose::AgentDecision,
+                value: 1,
+                of: 2
+            }]
+        );
+        assert_eq!(rec.choices[0].class(), Class::Agent);
+        let vector = ChoiceVector::from_choices(&rec.choices);
+        let mut replay = ReplayChooser::new(vector);
+        assert_eq!(replay.weighted(Purpose::AgentDecision, &weights), 4);
+        assert_eq!(replay.finish(), Ok(()));
+        // The old, uncompacted index 4 is no longer a possible answer.
+        let mut replay = ReplayChooser::new(ChoiceVector(vec![4]));
+        assert_eq!(replay.weighted(Purpose::AgentDecision, &weights), 1);
+        assert!(replay.finish().is_err());
+    }
+
+    #[test]
+    fn between_offers_a_span_and_records_the_offset() {
+        let mut inner = fixed(969);
+        let mut rec = Recorder::new(&mut inner);
+        assert_eq!(rec.between(Purpose::Latency, 30, 2000), 999);
+        assert_eq!(
+            rec.choices,
+            vec![Choice {
+                purpose: Purpose::Latency,
+                value: 969,
+                of: 1971
+            }]
+        );
+        assert_eq!(
+            inner.seen,
+            vec![(Purpose::Latency, "Span { min: 30, len: 1971 }".to_string())]
+        );
+        let span = Alternatives::Span { min: 30, len: 1971 };
+        assert_eq!(span.len(), 1971);
+        assert!(span.allows(1970) && !span.allows(1971));
+        assert_eq!(span.default_value(), 0);
+    }
+
+    #[test]
+    fn chance_offers_two_possible_alternatives() {
+        let mut c = fixed(1);
+        assert!(c.chance(Purpose::ReplyLoss, Ratio::new(1, 4).unwrap()));
+        assert_eq!(c.seen[0].1, "Weighted([3, 1])");
+    }
+
+    #[test]
+    fn recorder_forwards_tie_ordering() {
+        let mut plain = fixed(0);
+        assert!(!Recorder::new(&mut plain).orders_ties());
+        let mut ordering = fixed(0);
+        ordering.ties = true;
+        assert!(Recorder::new(&mut ordering).orders_ties());
+        assert!(!Counting(0).orders_ties(), "off by default");
     }
 
     #[test]

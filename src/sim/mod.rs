@@ -9,7 +9,7 @@ pub mod random;
 pub mod ratio;
 pub mod replay;
 
-pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Purpose, Recorder};
+pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Class, Purpose, Recorder};
 pub use queue::EventQueue;
 pub use random::RandomChooser;
 pub use ratio::Ratio;

@@ -6,6 +6,10 @@
 //! that very moment: a process that wakes finds what happened while it was frozen in the
 //! order it happened.
 //!
+//! Which of several events due at the same instant runs first can also be chosen: the queue
+//! sets them aside ([`EventQueue::open_tie`]), the caller reads them and takes one
+//! ([`EventQueue::close_tie`]), and the others go back in their places, keeping their order.
+//!
 //! The heap holds only small keys (time, sequence, slot); the events themselves wait in a
 //! slab of slots. Sifting moves 24-byte keys instead of whole events (a request or an intent
 //! is several times that), and the slab, like the heap, keeps its memory across runs.
@@ -57,6 +61,8 @@ pub struct EventQueue<E> {
     free: Vec<u32>,
     next_seq: u64,
     next_deferred: u64,
+    /// The keys of an open tie, in pop order; empty between events.
+    tie: Vec<Key>,
 }
 
 /// Sequence numbers of pushed events start here; deferred events count up from 0, so that
@@ -71,6 +77,7 @@ impl<E> Default for EventQueue<E> {
             free: Vec::new(),
             next_seq: FIRST_PUSHED,
             next_deferred: 0,
+            tie: Vec::new(),
         }
     }
 }
@@ -85,12 +92,53 @@ impl<E> EventQueue<E> {
 
     /// Removes the earliest event (first pushed among equals).
     pub fn pop(&mut self) -> Option<(Millis, E)> {
+        debug_assert!(self.tie.is_empty(), "pop while a tie is open");
         let key = self.heap.pop()?;
+        Some(self.take(key))
+    }
+
+    fn take(&mut self, key: Key) -> (Millis, E) {
         let event = self.slots[key.slot as usize]
             .take()
             .expect("a queued key has its event");
         self.free.push(key.slot);
-        Some((key.at_ms(), event))
+        (key.at_ms(), event)
+    }
+
+    /// Sets aside every event due at the earliest time, in the order [`pop`](Self::pop)
+    /// would return them, and returns how many there are (0 when the queue is empty). Read
+    /// them with [`tie`](Self::tie), then take one with [`close_tie`](Self::close_tie).
+    pub fn open_tie(&mut self) -> usize {
+        debug_assert!(self.tie.is_empty(), "a tie is already open");
+        let Some(first) = self.heap.pop() else {
+            return 0;
+        };
+        let at = first.at_ms();
+        self.tie.push(first);
+        while self.heap.peek().is_some_and(|k| k.at_ms() == at) {
+            let key = self.heap.pop().expect("peeked");
+            self.tie.push(key);
+        }
+        self.tie.len()
+    }
+
+    /// Event `i` of the open tie (0 is the first queued), and when it is due.
+    pub fn tie(&self, i: usize) -> (Millis, &E) {
+        let key = self.tie[i];
+        let event = self.slots[key.slot as usize]
+            .as_ref()
+            .expect("a tied key has its event");
+        (key.at_ms(), event)
+    }
+
+    /// Removes event `i` of the open tie and puts the others back where they were: the
+    /// order among them, and with everything else, is unchanged.
+    pub fn close_tie(&mut self, i: usize) -> (Millis, E) {
+        let key = self.tie.remove(i);
+        for k in self.tie.drain(..) {
+            self.heap.push(k);
+        }
+        self.take(key)
     }
 
     /// Puts a popped event back at a later time `at_ms` (the end of a pause). Events are
@@ -123,6 +171,7 @@ impl<E> EventQueue<E> {
         self.free.clear();
         self.next_seq = FIRST_PUSHED;
         self.next_deferred = 0;
+        self.tie.clear();
     }
 
     pub fn len(&self) -> usize {
@@ -134,6 +183,10 @@ impl<E> EventQueue<E> {
     /// queues after it but before every pushed one). Read-only; it sorts a copy of the keys,
     /// so it is for fingerprints of the state, not for the event loop.
     pub fn in_pop_order(&self) -> impl Iterator<Item = (Millis, bool, &E)> {
+        debug_assert!(
+            self.tie.is_empty(),
+            "a tie is open: its events are off the heap"
+        );
         let mut keys: Vec<Key> = self.heap.iter().copied().collect();
         keys.sort_unstable_by_key(|k| k.when);
         keys.into_iter().map(move |k| {
@@ -163,6 +216,31 @@ mod tests {
         q.push(1, "b");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(1, "a"), (1, "b"), (5, "c"), (5, "d")]);
+    }
+
+    #[test]
+    fn a_tie_gives_any_of_the_events_due_first_and_keeps_the_others_in_order() {
+        let mut q = EventQueue::default();
+        q.push(5, "later");
+        q.push(1, "a");
+        q.push(1, "b");
+        q.push(1, "c");
+        assert_eq!(q.open_tie(), 3);
+        assert_eq!(q.tie(0), (1, &"a"));
+        assert_eq!(q.tie(2), (1, &"c"));
+        assert_eq!(q.close_tie(1), (1, "b"));
+        q.push(1, "pushed after");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![(1, "a"), (1, "c"), (1, "pushed after"), (5, "later")]
+        );
+        // A single due event is a tie of one; an empty queue has none.
+        q.push(9, "x");
+        assert_eq!(q.open_tie(), 1);
+        assert_eq!(q.close_tie(0), (9, "x"));
+        assert_eq!(q.open_tie(), 0);
+        assert!(q.is_empty());
     }
 
     #[test]

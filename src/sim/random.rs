@@ -62,7 +62,7 @@ impl Chooser for RandomChooser {
     fn choose(&mut self, purpose: Purpose, alternatives: Alternatives<'_>) -> u64 {
         let rng = self.stream(purpose);
         match alternatives {
-            Alternatives::Uniform(n) => rng.random_range(0..n),
+            Alternatives::Uniform(n) | Alternatives::Span { len: n, .. } => rng.random_range(0..n),
             Alternatives::Weighted(weights) => {
                 let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
                 let mut draw = rng.random_range(0..total);
@@ -127,6 +127,42 @@ mod tests {
                     want
                 );
             }
+        }
+    }
+
+    #[test]
+    fn compacted_weights_draw_exactly_what_the_full_list_drew() {
+        use crate::sim::ChooserExt;
+        let lists: [&[u32]; 4] = [
+            &[0, 1, 0, 3],
+            &[2, 0, 0, 5, 1],
+            &[0, 0, 7, 0, 1, 0],
+            &[3, 0, 0, 0, 4],
+        ];
+        for weights in lists {
+            for seed in 0..200 {
+                // Before: the chooser drew over the full list, zero weights included.
+                let mut full = RandomChooser::new(seed);
+                let mut compact = RandomChooser::new(seed);
+                for _ in 0..20 {
+                    let before =
+                        full.choose(Purpose::AgentDecision, Alternatives::Weighted(weights));
+                    let now = compact.weighted(Purpose::AgentDecision, weights) as u64;
+                    assert_eq!(now, before, "{weights:?}, seed {seed}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_span_draws_like_uniform() {
+        let mut a = RandomChooser::new(5);
+        let mut b = RandomChooser::new(5);
+        for _ in 0..100 {
+            assert_eq!(
+                a.choose(Purpose::Latency, Alternatives::Span { min: 30, len: 1971 }),
+                b.choose(Purpose::Latency, Alternatives::Uniform(1971))
+            );
         }
     }
 

@@ -5,6 +5,12 @@
 //! with the same model and design reproduces the run exactly. When the vector runs out, every
 //! further decision takes its default (alternative 0), which is what lets a shrinker delete
 //! entries. A value that is not a possible alternative is an error, reported after the run.
+//!
+//! Values are what the chooser answered: for a weighted decision, the index among its
+//! possible (non-zero) alternatives; for a range, the offset from its minimum. A vector
+//! recorded by a chooser that [orders ties](Chooser::orders_ties) holds the
+//! [`Purpose::Order`] decisions too, and replays only with
+//! [`ReplayChooser::ordering_ties`]`(true)` (`retrylab replay --ties`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -101,6 +107,7 @@ pub struct ReplayChooser {
     position: usize,
     error: Option<ReplayError>,
     lenient: bool,
+    ties: bool,
 }
 
 impl ReplayChooser {
@@ -110,6 +117,7 @@ impl ReplayChooser {
             position: 0,
             error: None,
             lenient: false,
+            ties: false,
         }
     }
 
@@ -122,7 +130,14 @@ impl ReplayChooser {
             position: 0,
             error: None,
             lenient: true,
+            ties: false,
         }
+    }
+
+    /// Whether the replay orders events due at the same instant by a choice, as the run it
+    /// replays did (see [`Chooser::orders_ties`]); off by default.
+    pub fn ordering_ties(self, on: bool) -> Self {
+        Self { ties: on, ..self }
     }
 
     /// After the run: whether it followed the vector exactly.
@@ -160,6 +175,10 @@ impl Chooser for ReplayChooser {
         }
         alternatives.default_value()
     }
+
+    fn orders_ties(&self) -> bool {
+        self.ties
+    }
 }
 
 #[cfg(test)]
@@ -187,6 +206,37 @@ mod tests {
         assert_eq!(r.choose(Purpose::Latency, Alternatives::Uniform(5)), 0);
         // Running past the end is allowed: that is how a shrinker deletes entries.
         assert_eq!(r.finish(), Ok(()));
+    }
+
+    #[test]
+    fn tie_ordering_is_off_unless_asked_for() {
+        assert!(!ReplayChooser::new(ChoiceVector::default()).orders_ties());
+        assert!(!ReplayChooser::lenient(&[]).orders_ties());
+        let r = ReplayChooser::new(ChoiceVector(vec![1])).ordering_ties(true);
+        assert!(r.orders_ties());
+        assert!(
+            ReplayChooser::lenient(&[1])
+                .ordering_ties(true)
+                .orders_ties()
+        );
+        assert!(!r.ordering_ties(false).orders_ties());
+    }
+
+    #[test]
+    fn a_span_replays_its_offset() {
+        let mut r = ReplayChooser::new(ChoiceVector(vec![969, 1971]));
+        let span = Alternatives::Span { min: 30, len: 1971 };
+        assert_eq!(r.choose(Purpose::Latency, span), 969);
+        // 1971 is one past the last offset.
+        assert_eq!(r.choose(Purpose::Latency, span), 0);
+        assert!(matches!(
+            r.finish(),
+            Err(ReplayError::Impossible {
+                position: 2,
+                of: 1971,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -265,7 +265,7 @@ impl<'a> World<'a> {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
         }
         self.end = (End::Quiescent, 0);
-        while let Some((at, event)) = self.queue.pop() {
+        while let Some((at, event)) = self.next_event(ch) {
             if event.periodic() {
                 if self.aperiodic == 0 && self.settled() {
                     break;
@@ -299,6 +299,38 @@ impl<'a> World<'a> {
             self.handle(event, ch);
         }
         self.end = (End::Quiescent, self.now);
+    }
+
+    /// The next event to handle: the earliest; among several due at the same instant, the
+    /// first queued, unless `ch` [orders ties](Chooser::orders_ties). Then it chooses
+    /// ([`Purpose::Order`]; alternative 0 is the first queued, the others keep their order),
+    /// except where the order cannot matter: an event a pause holds back comes first without
+    /// a choice (it is put off to the pause's end whatever the order), and past the horizon,
+    /// or with only periodic timers left and nothing for them to act on, the run ends anyway.
+    fn next_event(&mut self, ch: &mut dyn Chooser) -> Option<(Millis, Event)> {
+        if !ch.orders_ties() {
+            return self.queue.pop();
+        }
+        let n = self.queue.open_tie();
+        if n == 0 {
+            return None;
+        }
+        let at = self.queue.tie(0).0;
+        let pick =
+            if n == 1 || at > self.model.horizon_ms || (self.aperiodic == 0 && self.settled()) {
+                0
+            } else if let Some(held) = (0..n).find(|&i| {
+                let event = self.queue.tie(i).1;
+                event
+                    .component()
+                    .and_then(|c| self.faults.paused_until(c, self.event_worker(event), at))
+                    .is_some()
+            }) {
+                held
+            } else {
+                ch.index(Purpose::Order, n as u64) as usize
+            };
+        Some(self.queue.close_tie(pick))
     }
 
     /// Queues `event` at `at_ms`.

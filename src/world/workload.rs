@@ -2,7 +2,9 @@
 //!
 //! Intent `i` arrives `spacing_ms` after intent `i-1`. With probability `genuine_repeat` it
 //! carries the same parameters as the previous intent: the user really wants a second,
-//! identical resource, which a correct executor must not merge into the first.
+//! identical resource, which a correct executor must not merge into the first. With
+//! `repeat_across_tenants` the repeat comes from the next tenant in turn: two customers
+//! asking for exactly the same thing.
 
 use crate::model::WorkloadModel;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
@@ -62,8 +64,12 @@ impl Workload {
         let intent = Intent {
             id: IntentId(i),
             arrival_ms: now,
-            // A repeat is the same request again, so for the same tenant.
-            tenant: repeat_of.map_or(tenant, |p| p.tenant),
+            // A repeat is the same request again: for the same tenant, unless repeats come
+            // from the tenant whose turn it is.
+            tenant: match repeat_of {
+                Some(p) if !self.config.repeat_across_tenants => p.tenant,
+                _ => tenant,
+            },
             endpoint: Endpoint(0),
             params: repeat_of.map_or(Params(u64::from(i) + 1), |p| p.params),
             repeat_of: repeat_of.map(|p| p.id),
