@@ -1,9 +1,11 @@
 //! The command line: `run`, `check`, `trace`, `replay`, `designs`.
 //!
-//! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`) or an output
-//! error; 2 bad input (command line, model file, choice vector).
+//! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`) or an
+//! output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
+//! no violation but stopped at a limit before covering its bound.
 
 mod check;
+mod explore;
 mod progress;
 mod run;
 mod warnings;
@@ -22,13 +24,15 @@ use crate::run::{Traced, run_traced};
 use crate::sim::{ChoiceVector, Class, RandomChooser, ReplayChooser};
 
 const AFTER_HELP: &str = "\
-Exit codes: 0 success, 1 an expectation or --fail-on property failed, 2 bad input
-(arguments, model file, choice vector).
+Exit codes: 0 success, 1 an expectation or --fail-on property failed (or explore found a
+violation), 2 bad input (arguments, model file, choice vector), 3 explore stopped at a limit
+without a violation.
 
 Examples:
   retrylab run models/ticket_lost_response.json
   retrylab run models/ticket_chaos.json --fail-on no_duplicate --show-failures 3
   retrylab check models/*.json models/windows/*.json
+  retrylab explore models/ticket_lost_response.json --design new_key_after_replan --max-faults 2
   retrylab trace models/ticket_lost_response.json --design no_dedup --seed 3
   retrylab replay models/ticket_lost_response.json --design no_dedup --choices 12,40,7";
 
@@ -53,6 +57,11 @@ enum Command {
     /// is not, with a shrunk counterexample and the command that replays it.
     #[command(after_help = check_after_help())]
     Check(CheckArgs),
+    /// Search every schedule of one design within a fault budget (or sample seeds): exit 0
+    /// certified, 1 a violation (shortest counterexample and its replay command), 3 the
+    /// search stopped at a limit.
+    #[command(after_help = EXPLORE_AFTER_HELP)]
+    Explore(ExploreArgs),
     /// Print the event timeline of one run, its outcome and its choice vector.
     Trace(TraceArgs),
     /// Rerun from a recorded choice vector and print the same timeline.
@@ -127,6 +136,92 @@ struct CheckArgs {
     /// and exit 1 unless outcome and timeline hashes agree.
     #[arg(long)]
     check_determinism: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum StrategyArg {
+    /// Every choice sequence with at most K faults, fewest faults first.
+    Dfs,
+    /// Random seeds, each with its own mix of enabled faults.
+    Swarm,
+    /// Plain random seeds.
+    Random,
+}
+
+impl From<StrategyArg> for crate::explore::Strategy {
+    fn from(s: StrategyArg) -> Self {
+        match s {
+            StrategyArg::Dfs => crate::explore::Strategy::Dfs,
+            StrategyArg::Swarm => crate::explore::Strategy::Swarm,
+            StrategyArg::Random => crate::explore::Strategy::Random,
+        }
+    }
+}
+
+const EXPLORE_AFTER_HELP: &str = "\
+The bound: at most K non-default fault choices per run (a lost request or reply, a duplicate,
+a crash, a provider error, an async failure, a lost authorization); every agent reaction and
+every schedule choice (which worker, the order of events due at the same instant); each
+timing range over a menu (its ends, and just below and above each threshold of the model
+it straddles). A run that reaches a state an earlier run already explored (with as many
+faults left) is cut there. Checked: the properties the model expects the design to hold,
+or every plain property. Without --max-faults, the model's \"explore\" bound, else 2.
+
+Exit codes: 0 certified (complete, no violation), 1 a violation, 2 bad input, 3 stopped at
+a limit without a violation.";
+
+#[derive(clap::Args, Debug)]
+struct ExploreArgs {
+    /// Model file (JSON).
+    model: PathBuf,
+    /// Design to explore.
+    #[arg(long, value_name = "NAME")]
+    design: String,
+    /// Most non-default fault choices per run (dfs).
+    #[arg(long, value_name = "K")]
+    max_faults: Option<u32>,
+    /// Most runs (dfs) or seeds (swarm, random).
+    #[arg(long, value_name = "N")]
+    max_runs: Option<u64>,
+    /// Most states remembered in the visited set (about 32 bytes each).
+    #[arg(long, value_name = "S", default_value_t = 4_000_000)]
+    max_states: usize,
+    /// How to search.
+    #[arg(long, value_enum, default_value = "dfs")]
+    strategy: StrategyArg,
+}
+
+impl ExploreArgs {
+    /// The bound: the command line's, else the model's, else the defaults.
+    fn bound(&self, model: &Model) -> Result<crate::explore::Bound, CliError> {
+        let default = crate::explore::Bound::default();
+        let from_model = model.explore;
+        let max_faults = self
+            .max_faults
+            .or(from_model.map(|e| e.max_faults))
+            .unwrap_or(default.max_faults);
+        if max_faults > crate::model::MAX_EXPLORE_FAULTS {
+            return Err(CliError::Input(format!(
+                "--max-faults {max_faults}: more than the limit of {} for an exhaustive search; sample seeds with --strategy swarm or random instead",
+                crate::model::MAX_EXPLORE_FAULTS
+            )));
+        }
+        let max_runs = self
+            .max_runs
+            .or(from_model.map(|e| e.max_runs))
+            .unwrap_or(default.max_runs);
+        if max_runs == 0 {
+            return Err(CliError::Input("--max-runs 0: must be at least 1".into()));
+        }
+        if self.max_states == 0 {
+            return Err(CliError::Input("--max-states 0: must be at least 1".into()));
+        }
+        Ok(crate::explore::Bound {
+            max_faults,
+            max_runs,
+            max_states: self.max_states,
+        })
+    }
 }
 
 fn parse_property(s: &str) -> Result<Property, String> {
@@ -205,6 +300,8 @@ pub enum CliError {
     Model(String),
     /// Anything else: exit 1.
     Other(String),
+    /// A search found nothing but did not cover its bound: exit 3.
+    Incomplete(String),
 }
 
 /// Entry point of the binary.
@@ -228,6 +325,10 @@ pub fn main() -> ExitCode {
             eprintln!("error: {msg}");
             ExitCode::from(1)
         }
+        Err(CliError::Incomplete(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::from(3)
+        }
     }
 }
 
@@ -235,6 +336,7 @@ fn execute(command: Command) -> Result<(), CliError> {
     match command {
         Command::Run(a) => run::run(a),
         Command::Check(a) => check::check(a),
+        Command::Explore(a) => explore::run(a),
         Command::Trace(a) => trace(a),
         Command::Replay(a) => replay(a),
         Command::Designs => {

@@ -5,8 +5,10 @@
 pub mod check;
 pub mod determinism;
 pub mod menu;
+pub mod search;
 pub mod shrink;
 pub mod sweep;
 
-pub use shrink::{Shrunk, shrink_seed};
+pub use search::{Bound, Exploration, Strategy, explore};
+pub use shrink::{Shrunk, shrink_seed, shrink_values};
 pub use sweep::{Comparison, Spec, Sweep, compare, sweep};

@@ -34,6 +34,9 @@ struct Tester<'a> {
     world: World<'a>,
     property: Property,
     runs: u64,
+    /// Whether events due at the same instant are ordered by choice (vectors found by
+    /// exhaustive search are).
+    ties: bool,
 }
 
 impl<'a> Tester<'a> {
@@ -50,7 +53,8 @@ impl<'a> Tester<'a> {
     }
 
     fn try_values(&mut self, values: &[u64]) -> Option<Vec<u64>> {
-        self.run(&mut ReplayChooser::lenient(values))
+        let ties = self.ties;
+        self.run(&mut ReplayChooser::lenient(values).ordering_ties(ties))
     }
 }
 
@@ -79,22 +83,46 @@ pub fn shrink_seed(
         world: World::new(model, design, false),
         property,
         runs: 0,
+        ties: false,
     };
-    let mut v = t.run(&mut RandomChooser::new(seed))?;
+    let v = t.run(&mut RandomChooser::new(seed))?;
+    Some(shrink(&mut t, v))
+}
+
+/// Shrinks the run that `values` replays (leniently; with events due at the same instant
+/// ordered by choice when `ties`), which must violate `property`; `None` if it does not.
+pub fn shrink_values(
+    model: &Model,
+    design: &dyn Design,
+    property: Property,
+    values: &[u64],
+    ties: bool,
+) -> Option<Shrunk> {
+    let mut t = Tester {
+        world: World::new(model, design, false),
+        property,
+        runs: 0,
+        ties,
+    };
+    let v = t.try_values(values)?;
+    Some(shrink(&mut t, v))
+}
+
+fn shrink(t: &mut Tester<'_>, mut v: Vec<u64>) -> Shrunk {
     let original = ChoiceVector(v.clone());
     loop {
         let before = v.clone();
-        delete_runs(&mut t, &mut v);
-        lower_entries(&mut t, &mut v);
+        delete_runs(t, &mut v);
+        lower_entries(t, &mut v);
         if v == before || t.runs >= MAX_RUNS {
             break;
         }
     }
-    Some(Shrunk {
+    Shrunk {
         original,
         vector: ChoiceVector(v),
         runs: t.runs,
-    })
+    }
 }
 
 /// Tries deleting runs of 8, 4, 2 and 1 entries at every position.

@@ -1,0 +1,193 @@
+//! `retrylab explore`: every schedule within a bound, or a sample of them, for one design.
+
+use std::fmt::Write;
+
+use super::{CliError, ExploreArgs, emit, find_design, load, render_outcome, replay_command};
+use crate::check::Property;
+use crate::explore::search::{Exploration, Level, Strategy, Violation, explore};
+use crate::explore::shrink::shrink_values;
+use crate::model::Model;
+use crate::run::run_traced;
+use crate::sim::{ChoiceVector, ReplayChooser};
+
+pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
+    let model = load(&a.model)?;
+    let design = find_design(&a.design)?;
+    let bound = a.bound(&model)?;
+    let properties = properties(&model, design.name());
+    let strategy = a.strategy.into();
+    let found = explore(&model, design, &properties, strategy, bound);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "explore {} ({}), design {}: {}",
+        a.model.display(),
+        model.name,
+        design.name(),
+        describe(strategy, &found)
+    );
+    let _ = writeln!(
+        out,
+        "properties: {}",
+        properties
+            .iter()
+            .map(Property::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for level in &found.levels {
+        out.push_str(&level_line(strategy, level));
+    }
+    if found.strategy == Strategy::Dfs && !found.pruning {
+        out.push_str("  (no pruning: an executor of this design cannot fingerprint its memory)\n");
+    }
+    if found.visited_full {
+        let _ = writeln!(
+            out,
+            "  (the visited set reached --max-states {}: later states were not remembered)",
+            bound.max_states
+        );
+    }
+    let ties = strategy == Strategy::Dfs;
+    let replay = replay_command(&a.model);
+    for v in &found.violations {
+        out.push_str(&explain(&model, design, v, ties, &replay));
+    }
+    let verdict = verdict(&found);
+    out.push_str(&verdict);
+    out.push('\n');
+    emit(&out)?;
+    if !found.violations.is_empty() {
+        return Err(CliError::Failed(format!(
+            "explore: {} propert{} violated",
+            found.violations.len(),
+            if found.violations.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            }
+        )));
+    }
+    if !found.certified() && strategy == Strategy::Dfs {
+        return Err(CliError::Incomplete(
+            "explore: no violation found, but the search stopped at a limit".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The properties to check: every plain property, and those the model's expectations for
+/// the design add (`resolved_within(T)`), whether it expects them to hold or not: a search
+/// reports what it finds.
+fn properties(model: &Model, design: &str) -> Vec<Property> {
+    let mut ps = Property::PLAIN.to_vec();
+    for (p, _) in model.expectations(design) {
+        if !ps.contains(&p) {
+            ps.push(p);
+        }
+    }
+    ps
+}
+
+fn describe(strategy: Strategy, found: &Exploration) -> String {
+    let b = found.bound;
+    match strategy {
+        Strategy::Dfs => format!(
+            "every schedule with at most {} fault{} (dfs, at most {} runs)",
+            b.max_faults,
+            if b.max_faults == 1 { "" } else { "s" },
+            b.max_runs
+        ),
+        Strategy::Swarm => format!("swarm testing, at most {} seeds", b.max_runs),
+        Strategy::Random => format!("random seeds, at most {}", b.max_runs),
+    }
+}
+
+fn level_line(strategy: Strategy, l: &Level) -> String {
+    match strategy {
+        Strategy::Dfs => format!(
+            "  {} fault{}: {} runs, {} distinct states, {} pruned, depth {}: {}\n",
+            l.max_faults,
+            if l.max_faults == 1 { " " } else { "s" },
+            l.runs,
+            l.distinct_states,
+            l.pruned,
+            l.max_depth,
+            if !l.complete {
+                "stopped at --max-runs"
+            } else if l.saturated {
+                "complete; no run had a fault choice left, so every larger budget runs the same"
+            } else {
+                "complete"
+            }
+        ),
+        _ => format!("  {} runs, depth {}\n", l.runs, l.max_depth),
+    }
+}
+
+fn verdict(found: &Exploration) -> String {
+    if !found.violations.is_empty() {
+        return String::new();
+    }
+    let runs = found.runs();
+    if found.certified() {
+        let k = found.bound.max_faults;
+        return format!(
+            "certified for {k} fault{}: no property is violated by any schedule within the bound ({runs} runs, complete)",
+            if k == 1 { "" } else { "s" }
+        );
+    }
+    match found.strategy {
+        Strategy::Dfs => format!(
+            "incomplete: no violation in {runs} runs, but the search stopped at --max-runs before covering the bound"
+        ),
+        _ => format!("no violation in {runs} runs (a sample, not a certificate)"),
+    }
+}
+
+/// The violation, shrunk, its timeline and the command that replays it.
+fn explain(
+    model: &Model,
+    design: &dyn crate::design::Design,
+    v: &Violation,
+    ties: bool,
+    replay: &crate::report::ReplayCommand,
+) -> String {
+    let mut out = String::new();
+    let shrunk = shrink_values(model, design, v.property, &v.values, ties);
+    let vector = shrunk
+        .as_ref()
+        .map_or_else(|| ChoiceVector(v.values.clone()), |s| s.vector.clone());
+    let _ = writeln!(
+        out,
+        "\n{} violated by a run with {} fault{} (found after {} run{}){}",
+        v.property,
+        v.faults,
+        if v.faults == 1 { "" } else { "s" },
+        v.after_runs,
+        if v.after_runs == 1 { "" } else { "s" },
+        match &shrunk {
+            Some(s) => format!(
+                "; shrunk to {} choices (from {}, in {} runs)",
+                s.vector.0.len(),
+                v.values.len(),
+                s.runs
+            ),
+            None => String::new(),
+        }
+    );
+    let traced = run_traced(
+        model,
+        design,
+        &mut ReplayChooser::new(vector.clone()).ordering_ties(ties),
+    );
+    out.push_str("timeline:\n");
+    out.push_str(&traced.timeline);
+    out.push_str(&render_outcome(&traced));
+    let mut command = replay.choices(design.name(), &vector.to_string());
+    if ties {
+        command.push_str(" --ties");
+    }
+    let _ = writeln!(out, "replay: {command}");
+    out
+}
