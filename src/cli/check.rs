@@ -8,9 +8,11 @@ use super::{
     CheckArgs, CliError, check_determinism, emit, load, render_outcome, replay_command, seed_range,
     warnings,
 };
+use crate::check::Property;
 use crate::design::{Judgement, assumptions};
 use crate::explore::check::{Judged, expected_designs, judge_design};
-use crate::model::{Model, Want};
+use crate::explore::{Bound, Exploration, Strategy, explore};
+use crate::model::{ExploreBound, Model, Want};
 
 pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
@@ -50,6 +52,7 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
             out.push_str("  no expectations (add an \"expect\" section to check this model)\n");
         }
         let mut failed = Vec::new();
+        let mut searched = Vec::new();
         for d in designs {
             progress.set_message(d.name());
             let (judged, unfired) = judge_design(model, d, (first, last), &|n| progress.advance(n));
@@ -62,6 +65,18 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
                     failed.push(j);
                 }
             }
+            if let Some(bound) = model.explore {
+                let found = certify(model, d, bound);
+                if let Some(found) = found {
+                    out.push_str(&explore_line(d.name(), bound, &found));
+                    if found.certified() {
+                        met += 1;
+                    } else {
+                        unmet += 1;
+                        searched.push((d, found));
+                    }
+                }
+            }
             let assumed = assumptions::judge(d, model);
             out.push_str(&assumptions_line(d.name(), &assumed));
             warned.extend(warnings::assumptions(model, d.name(), &assumed));
@@ -69,6 +84,18 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         }
         for j in &failed {
             out.push_str(&explain(path, model, j));
+        }
+        let replay = replay_command(path);
+        for (d, found) in &searched {
+            let _ = writeln!(
+                out,
+                "\nFAIL {} {}: not certified within the model's explore bound",
+                model.name,
+                d.name()
+            );
+            for v in &found.violations {
+                out.push_str(&super::explore::explain(model, *d, v, true, &replay));
+            }
         }
         out.push('\n');
     }
@@ -104,6 +131,56 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// Searches every schedule within the model's `explore` bound for a violation of the
+/// properties the model expects `design` to hold; `None` when it expects none to hold.
+fn certify(
+    model: &Model,
+    design: &dyn crate::design::Design,
+    b: ExploreBound,
+) -> Option<Exploration> {
+    let hold: Vec<Property> = model
+        .expectations(design.name())
+        .into_iter()
+        .filter(|(_, want)| *want == Want::Hold)
+        .map(|(p, _)| p)
+        .collect();
+    if hold.is_empty() {
+        return None;
+    }
+    let bound = Bound {
+        max_faults: b.max_faults,
+        max_runs: b.max_runs,
+        ..Bound::default()
+    };
+    Some(explore(model, design, &hold, Strategy::Dfs, bound))
+}
+
+/// One line for a design's exhaustive search: certified, a violation, or stopped.
+fn explore_line(design: &str, b: ExploreBound, found: &Exploration) -> String {
+    let k = b.max_faults;
+    let what = if found.certified() {
+        format!(
+            "certified within {k} fault{}: {} runs, complete",
+            if k == 1 { "" } else { "s" },
+            found.runs()
+        )
+    } else if let Some(v) = found.violations.first() {
+        format!(
+            "{} violated by a run with {} fault{}",
+            v.property,
+            v.faults,
+            if v.faults == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("incomplete: stopped at {} runs", found.runs())
+    };
+    format!(
+        "  {:<4}  {design:<24} {:<7}  {what}\n",
+        if found.certified() { "ok" } else { "FAIL" },
+        "explore"
+    )
 }
 
 /// Whether the design's guarantee applies to the model: how many of its contract

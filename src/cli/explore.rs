@@ -146,7 +146,7 @@ fn verdict(found: &Exploration) -> String {
 }
 
 /// The violation, shrunk, its timeline and the command that replays it.
-fn explain(
+pub(super) fn explain(
     model: &Model,
     design: &dyn crate::design::Design,
     v: &Violation,

@@ -87,6 +87,11 @@ impl Executor for Wrapped {
     fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
         self.inner.on_restart(ctx)
     }
+
+    fn fingerprint(&self, h: &mut dyn std::hash::Hasher) -> bool {
+        // `timeout_is_failure` is fixed for the variant: only the inner memory changes.
+        self.inner.fingerprint(h)
+    }
 }
 
 fn unchanged(config: &ExecutorModel) -> ExecutorModel {
@@ -149,3 +154,52 @@ impl Design for Unfenced {
 }
 
 pub static UNFENCED: Unfenced = Unfenced;
+
+/// A design exactly like the one it wraps, except that its executors do not say what they
+/// remember: worlds running it cannot be fingerprinted, so a search cannot prune on them.
+/// Not broken; for comparing a search with and without pruning.
+pub struct Opaque(pub &'static dyn Design);
+
+impl Design for Opaque {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn summary(&self) -> &str {
+        self.0.summary()
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Blind(self.0.executor(config)))
+    }
+}
+
+struct Blind(Box<dyn Executor>);
+
+impl Executor for Blind {
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+        self.0.on_call(ctx, call)
+    }
+
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        attempt: AttemptId,
+        response: Response,
+    ) {
+        self.0.on_response(ctx, op, attempt, response)
+    }
+
+    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
+        self.0.on_timer(ctx, tag)
+    }
+
+    fn on_start(&mut self, ctx: &mut ExecCtx<'_>) {
+        self.0.on_start(ctx)
+    }
+
+    fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
+        self.0.on_restart(ctx)
+    }
+}
