@@ -158,6 +158,15 @@ impl Executor for Wrapped {
     fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
         self.step(ctx, |e, ctx| e.on_restart(ctx))
     }
+
+    /// The keys sent but not yet written back (what the deferred writes will restore), then
+    /// the real design's memory. `hears` and `key_recorded_after_send` are fixed for the
+    /// design.
+    fn fingerprint(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        self.unrecorded.hash(&mut h);
+        self.inner.fingerprint(h)
+    }
 }
 
 fn unchanged(config: &ExecutorModel) -> ExecutorModel {
@@ -277,6 +286,11 @@ fn tenant_blind_key(call: &ToolCall) -> Key {
 }
 
 impl Identity for TenantBlind {
+    /// Stateless: everything it knows is in the journal.
+    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         if let Some(op) = ctx.journal_ref().find_by_call(call.call) {
             return op;
