@@ -10,6 +10,10 @@ use crate::model::Model;
 use crate::run::run_traced;
 use crate::sim::{ChoiceVector, ReplayChooser};
 
+/// What one remembered state costs in the visited set: its 8-byte fingerprint, the 4-byte
+/// budget left, and the hash table's own share (one control byte, and room kept free).
+const STATE_BYTES: u64 = 32;
+
 pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
     let model = load(&a.model)?;
     let design = find_design(&a.design)?;
@@ -40,6 +44,20 @@ pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
     }
     if found.strategy == Strategy::Dfs && !found.pruning {
         out.push_str("  (no pruning: an executor of this design cannot fingerprint its memory)\n");
+    }
+    if strategy == Strategy::Dfs && found.pruning {
+        let peak = found
+            .levels
+            .iter()
+            .map(|l| l.distinct_states)
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "  visited set: at most {peak} states at once, about {} KiB (bound: --max-states {})",
+            (peak * STATE_BYTES).div_ceil(1024),
+            bound.max_states
+        );
     }
     if found.visited_full {
         let _ = writeln!(
