@@ -7,8 +7,9 @@
 //!   long runs with heavy pruning.
 //!
 //! Each iteration is one search; criterion's `thrpt` reads as runs per second. The number of
-//! distinct states per search is printed first, so that states per second is that number
-//! times iterations per second. Run with `cargo bench --bench explore`.
+//! states per search (distinct, and visited over the passes of growing deviation budget) is
+//! printed first, so that states per second is that number times iterations per second. Run
+//! with `cargo bench --bench explore`.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -20,14 +21,21 @@ use retrylab::explore::{Bound, Strategy, explore};
 use retrylab::model::Model;
 
 fn load(name: &str) -> Model {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(name);
     Model::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn searches(c: &mut Criterion) {
     let mut group = c.benchmark_group("explore");
     for (model, design, max_faults, max_runs) in [
-        ("ticket_lost_response.json", "journal_reconcile_lease", 3, 1_000_000),
+        (
+            "ticket_lost_response.json",
+            "journal_reconcile_lease",
+            3,
+            1_000_000,
+        ),
         ("ticket_chaos.json", "same_key", 1, 20_000),
     ] {
         let m = load(model);
@@ -39,9 +47,10 @@ fn searches(c: &mut Criterion) {
         };
         let once = explore(&m, d, &Property::PLAIN, Strategy::Dfs, bound);
         let states: u64 = once.levels.iter().map(|l| l.distinct_states).sum();
+        let visited: u64 = once.levels.iter().map(|l| l.states_visited).sum();
         let pruned: u64 = once.levels.iter().map(|l| l.pruned).sum();
         println!(
-            "{model} {design} K={max_faults}: {} runs, {states} distinct states, {pruned} pruned, certified: {}",
+            "{model} {design} K={max_faults}: {} runs, {states} distinct states ({visited} visited over the passes), {pruned} pruned, certified: {}",
             once.runs(),
             once.certified()
         );

@@ -124,14 +124,18 @@ fn describe(strategy: Strategy, found: &Exploration) -> String {
 fn level_line(strategy: Strategy, l: &Level) -> String {
     match strategy {
         Strategy::Dfs => format!(
-            "  {} fault{}: {} runs, {} distinct states, {} pruned, depth {}: {}\n",
+            "  {} fault{}: {} runs, {} distinct states, {} pruned, depth {}, up to {} deviation{}: {}\n",
             l.max_faults,
             if l.max_faults == 1 { " " } else { "s" },
             l.runs,
             l.distinct_states,
             l.pruned,
             l.max_depth,
-            if !l.complete {
+            l.max_deviations,
+            if l.max_deviations == 1 { "" } else { "s" },
+            if l.found {
+                "a violation"
+            } else if !l.complete {
                 "stopped at --max-runs"
             } else if l.saturated {
                 "complete; no run had a fault choice left, so every larger budget runs the same"

@@ -10,6 +10,14 @@
 //! - a *timing* range offers its menu (its ends and the values around every threshold of
 //!   the model it straddles: [`super::menu`]) instead of every millisecond.
 //!
+//! Within a fault budget the search runs in passes of growing *deviation* budget: at most
+//! `d` choices other than faults may take an option other than their first (the shortest
+//! delay, the first reaction, the first worker, first-in-first-out), `d` = 0, 1, 2... until
+//! no run of a pass met a choice the budget forbade: then the fault budget is covered. A
+//! violation a few deviations away is met after a few runs, wherever its choices are in the
+//! run (plain depth-first order changes an early choice only after everything after it);
+//! the price is that a complete search repeats the runs of its smaller passes.
+//!
 //! A run whose world, at an event, is in a state an earlier run of the same depth has
 //! already been in with at least as many faults left to spend is cut there: everything
 //! that can follow was explored from the earlier visit (the fingerprint covers everything
@@ -19,8 +27,9 @@
 //!
 //! `swarm` and `random` sample seeds instead: plain random simulation, and swarm testing,
 //! where each seed first decides which fault purposes are on at all and how likely
-//! (at most the model's probability times 16, at most one half), so that rare combinations
-//! of faults show up. What a swarm seed decided is its choice vector, which replays like any
+//! (the model's probability times 1, 4 or 16, at most one half), and which timing purposes
+//! draw only the ends of their range, so that rare combinations of faults and extreme
+//! delays show up. What a swarm seed decided is its choice vector, which replays like any
 //! other.
 
 use std::cell::Cell;
@@ -103,6 +112,13 @@ pub struct Level {
     /// No run of this level met a fault choice its budget forbade: every larger budget
     /// explores exactly the same runs, so this level covers them all.
     pub saturated: bool,
+    /// The search stopped in this level because a run violated a property.
+    pub found: bool,
+    /// The deviation budget of the level's last pass.
+    pub max_deviations: u32,
+    /// States fingerprinted and remembered, summed over the level's passes (each pass starts
+    /// with an empty visited set): the work, where `distinct_states` is the space.
+    pub states_visited: u64,
 }
 
 /// What a search did and found.
@@ -167,33 +183,42 @@ impl Node {
 }
 
 /// The chooser of one `dfs` run: replays the path's prefix, then opens new choice points
-/// with their first option.
+/// with the options the budgets leave and takes the first.
 struct PathChooser<'a> {
     nodes: &'a mut Vec<Node>,
     /// Choice points passed so far in this run (shared with the pruning hook).
     pos: &'a Cell<usize>,
     /// Non-default fault choices so far in this run (shared with the pruning hook).
     faults: &'a Cell<u32>,
-    /// Set when the budget forbade a fault choice.
-    capped: &'a Cell<bool>,
-    budget: u32,
+    /// Choices other than their first option so far in this run (shared likewise).
+    deviations: &'a Cell<u32>,
+    /// Set when the fault budget forbade a fault choice.
+    capped_faults: &'a Cell<bool>,
+    /// Set when the deviation budget forbade a choice.
+    capped_deviations: &'a Cell<bool>,
+    fault_budget: u32,
+    deviation_budget: u32,
     thresholds: &'a [Millis],
 }
 
 impl PathChooser<'_> {
     fn options(&self, purpose: Purpose, alternatives: Alternatives<'_>) -> (Vec<u64>, bool) {
-        let all = || (0..alternatives.len()).collect::<Vec<u64>>();
-        match (purpose.class(), alternatives) {
-            (Class::Fault, _) if self.faults.get() >= self.budget => {
-                self.capped.set(true);
-                (vec![0], true)
-            }
-            (Class::Fault, _) => (all(), true),
+        let fault = purpose.class() == Class::Fault;
+        let mut options = match (purpose.class(), alternatives) {
             (Class::Timing, Alternatives::Span { min, len }) => {
-                (menu::menu(min, len, self.thresholds), false)
+                menu::menu(min, len, self.thresholds)
             }
-            _ => (all(), false),
+            _ => (0..alternatives.len()).collect::<Vec<u64>>(),
+        };
+        if options.len() > 1 && fault && self.faults.get() >= self.fault_budget {
+            self.capped_faults.set(true);
+            options.truncate(1);
         }
+        if options.len() > 1 && !fault && self.deviations.get() >= self.deviation_budget {
+            self.capped_deviations.set(true);
+            options.truncate(1);
+        }
+        (options, fault)
     }
 }
 
@@ -210,11 +235,16 @@ impl Chooser for PathChooser<'_> {
             });
         }
         let node = &self.nodes[i];
-        let value = node.value();
-        if node.fault && value != 0 {
-            self.faults.set(self.faults.get() + 1);
+        if node.next > 0 {
+            // Faults have their own budget; the deviation budget counts the others.
+            let counter = if node.fault {
+                self.faults
+            } else {
+                self.deviations
+            };
+            counter.set(counter.get() + 1);
         }
-        value
+        node.value()
     }
 
     fn orders_ties(&self) -> bool {
@@ -246,45 +276,117 @@ fn violated(properties: &[Property], summary: &RunSummary) -> impl Iterator<Item
 }
 
 fn dfs(model: &Model, design: &dyn Design, properties: &[Property], bound: Bound) -> Exploration {
-    let thresholds = menu::thresholds(model);
-    let mut world = World::new(model, design, false);
-    let mut report = Exploration {
-        strategy: Strategy::Dfs,
+    let mut search = Search {
+        thresholds: menu::thresholds(model),
+        world: World::new(model, design, false),
+        properties,
         bound,
-        levels: Vec::new(),
-        pruning: true,
-        visited_full: false,
-        violations: Vec::new(),
+        runs: 0,
+        report: Exploration {
+            strategy: Strategy::Dfs,
+            bound,
+            levels: Vec::new(),
+            pruning: true,
+            visited_full: false,
+            violations: Vec::new(),
+        },
     };
-    let mut total_runs = 0u64;
     for k in 0..=bound.max_faults {
         let mut level = Level {
             max_faults: k,
             ..Level::default()
         };
-        // Fingerprint -> the most faults still to spend when it was last reached.
-        let mut visited: HashMap<u64, u32> = HashMap::new();
+        // Within the fault budget, deviations from the first option of any choice are
+        // bounded too, and the bound grows until no run meets it: a violation a few
+        // deviations away is met early, whatever the number of choices before it.
+        let mut found = false;
+        for d in 0.. {
+            let pass = search.pass(k, d);
+            level.runs += pass.runs;
+            level.pruned += pass.pruned;
+            level.distinct_states = level.distinct_states.max(pass.states);
+            level.states_visited += pass.states;
+            level.max_depth = level.max_depth.max(pass.max_depth);
+            level.max_deviations = d;
+            found = pass.found;
+            level.found = found;
+            if found || !pass.complete {
+                break;
+            }
+            if !pass.capped_deviations {
+                level.complete = true;
+                level.saturated = !pass.capped_faults;
+                break;
+            }
+        }
+        let (complete, saturated) = (level.complete, level.saturated);
+        search.report.levels.push(level);
+        // Fewest faults first: a violation at this budget ends the search; so does a limit,
+        // and so does a budget no run could spend.
+        if found || !complete || saturated {
+            break;
+        }
+    }
+    search.report
+}
+
+/// The state of a `dfs` search across its passes.
+struct Search<'a, 'm> {
+    thresholds: Vec<Millis>,
+    world: World<'m>,
+    properties: &'a [Property],
+    bound: Bound,
+    /// Runs of every pass so far.
+    runs: u64,
+    report: Exploration,
+}
+
+/// What one pass (a fault budget and a deviation budget) did.
+#[derive(Default)]
+struct Pass {
+    runs: u64,
+    pruned: u64,
+    states: u64,
+    max_depth: usize,
+    /// Every sequence within the pass's budgets was run or cut.
+    complete: bool,
+    /// A run met a fault choice the fault budget forbade.
+    capped_faults: bool,
+    /// A run met a choice the deviation budget forbade.
+    capped_deviations: bool,
+    found: bool,
+}
+
+impl Search<'_, '_> {
+    /// Every choice sequence with at most `k` faults and `d` deviations, depth first.
+    fn pass(&mut self, k: u32, d: u32) -> Pass {
+        let mut pass = Pass::default();
+        // (fingerprint, faults left) -> the most deviations left it was reached with.
+        let mut visited: HashMap<(u64, u32), u32> = HashMap::new();
         let mut nodes: Vec<Node> = Vec::new();
-        let mut found_here = false;
-        let capped = Cell::new(false);
-        level.complete = loop {
-            if total_runs >= bound.max_runs {
+        let (capped_faults, capped_deviations) = (Cell::new(false), Cell::new(false));
+        pass.complete = loop {
+            if self.runs >= self.bound.max_runs {
                 break false;
             }
-            total_runs += 1;
-            level.runs += 1;
+            self.runs += 1;
+            pass.runs += 1;
             let prefix = nodes.len();
-            let (pos, faults) = (Cell::new(0), Cell::new(0));
+            let (pos, faults, deviations) = (Cell::new(0), Cell::new(0), Cell::new(0));
             let mut cut = false;
             {
                 let mut chooser = PathChooser {
                     nodes: &mut nodes,
                     pos: &pos,
                     faults: &faults,
-                    capped: &capped,
-                    budget: k,
-                    thresholds: &thresholds,
+                    deviations: &deviations,
+                    capped_faults: &capped_faults,
+                    capped_deviations: &capped_deviations,
+                    fault_budget: k,
+                    deviation_budget: d,
+                    thresholds: &self.thresholds,
                 };
+                let (report, bound) = (&mut self.report, self.bound);
                 let mut at_event = |w: &World<'_>| {
                     // The prefix replays states an earlier run visited: look only past it.
                     if pos.get() < prefix || !report.pruning {
@@ -294,9 +396,10 @@ fn dfs(model: &Model, design: &dyn Design, properties: &[Property], bound: Bound
                         report.pruning = false;
                         return true;
                     };
-                    let left = k - faults.get();
+                    let key = (fp, k - faults.get());
+                    let left = d - deviations.get();
                     let room = visited.len() < bound.max_states;
-                    match visited.get_mut(&fp) {
+                    match visited.get_mut(&key) {
                         Some(best) if *best >= left => {
                             cut = true;
                             false
@@ -306,7 +409,7 @@ fn dfs(model: &Model, design: &dyn Design, properties: &[Property], bound: Bound
                             true
                         }
                         None if room => {
-                            visited.insert(fp, left);
+                            visited.insert(key, left);
                             true
                         }
                         None => {
@@ -315,54 +418,49 @@ fn dfs(model: &Model, design: &dyn Design, properties: &[Property], bound: Bound
                         }
                     }
                 };
-                world.run_observed(&mut chooser, &mut at_event);
+                self.world.run_observed(&mut chooser, &mut at_event);
             }
-            level.max_depth = level.max_depth.max(pos.get());
+            pass.max_depth = pass.max_depth.max(pos.get());
             if cut {
-                level.pruned += 1;
-                // The choice points after the cut were never reached: nothing to explore
-                // below them from this run.
-                nodes.truncate(pos.get());
+                pass.pruned += 1;
             } else {
-                let summary = Metrics::default().add_run(&world);
-                for p in violated(properties, &summary) {
-                    found_here = true;
-                    if report.violations.iter().all(|v| v.property != p) {
-                        report.violations.push(Violation {
+                let summary = Metrics::default().add_run(&self.world);
+                for p in violated(self.properties, &summary) {
+                    pass.found = true;
+                    if self.report.violations.iter().all(|v| v.property != p) {
+                        self.report.violations.push(Violation {
                             property: p,
                             faults: faults.get(),
                             values: nodes[..pos.get()].iter().map(Node::value).collect(),
-                            after_runs: total_runs,
+                            after_runs: self.runs,
                         });
                     }
                 }
             }
+            // Choice points past a cut were never reached: the path ends where the run did.
+            nodes.truncate(pos.get());
             if !advance(&mut nodes) {
                 break true;
             }
         };
-        level.distinct_states = visited.len() as u64;
-        level.saturated = level.complete && !capped.get();
-        let (complete, saturated) = (level.complete, level.saturated);
-        report.levels.push(level);
-        // Fewest faults first: a violation at this budget ends the search; so does a limit,
-        // and so does a budget no run could spend.
-        if found_here || !complete || saturated {
-            break;
-        }
+        pass.states = visited.len() as u64;
+        pass.capped_faults = capped_faults.get();
+        pass.capped_deviations = capped_deviations.get();
+        pass
     }
-    report
 }
 
 /// Seeds of the swarm's configuration stream are the run's seed mixed with this, so that the
 /// configuration and the run's own draws are independent.
 const SWARM_SALT: u64 = 0x5357_4152_4d5f_6366; // "SWARM_cf"
 
-/// The swarm's choice of how likely each fault purpose is in one seed: off, or the model's
-/// probability times 1, 4 or 16 (at most one half).
+/// The swarm's mix for one seed: per fault purpose, off or the model's probability times 1,
+/// 4 or 16 (at most one half); per timing purpose, uniform over its range or only its two
+/// ends.
 struct SwarmChooser {
     random: RandomChooser,
-    /// Per purpose (by index): 0 = off, else the multiplier.
+    /// Per purpose (by index): for a fault, 0 = off, else the multiplier; for a timing, 0 =
+    /// uniform, 1 = the ends only.
     scale: [u64; Purpose::COUNT],
 }
 
@@ -371,9 +469,13 @@ impl SwarmChooser {
         let mut config = RandomChooser::new(seed ^ SWARM_SALT);
         let mut scale = [0; Purpose::COUNT];
         for p in Purpose::ALL {
-            if p.class() == Class::Fault {
-                scale[p.index()] =
-                    [0, 1, 4, 16][config.choose(p, Alternatives::Uniform(4)) as usize];
+            match p.class() {
+                Class::Fault => {
+                    scale[p.index()] =
+                        [0, 1, 4, 16][config.choose(p, Alternatives::Uniform(4)) as usize];
+                }
+                Class::Timing => scale[p.index()] = config.choose(p, Alternatives::Uniform(2)),
+                _ => {}
             }
         }
         SwarmChooser {
@@ -402,6 +504,14 @@ impl Chooser for SwarmChooser {
                 };
                 self.random
                     .choose(purpose, Alternatives::Weighted(&weights))
+            }
+            // A delay at one end of its range, either end alike.
+            (Class::Timing, Alternatives::Span { len, .. }) if scale == 1 => {
+                if self.random.choose(purpose, Alternatives::Uniform(2)) == 0 {
+                    0
+                } else {
+                    len - 1
+                }
             }
             _ => self.random.choose(purpose, alternatives),
         }

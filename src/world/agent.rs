@@ -122,7 +122,8 @@ impl IntentState {
 #[derive(Debug)]
 pub struct Agent {
     config: AgentModel,
-    intents: Vec<IntentState>,
+    /// By intent id; `None` until the intent has started.
+    intents: Vec<Option<IntentState>>,
     /// Call id → the intent and step it serves (ground truth: the world's, never a design's).
     calls: Vec<(IntentId, u32)>,
     /// Authorizations the user gave in this run (the next one is numbered after them).
@@ -192,7 +193,7 @@ impl Agent {
 
     /// The resource the executor named when step `step` of `intent` succeeded.
     pub fn receipt(&self, intent: IntentId, step: u32) -> Option<ResourceId> {
-        let s = self.intents.get(intent.0 as usize)?;
+        let s = self.intents.get(intent.0 as usize)?.as_ref()?;
         s.receipts.get(step as usize).copied().flatten()
     }
 
@@ -205,7 +206,7 @@ impl Agent {
     /// The user's authorization of the action `intent` is at: each step, and each
     /// compensation, is authorized on its own, once, unless the agent lost it.
     fn auth(&mut self, intent: IntentId) -> AuthId {
-        let s = &mut self.intents[intent.0 as usize];
+        let s = state_mut(&mut self.intents, intent);
         *s.auth_slot().get_or_insert_with(|| {
             self.authorizations += 1;
             AuthId(self.authorizations - 1)
@@ -214,7 +215,14 @@ impl Agent {
 
     /// A new intent: propose its first call.
     pub(crate) fn start(&mut self, intent: Intent, now: Millis, trace: &mut Trace) -> AgentOut {
-        self.intents.push(IntentState {
+        // Intents that arrive at the same instant may be taken up in either order (an
+        // explored schedule chooses): each has its place by id.
+        let i = intent.id.0 as usize;
+        if self.intents.len() <= i {
+            self.intents.resize_with(i + 1, || None);
+            self.heard.resize(i + 1, Heard::default());
+        }
+        self.intents[i] = Some(IntentState {
             intent,
             step: 0,
             params: step_params(intent.params, 0),
@@ -226,15 +234,14 @@ impl Agent {
             last_call: CallId(0),
             receipts: [None; MAX_STEPS as usize],
         });
-        self.heard.push(Heard::default());
         self.new_call(intent.id, now, trace)
     }
 
     fn new_call(&mut self, intent: IntentId, now: Millis, trace: &mut Trace) -> AgentOut {
         let call = CallId(self.calls.len() as u32 + 1);
-        let step = self.intents[intent.0 as usize].step;
+        let step = state(&self.intents, intent).step;
         self.calls.push((intent, step));
-        self.intents[intent.0 as usize].last_call = call;
+        state_mut(&mut self.intents, intent).last_call = call;
         self.issues.push(0);
         self.issue(intent, call, now, trace)
     }
@@ -252,7 +259,7 @@ impl Agent {
             *n
         };
         let auth = self.auth(intent);
-        let s = &mut self.intents[intent.0 as usize];
+        let s = state_mut(&mut self.intents, intent);
         *s.calls_here() += 1;
         s.current = Some((call, issue));
         let tool_call = ToolCall {
@@ -298,7 +305,7 @@ impl Agent {
         trace: &mut Trace,
     ) -> Option<AgentOut> {
         let intent = self.intent_of(call)?;
-        let s = &self.intents[intent.0 as usize];
+        let s = state(&self.intents, intent);
         if self.heard[intent.0 as usize].told.is_some() || s.current != Some((call, issue)) {
             trace.log(now, Component::Agent, || {
                 format!("{call} (issue {issue}): late result ({result}) ignored")
@@ -320,7 +327,7 @@ impl Agent {
         now: Millis,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
-        let s = &mut self.intents[intent.0 as usize];
+        let s = state_mut(&mut self.intents, intent);
         s.current = None;
         if s.compensating() {
             // Undo the step before it, if any; then the workflow has failed, cleanly.
@@ -355,7 +362,7 @@ impl Agent {
         now: Millis,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
-        let s = &mut self.intents[intent.0 as usize];
+        let s = state_mut(&mut self.intents, intent);
         let Some(resource) = s.receipts[k as usize] else {
             // Nothing names what to undo: the effect stays.
             trace.log(now, Component::Agent, || {
@@ -380,7 +387,7 @@ impl Agent {
         trace: &mut Trace,
     ) -> Option<AgentOut> {
         let intent = self.intent_of(call)?;
-        let s = &self.intents[intent.0 as usize];
+        let s = state(&self.intents, intent);
         if self.heard[intent.0 as usize].told.is_some() || s.current != Some((call, issue)) {
             return None;
         }
@@ -399,7 +406,7 @@ impl Agent {
         trace: &mut Trace,
     ) -> Option<AgentOut> {
         let max_calls = self.config.max_calls;
-        let s = &mut self.intents[intent.0 as usize];
+        let s = state_mut(&mut self.intents, intent);
         s.current = None;
         let seen = if unknown { "unknown" } else { "failure" };
         if *s.calls_here() >= max_calls {
@@ -442,7 +449,7 @@ impl Agent {
         now: Millis,
         trace: &mut Trace,
     ) -> Option<AgentOut> {
-        let s = &self.intents[intent.0 as usize];
+        let s = state(&self.intents, intent);
         if !unknown && self.config.compensate && !s.compensating() && s.step > 0 {
             return self.compensate(intent, s.step - 1, now, trace);
         }
@@ -467,7 +474,7 @@ impl Agent {
         if self.heard[intent.0 as usize].told.is_some() {
             return None;
         }
-        let s = &mut self.intents[intent.0 as usize];
+        let s = state_mut(&mut self.intents, intent);
         if std::mem::take(&mut s.reauthorize) {
             // Every authorization the agent held for this intent is gone: each action from
             // here on, the one under way and the ones a replan runs again, is authorized anew.
@@ -508,6 +515,19 @@ impl Agent {
             format!("{intent}: tells the user {}", told.name())
         });
     }
+}
+
+/// The state of `intent`, which has started.
+fn state(intents: &[Option<IntentState>], intent: IntentId) -> &IntentState {
+    intents[intent.0 as usize]
+        .as_ref()
+        .expect("an intent acts only once it has started")
+}
+
+fn state_mut(intents: &mut [Option<IntentState>], intent: IntentId) -> &mut IntentState {
+    intents[intent.0 as usize]
+        .as_mut()
+        .expect("an intent acts only once it has started")
 }
 
 #[cfg(test)]
