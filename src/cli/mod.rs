@@ -54,7 +54,8 @@ enum Command {
     #[command(after_help = run_after_help())]
     Run(RunArgs),
     /// Check the expectations in model files (`expect`): exit 0 when all are met, 1 when one
-    /// is not, with a shrunk counterexample and the command that replays it.
+    /// is not, with a shrunk counterexample and the command that replays it. A model with an
+    /// `explore` bound also has each design certified within it.
     #[command(after_help = check_after_help())]
     Check(CheckArgs),
     /// Search every schedule of one design within a fault budget (or sample seeds): exit 0
