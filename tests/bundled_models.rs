@@ -1,22 +1,14 @@
 //! Every bundled model loads and `retrylab run` prints two lines per listed design, within
 //! 100 columns.
 
-use std::path::{Path, PathBuf};
+#[path = "common/models.rs"]
+mod models;
+
+use std::path::PathBuf;
 use std::process::Command;
 
 fn models() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let mut files = Vec::new();
-    for dir in [root.clone(), root.join("windows")] {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "json") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    models::bundled_paths()
 }
 
 #[test]

@@ -6,6 +6,9 @@
 //! different when anything that decides the rest of the run differs. (That every field of the
 //! state is hashed is pinned field by field in `src/world/fingerprint.rs`.)
 
+#[path = "common/models.rs"]
+mod models;
+
 mod common;
 #[path = "../examples/custom_design.rs"]
 #[allow(dead_code)]
@@ -13,7 +16,6 @@ mod example;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
-use std::path::Path;
 
 use common::{base, design, model, set};
 use retrylab::check::outcome::End;
@@ -30,18 +32,7 @@ use serde_json::json;
 
 /// Every bundled model.
 fn bundled() -> Vec<Model> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let mut paths: Vec<_> = ["", "windows"]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| Model::load(p).unwrap_or_else(|e| panic!("{e}")))
-        .collect()
+    models::bundled()
 }
 
 /// One run with `ch`, observed: the clock and the fingerprint at every event.

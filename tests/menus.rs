@@ -2,6 +2,9 @@
 //! exactly, and a range's menu is its bounds plus the values just around each threshold it
 //! straddles.
 
+#[path = "common/models.rs"]
+mod models;
+
 use std::path::Path;
 
 use retrylab::explore::menu::{Threshold, menu, named_thresholds, thresholds};
@@ -16,21 +19,7 @@ fn bundled(name: &str) -> Model {
 }
 
 fn every_bundled_model() -> Vec<Model> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let mut files = Vec::new();
-    for dir in [root.clone(), root.join("windows")] {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "json") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-        .iter()
-        .map(|f| Model::load(f).unwrap_or_else(|e| panic!("{e}")))
-        .collect()
+    models::bundled()
 }
 
 fn t(ms: u64, knob: &'static str) -> Threshold {
