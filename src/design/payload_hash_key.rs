@@ -33,12 +33,17 @@ struct ArgumentHash;
 /// A fixed, platform-independent hash (FNV-1a over the fields), never a randomly keyed one:
 /// the same arguments give the same key in every run.
 pub fn argument_key(call: &ToolCall) -> Key {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for word in [
+    key_of(&[
         u64::from(call.tenant.0),
         u64::from(call.endpoint.0),
         call.params.0,
-    ] {
+    ])
+}
+
+/// The key hashed from `words` (FNV-1a over their little-endian bytes).
+pub fn key_of(words: &[u64]) -> Key {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for word in words {
         for byte in word.to_le_bytes() {
             h ^= u64::from(byte);
             h = h.wrapping_mul(0x0000_0100_0000_01b3);

@@ -273,16 +273,9 @@ impl Design for TenantBlindHash {
 
 struct TenantBlind;
 
-/// `payload_hash_key`'s FNV-1a, over the endpoint and the arguments only.
+/// `payload_hash_key`'s hash, over the endpoint and the arguments only.
 fn tenant_blind_key(call: &ToolCall) -> Key {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for word in [u64::from(call.endpoint.0), call.params.0] {
-        for byte in word.to_le_bytes() {
-            h ^= u64::from(byte);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    Key(h)
+    retrylab::design::payload_hash_key::key_of(&[u64::from(call.endpoint.0), call.params.0])
 }
 
 impl Identity for TenantBlind {
