@@ -5,6 +5,7 @@
 pub mod check;
 pub mod determinism;
 pub mod menu;
+pub mod paired;
 pub mod search;
 pub mod shrink;
 pub mod sweep;
