@@ -8,8 +8,12 @@ use retrylab::explore::paired::{QUANTITIES, paired};
 use retrylab::model::Model;
 
 fn load(name: &str) -> Model {
-    Model::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(name))
-        .unwrap_or_else(|e| panic!("{e}"))
+    Model::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("models")
+            .join(name),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn index(q: &str) -> usize {

@@ -7,6 +7,7 @@
 mod check;
 mod explore;
 mod progress;
+mod report;
 mod run;
 mod warnings;
 
@@ -63,6 +64,9 @@ enum Command {
     /// search stopped at a limit.
     #[command(after_help = EXPLORE_AFTER_HELP)]
     Explore(ExploreArgs),
+    /// Write a comparison report of models (every design on paired seeds, with intervals and
+    /// paired differences against a baseline) as JSON and Markdown into a directory.
+    Report(ReportArgs),
     /// Print the event timeline of one run, its outcome and its choice vector.
     Trace(TraceArgs),
     /// Rerun from a recorded choice vector and print the same timeline.
@@ -137,6 +141,25 @@ struct CheckArgs {
     /// and exit 1 unless outcome and timeline hashes agree.
     #[arg(long)]
     check_determinism: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct ReportArgs {
+    /// Model files (JSON).
+    #[arg(required = true, value_name = "MODEL")]
+    models: Vec<PathBuf>,
+    /// Directory to write report.json and report.md into (created if needed).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Seeds per design, run as seeds FIRST..FIRST+N.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    seeds: u64,
+    /// First seed of the range.
+    #[arg(long, value_name = "FIRST", default_value_t = 0)]
+    first_seed: u64,
+    /// The design every other is compared with, seed by seed.
+    #[arg(long, value_name = "NAME", default_value = "no_dedup")]
+    baseline: String,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -338,6 +361,7 @@ fn execute(command: Command) -> Result<(), CliError> {
         Command::Run(a) => run::run(a),
         Command::Check(a) => check::check(a),
         Command::Explore(a) => explore::run(a),
+        Command::Report(a) => report::report(a),
         Command::Trace(a) => trace(a),
         Command::Replay(a) => replay(a),
         Command::Designs => {
