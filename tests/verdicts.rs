@@ -152,7 +152,7 @@ fn wrong_expectation_fails_with_a_shrunk_counterexample_that_replays_as_printed(
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     assert!(again_text.contains(timeline), "{again_text}");
     assert!(
-        again_text.contains("violates: no_duplicate\n"),
+        again_text.contains("violates: no_duplicate, resolved_within(60000)\n"),
         "{again_text}"
     );
     // And the seed command printed beside it traces the unshrunk failure.

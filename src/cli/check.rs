@@ -161,10 +161,17 @@ fn certify(
 fn explore_line(design: &str, b: ExploreBound, found: &Exploration) -> String {
     let k = b.max_faults;
     let what = if found.certified() {
+        let runs = found.runs();
+        let covered = found.levels.len() as u32 - 1;
         format!(
-            "certified within {k} fault{}: {} runs, complete",
+            "certified within {k} fault{}: {runs} run{}{}",
             if k == 1 { "" } else { "s" },
-            found.runs()
+            if runs == 1 { "" } else { "s" },
+            match covered {
+                _ if covered >= k => String::new(),
+                0 => "; no fault choice in the model".to_string(),
+                c => format!("; at most {c} fault choices in a run"),
+            }
         )
     } else if let Some(v) = found.violations.first() {
         format!(
@@ -262,7 +269,10 @@ fn explain(path: &std::path::Path, model: &Model, j: &Judged) -> String {
                 }
             );
             let _ = writeln!(s, "timeline of the shrunk run:\n{}", c.traced.timeline);
-            s.push_str(&render_outcome(&c.traced));
+            s.push_str(&render_outcome(
+                &c.traced,
+                &super::named_properties(model, &j.design),
+            ));
             let _ = writeln!(
                 s,
                 "replay: {}",

@@ -10,15 +10,26 @@ use crate::model::Model;
 use crate::run::run_traced;
 use crate::sim::{ChoiceVector, ReplayChooser};
 
-/// What one remembered state costs in the visited set: its 8-byte fingerprint, the 4-byte
-/// budget left, and the hash table's own share (one control byte, and room kept free).
-const STATE_BYTES: u64 = 32;
+/// What one remembered state costs in the visited set, as measured (peak resident memory
+/// over states remembered, on `ticket_chaos`): the 16-byte key and 4-byte value, the hash
+/// table's control byte and free room, and the table's doubling as it grows.
+const STATE_BYTES: u64 = 80;
 
 pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
     let model = load(&a.model)?;
     let design = find_design(&a.design)?;
     let bound = a.bound(&model)?;
-    let properties = properties(&model, design.name());
+    let properties = if a.properties.is_empty() {
+        properties(&model, design.name())
+    } else {
+        a.properties.clone()
+    };
+    let assumed = crate::design::assumptions::judge(design, &model);
+    super::warnings::print(&super::warnings::assumptions(
+        &model,
+        design.name(),
+        &assumed,
+    ));
     let strategy = a.strategy.into();
     let found = explore(&model, design, &properties, strategy, bound);
     let mut out = String::new();
@@ -86,10 +97,13 @@ pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
             }
         )));
     }
-    if !found.certified() && strategy == Strategy::Dfs {
-        return Err(CliError::Incomplete(
-            "explore: no violation found, but the search stopped at a limit".into(),
-        ));
+    if !found.certified() {
+        return Err(CliError::Incomplete(match strategy {
+            Strategy::Dfs => {
+                "explore: no violation found, but the search stopped at its run limit".into()
+            }
+            _ => "explore: no violation in the sample (a sample is not a certificate)".into(),
+        }));
     }
     Ok(())
 }
@@ -124,10 +138,11 @@ fn describe(strategy: Strategy, found: &Exploration) -> String {
 fn level_line(strategy: Strategy, l: &Level) -> String {
     match strategy {
         Strategy::Dfs => format!(
-            "  {} fault{}: {} runs, {} distinct states, {} pruned, depth {}, up to {} deviation{}: {}\n",
+            "  {} fault{}: {} run{}, {} distinct states, {} pruned, depth {}, up to {} deviation{}: {}\n",
             l.max_faults,
-            if l.max_faults == 1 { " " } else { "s" },
+            if l.max_faults == 1 { "" } else { "s" },
             l.runs,
+            if l.runs == 1 { "" } else { "s" },
             l.distinct_states,
             l.pruned,
             l.max_depth,
@@ -136,14 +151,19 @@ fn level_line(strategy: Strategy, l: &Level) -> String {
             if l.found {
                 "a violation"
             } else if !l.complete {
-                "stopped at --max-runs"
+                "stopped at the run limit"
             } else if l.saturated {
-                "complete; no run had a fault choice left, so every larger budget runs the same"
+                "complete; no run met a fault choice it had to refuse, so every larger budget runs the same"
             } else {
                 "complete"
             }
         ),
-        _ => format!("  {} runs, depth {}\n", l.runs, l.max_depth),
+        _ => format!(
+            "  {} run{}, depth {}\n",
+            l.runs,
+            if l.runs == 1 { "" } else { "s" },
+            l.max_depth
+        ),
     }
 }
 
@@ -152,18 +172,28 @@ fn verdict(found: &Exploration) -> String {
         return String::new();
     }
     let runs = found.runs();
+    let s = if runs == 1 { "" } else { "s" };
     if found.certified() {
         let k = found.bound.max_faults;
-        return format!(
-            "certified for {k} fault{}: no property is violated by any schedule within the bound ({runs} runs, complete)",
-            if k == 1 { "" } else { "s" }
-        );
+        let covered = found.levels.len() as u32 - 1;
+        return if covered < k {
+            format!(
+                "certified for {k} fault{}: no property is violated by any schedule within the bound ({runs} run{s}, complete); the model offers no fault choice beyond {covered}, so the bound is reached with {covered} fault{}",
+                if k == 1 { "" } else { "s" },
+                if covered == 1 { "" } else { "s" }
+            )
+        } else {
+            format!(
+                "certified for {k} fault{}: no property is violated by any schedule within the bound ({runs} run{s}, complete)",
+                if k == 1 { "" } else { "s" }
+            )
+        };
     }
     match found.strategy {
         Strategy::Dfs => format!(
-            "incomplete: no violation in {runs} runs, but the search stopped at --max-runs before covering the bound"
+            "incomplete: no violation in {runs} run{s}, but the search stopped at its run limit before covering the bound"
         ),
-        _ => format!("no violation in {runs} runs (a sample, not a certificate)"),
+        _ => format!("no violation in {runs} run{s} (a sample, not a certificate)"),
     }
 }
 
@@ -182,18 +212,22 @@ pub(super) fn explain(
         .map_or_else(|| ChoiceVector(v.values.clone()), |s| s.vector.clone());
     let _ = writeln!(
         out,
-        "\n{} violated by a run with {} fault{} (found after {} run{}){}",
+        "\n{} violated by a run with {} fault{}{} (found after {} run{}){}",
         v.property,
         v.faults,
         if v.faults == 1 { "" } else { "s" },
+        // Only dfs finds the run with the fewest faults; a sampled run has what it drew.
+        if ties { "" } else { " before shrinking" },
         v.after_runs,
         if v.after_runs == 1 { "" } else { "s" },
         match &shrunk {
             Some(s) => format!(
-                "; shrunk to {} choices (from {}, in {} runs)",
+                "; shrunk to {} choice{} (from {}, in {} run{})",
                 s.vector.0.len(),
+                if s.vector.0.len() == 1 { "" } else { "s" },
                 v.values.len(),
-                s.runs
+                s.runs,
+                if s.runs == 1 { "" } else { "s" }
             ),
             None => String::new(),
         }
@@ -205,7 +239,10 @@ pub(super) fn explain(
     );
     out.push_str("timeline:\n");
     out.push_str(&traced.timeline);
-    out.push_str(&render_outcome(&traced));
+    out.push_str(&render_outcome(
+        &traced,
+        &super::named_properties(model, design.name()),
+    ));
     let mut command = replay.choices(design.name(), &vector.to_string());
     if ties {
         command.push_str(" --ties");

@@ -188,11 +188,13 @@ a crash, a provider error, an async failure, a lost authorization); every agent 
 every schedule choice (which worker, the order of events due at the same instant); each
 timing range over a menu (its ends, and just below and above each threshold of the model
 it straddles). A run that reaches a state an earlier run already explored (with as many
-faults left) is cut there. Checked: the properties the model expects the design to hold,
-or every plain property. Without --max-faults, the model's \"explore\" bound, else 2.
+faults left) is cut there. Checked: every plain property and those the model's expectations
+name for the design, whether it expects them to hold or to be violated (a search reports
+what it finds); --property checks only those named (check certifies the ones expected to
+hold). Without --max-faults, the model's \"explore\" bound, else 2; at most 6.
 
-Exit codes: 0 certified (complete, no violation), 1 a violation, 2 bad input, 3 stopped at
-a limit without a violation.";
+Exit codes: 0 certified (dfs, complete, no violation), 1 a violation, 2 bad input, 3 no
+violation but no certificate either (dfs stopped at a limit, or swarm/random sampled).";
 
 #[derive(clap::Args, Debug)]
 struct ExploreArgs {
@@ -204,12 +206,16 @@ struct ExploreArgs {
     /// Most non-default fault choices per run (dfs).
     #[arg(long, value_name = "K")]
     max_faults: Option<u32>,
-    /// Most runs (dfs) or seeds (swarm, random).
+    /// Most runs (dfs) or seeds (swarm, random). Default: the model's \"explore\" bound,
+    /// else 1000000.
     #[arg(long, value_name = "N")]
     max_runs: Option<u64>,
-    /// Most states remembered in the visited set (about 32 bytes each).
-    #[arg(long, value_name = "S", default_value_t = 4_000_000)]
+    /// Most states remembered in the visited set (about 80 bytes each).
+    #[arg(long, value_name = "S", default_value_t = 2_000_000)]
     max_states: usize,
+    /// Check only these properties (comma-separated).
+    #[arg(long = "property", value_name = "PROP,...", value_delimiter = ',', value_parser = parse_property)]
+    properties: Vec<Property>,
     /// How to search.
     #[arg(long, value_enum, default_value = "dfs")]
     strategy: StrategyArg,
@@ -449,7 +455,14 @@ fn trace(a: TraceArgs) -> Result<(), CliError> {
         model.name,
         a.seed
     );
-    emit(&render_run(&header, &a.model, d, &traced, false))
+    emit(&render_run(
+        &header,
+        &a.model,
+        d,
+        &traced,
+        false,
+        &named_properties(&model, d.name()),
+    ))
 }
 
 fn replay(a: ReplayArgs) -> Result<(), CliError> {
@@ -475,14 +488,28 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
             ""
         }
     );
-    emit(&render_run(&header, &a.model, d, &traced, a.ties))
+    emit(&render_run(
+        &header,
+        &a.model,
+        d,
+        &traced,
+        a.ties,
+        &named_properties(&model, d.name()),
+    ))
 }
 
 /// The timeline, the outcome and the line that replays the run (`ties`: the run ordered
 /// same-instant events by choice, and so must its replay).
-fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced, ties: bool) -> String {
+fn render_run(
+    header: &str,
+    path: &Path,
+    d: &dyn Design,
+    t: &Traced,
+    ties: bool,
+    named: &[Property],
+) -> String {
     let mut s = format!("{header}\n\n{}\n", t.timeline);
-    s.push_str(&render_outcome(t));
+    s.push_str(&render_outcome(t, named));
     let named: Vec<String> = t
         .choices
         .iter()
@@ -518,8 +545,20 @@ fn render_run(header: &str, path: &Path, d: &dyn Design, t: &Traced, ties: bool)
     s
 }
 
-/// The outcome of one run: its counts and the properties it violates.
-fn render_outcome(t: &Traced) -> String {
+/// The properties the model's expectations name for `design` beyond the plain ones (such
+/// as `resolved_within(T)`): a run is judged on them too.
+fn named_properties(model: &Model, design: &str) -> Vec<Property> {
+    model
+        .expectations(design)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| !Property::PLAIN.contains(p))
+        .collect()
+}
+
+/// The outcome of one run: its counts and the properties it violates (the plain ones and
+/// `named`).
+fn render_outcome(t: &Traced, named: &[Property]) -> String {
     let m = &t.metrics;
     let mut s = format!(
         "outcome: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, masked mismatches {}, unresolved {}, unknown ops {}, false resolutions {}, remote calls {}\n",
@@ -538,7 +577,12 @@ fn render_outcome(t: &Traced) -> String {
         m.false_resolutions,
         m.remote_calls
     );
-    let violated: Vec<String> = t.violated().iter().map(|p| p.to_string()).collect();
+    let violated: Vec<String> = t
+        .violated()
+        .into_iter()
+        .chain(named.iter().copied().filter(|p| !p.holds(&t.summary)))
+        .map(|p| p.to_string())
+        .collect();
     s.push_str(&format!(
         "violates: {}\n",
         if violated.is_empty() {

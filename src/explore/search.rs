@@ -80,7 +80,7 @@ impl Default for Bound {
         Bound {
             max_faults: 2,
             max_runs: 1_000_000,
-            max_states: 4_000_000,
+            max_states: 2_000_000,
         }
     }
 }
@@ -436,6 +436,10 @@ impl Search<'_, '_> {
                         });
                     }
                 }
+            }
+            // The first violating run ends the search: it has the fewest faults there are.
+            if pass.found {
+                break false;
             }
             // Choice points past a cut were never reached: the path ends where the run did.
             nodes.truncate(pos.get());
