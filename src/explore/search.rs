@@ -565,7 +565,8 @@ fn sample(
                 after_runs: seed + 1,
             });
         }
-        if any {
+        // A run without a single choice is the model's only run: every seed repeats it.
+        if any || recorder.choices.is_empty() {
             break;
         }
     }
