@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::{CliError, ExploreArgs, emit, find_design, load, render_outcome, replay_command};
 use crate::check::Property;
-use crate::explore::search::{Exploration, Level, Strategy, Violation, explore};
+use crate::explore::search::{Exploration, Level, Strategy, Violation, explore_reporting};
 use crate::explore::shrink::shrink_values;
 use crate::model::Model;
 use crate::run::run_traced;
@@ -31,7 +31,12 @@ pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
         &assumed,
     ));
     let strategy = a.strategy.into();
-    let found = explore(&model, design, &properties, strategy, bound);
+    let progress = super::progress::Progress::counting(bound.max_runs, "runs");
+    progress.set_message(design.name());
+    let found = explore_reporting(&model, design, &properties, strategy, bound, &|n| {
+        progress.advance(n)
+    });
+    progress.finish();
     let mut out = String::new();
     let _ = writeln!(
         out,

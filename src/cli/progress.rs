@@ -23,11 +23,17 @@ pub struct Progress {
 impl Progress {
     /// A bar for `total` seeds, hidden until the sweep has run for about a second.
     pub fn new(total: u64) -> Self {
+        Self::counting(total, "seeds")
+    }
+
+    /// A bar for `total` of `unit` (seeds, runs), hidden until the work has run for about a
+    /// second.
+    pub fn counting(total: u64, unit: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template(
-                "{msg:<24} [{bar:30}] {human_pos}/{human_len} seeds, {per_sec}, eta {eta}",
-            )
+            ProgressStyle::with_template(&format!(
+                "{{msg:<24}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}, {{per_sec}}, eta {{eta}}"
+            ))
             .expect("a valid template")
             .progress_chars("=> "),
         );

@@ -161,11 +161,28 @@ pub fn explore(
     strategy: Strategy,
     bound: Bound,
 ) -> Exploration {
+    explore_reporting(model, design, properties, strategy, bound, &|_| {})
+}
+
+/// [`explore`], calling `progress(n)` as every [`PROGRESS_EVERY`] more runs are done.
+pub fn explore_reporting(
+    model: &Model,
+    design: &dyn Design,
+    properties: &[Property],
+    strategy: Strategy,
+    bound: Bound,
+    progress: &dyn Fn(u64),
+) -> Exploration {
     match strategy {
-        Strategy::Dfs => dfs(model, design, properties, bound),
-        Strategy::Swarm | Strategy::Random => sample(model, design, properties, strategy, bound),
+        Strategy::Dfs => dfs(model, design, properties, bound, progress),
+        Strategy::Swarm | Strategy::Random => {
+            sample(model, design, properties, strategy, bound, progress)
+        }
     }
 }
+
+/// Runs between two calls of a search's progress callback.
+pub const PROGRESS_EVERY: u64 = 1024;
 
 /// One choice point on the current path: the options it offers and which one the path
 /// takes.
@@ -275,8 +292,15 @@ fn violated(properties: &[Property], summary: &RunSummary) -> impl Iterator<Item
         .into_iter()
 }
 
-fn dfs(model: &Model, design: &dyn Design, properties: &[Property], bound: Bound) -> Exploration {
+fn dfs(
+    model: &Model,
+    design: &dyn Design,
+    properties: &[Property],
+    bound: Bound,
+    progress: &dyn Fn(u64),
+) -> Exploration {
     let mut search = Search {
+        progress,
         thresholds: menu::thresholds(model),
         world: World::new(model, design, false),
         properties,
@@ -332,6 +356,7 @@ fn dfs(model: &Model, design: &dyn Design, properties: &[Property], bound: Bound
 
 /// The state of a `dfs` search across its passes.
 struct Search<'a, 'm> {
+    progress: &'a dyn Fn(u64),
     thresholds: Vec<Millis>,
     world: World<'m>,
     properties: &'a [Property],
@@ -371,6 +396,9 @@ impl Search<'_, '_> {
             }
             self.runs += 1;
             pass.runs += 1;
+            if self.runs % PROGRESS_EVERY == 0 {
+                (self.progress)(PROGRESS_EVERY);
+            }
             let prefix = nodes.len();
             let (pos, faults, deviations) = (Cell::new(0), Cell::new(0), Cell::new(0));
             let mut cut = false;
@@ -528,12 +556,16 @@ fn sample(
     properties: &[Property],
     strategy: Strategy,
     bound: Bound,
+    progress: &dyn Fn(u64),
 ) -> Exploration {
     let mut world = World::new(model, design, false);
     let mut level = Level::default();
     let mut violations = Vec::new();
     for seed in 0..bound.max_runs {
         level.runs += 1;
+        if level.runs % PROGRESS_EVERY == 0 {
+            progress(PROGRESS_EVERY);
+        }
         let mut random;
         let mut swarm;
         let inner: &mut dyn Chooser = match strategy {
