@@ -33,6 +33,10 @@ const fail = (msg) => failures.push(msg);
 
 function readCharts() {
   const file = path.join(reportDir, "report.json");
+  if (!fs.existsSync(file)) {
+    fail(`${file}: no such file`);
+    return null;
+  }
   let json;
   try {
     json = JSON.parse(fs.readFileSync(file, "utf8"));

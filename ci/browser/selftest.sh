@@ -93,7 +93,7 @@ expect zero_size_svg 1 '<svg> number 2 .*renders 0 x 0 px'
 expect wide_table 1 'scrolls horizontally .*<table> 900 px wide'
 expect wide_chart 1 'scrolls horizontally .*<svg> 800 px wide'
 expect no_viewport_meta 1 'no <meta name="viewport"'
-expect no_json 1 'report\.json: cannot read it'
+expect no_json 1 'report\.json: no such file'
 expect bad_json 1 'report\.json: cannot read it as JSON'
 expect missing_dir 2 'no report directory' "$tmp/does-not-exist"
 expect two_args 2 'usage' "$tmp/good" "$tmp/good"
