@@ -15,7 +15,7 @@ fn out_dir(test: &str) -> PathBuf {
     d
 }
 
-fn report(out: &PathBuf, threads: &str) -> (Vec<u8>, Vec<u8>) {
+fn report(out: &PathBuf, threads: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let status = Command::new(env!("CARGO_BIN_EXE_retrylab"))
         .args([
             "report",
@@ -31,9 +31,12 @@ fn report(out: &PathBuf, threads: &str) -> (Vec<u8>, Vec<u8>) {
         .output()
         .expect("start the binary");
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let html = std::fs::read(out.join("report.html")).unwrap();
+    assert!(html.starts_with(b"<!DOCTYPE html>"));
     (
         std::fs::read(out.join("report.json")).unwrap(),
         std::fs::read(out.join("report.md")).unwrap(),
+        html,
     )
 }
 
@@ -50,9 +53,9 @@ fn the_report_is_the_same_bytes_on_any_thread_count() {
 #[test]
 fn the_report_carries_paired_differences_against_the_baseline() {
     let dir = out_dir("paired");
-    let (json, md) = report(&dir, "2");
+    let (json, md, _) = report(&dir, "2");
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     let lost = &v["models"][0];
     assert_eq!(lost["model"], "ticket_lost_response");
     assert_eq!(lost["file"], "models/ticket_lost_response.json");
@@ -75,13 +78,29 @@ fn the_report_carries_paired_differences_against_the_baseline() {
         lost["results"][0]["paired_difference"]["per_intent"]["completed"]["seeds_that_differ"],
         0
     );
+    // A design's own duplicates per intent, with its seed-level interval.
+    assert_eq!(
+        lost["results"][0]["per_intent"]["duplicate_effects"],
+        serde_json::json!({ "mean": 1.0, "low": 1.0, "high": 1.0 })
+    );
     let md = String::from_utf8(md).unwrap();
     assert!(
-        md.starts_with("# retrylab comparison report\n\n| model | design |"),
+        md.starts_with(
+            "# retrylab comparison report\n\n| design | no duplicate | no false outcome |"
+        ),
         "{md}"
     );
+    // Across both models: no_dedup duplicates in both, same_key in ticket_chaos only.
+    assert!(md.contains("\n| no_dedup | 0/2 | 2/2 |"), "{md}");
+    assert!(md.contains("\n| same_key | 1/2 | 2/2 |"), "{md}");
     assert!(
-        md.contains("| ticket_lost_response | same_key | 100.0 % | 0.0 % | 0.0 % | 0.0 % | 0.000 | -1.000 [-1.000, -1.000] | 2.00 | ok (8 met) |"),
+        md.contains("| same_key | 100.0 % [98.7 %, 100.0 %] | 0.0 % [0.0 %, 1.3 %] | 0.0 % [0.0 %, 1.3 %] | 0.0 % [0.0 %, 1.3 %] | 0.000 [0.000, 0.000] | -1.000 [-1.000, -1.000]; 300 | 2.00 | all hold | ok (8 met) |"),
+        "{md}"
+    );
+    // The shrunk counterexample of no_dedup's duplicate is the run with every choice at
+    // its default: the model itself loses the reply.
+    assert!(
+        md.contains("- `no_dedup` violates `no_duplicate` (expected; seed 0, 0 choices from 6): `retrylab replay models/ticket_lost_response.json --design no_dedup --choices ''`"),
         "{md}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -87,6 +87,20 @@ impl Histogram {
         Some(self.max)
     }
 
+    /// The cumulative distribution: for each recorded bucket in increasing order, its value
+    /// (to the histogram's precision, never above the maximum) and the number of values at
+    /// or below it. The last point's count is [`Histogram::count`].
+    pub fn cdf(&self) -> Vec<(Millis, u64)> {
+        let mut seen = 0;
+        self.hdr
+            .iter_recorded()
+            .map(|v| {
+                seen += v.count_since_last_iteration();
+                (v.value_iterated_to().min(self.max), seen)
+            })
+            .collect()
+    }
+
     /// Count, p50, p90, p99 and max.
     pub fn percentiles(&self) -> Percentiles {
         Percentiles {
@@ -123,6 +137,20 @@ impl Percentiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cdf_counts_every_value_at_or_below_each_point() {
+        let mut h = Histogram::default();
+        for v in [5, 1, 5, 9, 1, 1] {
+            h.record(v);
+        }
+        assert_eq!(h.cdf(), vec![(1, 3), (5, 5), (9, 6)]);
+        assert_eq!(Histogram::default().cdf(), vec![]);
+        // Above 2048 a bucket is reported at most at the exact maximum.
+        let mut big = Histogram::default();
+        big.record(100_001);
+        assert_eq!(big.cdf(), vec![(100_001, 1)]);
+    }
 
     #[test]
     fn nearest_rank_percentiles_exact_below_2048() {

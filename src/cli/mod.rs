@@ -145,10 +145,11 @@ struct CheckArgs {
 
 #[derive(clap::Args, Debug)]
 struct ReportArgs {
-    /// Model files (JSON).
+    /// Model files (JSON), or directories: a directory stands for its `*.json` files in
+    /// byte order of their names.
     #[arg(required = true, value_name = "MODEL")]
     models: Vec<PathBuf>,
-    /// Directory to write report.json and report.md into (created if needed).
+    /// Directory to write report.json, report.md and report.html into (created if needed).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Seeds per design, run as seeds FIRST..FIRST+N.
@@ -160,6 +161,15 @@ struct ReportArgs {
     /// The design every other is compared with, seed by seed.
     #[arg(long, value_name = "NAME", default_value = "no_dedup")]
     baseline: String,
+    /// Record this commit of the tool in the provenance (for example
+    /// `--commit "$(git rev-parse HEAD)"`); left out by default, so that the report's bytes
+    /// depend only on the tool's behaviour and the inputs.
+    #[arg(long, value_name = "REV")]
+    commit: Option<String>,
+    /// Record the number of worker threads in the provenance (no figure depends on it;
+    /// left out by default for the same reason as --commit).
+    #[arg(long)]
+    record_threads: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

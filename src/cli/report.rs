@@ -1,12 +1,81 @@
-//! `retrylab report`: the comparison report of one or more models, written to a directory.
+//! `retrylab report`: the comparison report of one or more models, written to a directory as
+//! JSON, Markdown and one self-contained HTML page.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::progress::Progress;
-use super::{CliError, ReportArgs, find_design, load, replay_command, seed_range};
+use super::{CliError, ReportArgs, find_design, load, seed_range};
+use crate::explore::check::counterexample;
 use crate::explore::paired::paired;
 use crate::explore::{Comparison, compare};
-use crate::report::research::{ModelPart, file_hash, render_json, render_markdown};
+use crate::model::Model;
+use crate::report::ReplayCommand;
+use crate::report::html::render_html;
+use crate::report::research::{
+    ModelPart, PROGRAM, Provenance, Research, Shown, file_hash, render_json, render_markdown,
+};
+
+/// The model files `paths` stand for: a file as it is, a directory as its `*.json` files in
+/// byte order of their names.
+pub(super) fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path)
+                .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+                .collect();
+            if files.is_empty() {
+                return Err(CliError::Input(format!(
+                    "{}: a directory without model files (*.json)",
+                    path.display()
+                )));
+            }
+            files.sort_by(|a, b| {
+                a.as_os_str()
+                    .as_encoded_bytes()
+                    .cmp(b.as_os_str().as_encoded_bytes())
+            });
+            out.extend(files);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Loads every model of `paths` (all of them, so that every bad file is reported at once),
+/// with its file's hash.
+pub(super) fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Model, String)>, CliError> {
+    let mut models = Vec::new();
+    let mut refused = Vec::new();
+    for path in model_files(paths)? {
+        match load(&path) {
+            Ok(model) => {
+                let bytes = std::fs::read(&path)
+                    .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+                models.push((path, model, file_hash(&bytes)));
+            }
+            Err(CliError::Model(lines)) => refused.push(lines),
+            Err(e) => return Err(e),
+        }
+    }
+    if !refused.is_empty() {
+        return Err(CliError::Model(refused.join("\n")));
+    }
+    Ok(models)
+}
+
+/// The commands a report prints: `retrylab` and the model path as given, whatever the
+/// program was invoked as, so that the report's bytes do not depend on it.
+fn commands(path: &Path) -> ReplayCommand {
+    ReplayCommand {
+        program: PROGRAM.to_string(),
+        model_path: path.display().to_string(),
+    }
+}
 
 pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
@@ -17,13 +86,22 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             crate::design::names().join(", ")
         ))
     })?;
+    if a.commit.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        return Err(CliError::Input(
+            "--commit: empty; give the revision, or leave the option out".into(),
+        ));
+    }
     // Read every model before running anything: a bad file is bad input, whatever its place.
-    let mut models = Vec::new();
-    for path in &a.models {
-        let model = load(path)?;
-        let bytes =
-            std::fs::read(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-        models.push((path, model, file_hash(&bytes)));
+    let models = load_all(&a.models)?;
+    let mut designs_of = Vec::new();
+    for (_, model, _) in &models {
+        designs_of.push(
+            model
+                .designs
+                .iter()
+                .map(|n| find_design(n))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
     }
     let total: u64 = models
         .iter()
@@ -31,21 +109,17 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
         .sum();
     let progress = Progress::new(total);
     let mut parts = Vec::new();
-    for (path, model, hash) in &models {
-        let designs = model
-            .designs
-            .iter()
-            .map(|n| find_design(n))
-            .collect::<Result<Vec<_>, _>>()?;
+    for ((path, model, hash), designs) in models.iter().zip(&designs_of) {
+        let replay = commands(path);
         let report = compare(
             &Comparison {
                 model,
-                designs: &designs,
+                designs,
                 seeds: (first, last),
                 extra_properties: &[],
                 keep_failures: 1,
             },
-            replay_command(path),
+            replay.clone(),
             &|design, n| {
                 progress.set_message(design);
                 progress.advance(n);
@@ -59,23 +133,70 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
                 p
             })
             .collect();
+        let counterexamples = report
+            .results
+            .iter()
+            .zip(designs)
+            .map(|(r, d)| {
+                r.violations
+                    .counts
+                    .iter()
+                    .zip(&r.failures)
+                    .filter_map(|(&(property, _), seeds)| {
+                        let seed = *seeds.first()?;
+                        let c = counterexample(model, *d, property, seed)?;
+                        let choices = c.shrunk.vector.to_string();
+                        Some(Shown {
+                            property,
+                            expected: r.expect.iter().find(|e| e.0 == property).map(|e| e.1),
+                            seed,
+                            choices_len: c.shrunk.vector.0.len(),
+                            original_len: c.shrunk.original.0.len(),
+                            replay: replay.choices(&r.design, &choices),
+                            trace: replay.seed(&r.design, seed),
+                            choices,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
         parts.push(ModelPart {
             file: path.display().to_string(),
             file_hash: hash.clone(),
+            description: model.description.clone(),
             report,
             baseline: baseline.name().to_string(),
             paired,
+            counterexamples,
         });
     }
     progress.finish();
+    let research = Research {
+        provenance: Provenance {
+            commit: a.commit.clone(),
+            threads: a.record_threads.then(rayon::current_num_threads),
+            first_seed: first,
+            seeds: last - first + 1,
+            baseline: baseline.name().to_string(),
+        },
+        parts,
+        matrix: None,
+    };
     std::fs::create_dir_all(&a.out)
         .map_err(|e| CliError::Other(format!("cannot create {}: {e}", a.out.display())))?;
-    write(&a.out.join("report.json"), &render_json(&parts))?;
-    write(&a.out.join("report.md"), &render_markdown(&parts))?;
+    let files = [
+        ("report.json", render_json(&research)),
+        ("report.md", render_markdown(&research)),
+        ("report.html", render_html(&research)),
+    ];
+    for (name, text) in &files {
+        write(&a.out.join(name), text)?;
+    }
     println!(
-        "wrote {} and {}",
+        "wrote {}, {} and {}",
         a.out.join("report.json").display(),
-        a.out.join("report.md").display()
+        a.out.join("report.md").display(),
+        a.out.join("report.html").display()
     );
     Ok(())
 }

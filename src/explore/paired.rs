@@ -66,6 +66,9 @@ struct Sums {
     square: u128,
     /// Seeds where the two counts differ.
     disagree: u64,
+    /// Σ design, and Σ design²: the design's own per-seed spread.
+    value: u128,
+    value_square: u128,
 }
 
 /// The paired sums of every quantity, kept per number of intents in a seed.
@@ -83,6 +86,9 @@ impl Paired {
             s.diff += d;
             s.square += d.unsigned_abs() * d.unsigned_abs();
             s.disagree += u64::from(d != 0);
+            let x = u128::from(design[i]);
+            s.value += x;
+            s.value_square += x * x;
         }
     }
 
@@ -95,6 +101,8 @@ impl Paired {
                 m.diff += o.diff;
                 m.square += o.square;
                 m.disagree += o.disagree;
+                m.value += o.value;
+                m.value_square += o.value_square;
             }
         }
         self
@@ -115,25 +123,64 @@ impl Paired {
                 square += s.square as f64 / (n * n);
             }
         }
-        if seeds == 0 {
-            return Difference::default();
-        }
-        let k = seeds as f64;
-        let mean = sum / k;
-        let variance = if seeds > 1 {
-            ((square - k * mean * mean) / (k - 1.0)).max(0.0)
-        } else {
-            0.0
-        };
-        let half = 1.96 * (variance / k).sqrt();
+        let (mean, low, high) = mean_interval(seeds, sum, square);
         Difference {
             mean,
-            low: mean - half,
-            high: mean + half,
+            low,
+            high,
             seeds,
             disagree,
         }
     }
+
+    /// The design's own mean of quantity `i` per intent, with a 95 % interval from the
+    /// spread of the per-seed values (a seed is the independent unit: its intents share
+    /// faults and workers). For counts that may exceed one per intent (duplicate effects,
+    /// calls), where a proportion's interval does not apply.
+    pub fn level(&self, i: usize) -> Level {
+        let (mut seeds, mut sum, mut square) = (0u64, 0f64, 0f64);
+        for (&n, sums) in &self.by_intents {
+            let s = sums[i];
+            seeds += s.seeds;
+            if n > 0 {
+                let n = n as f64;
+                sum += s.value as f64 / n;
+                square += s.value_square as f64 / (n * n);
+            }
+        }
+        let (mean, low, high) = mean_interval(seeds, sum, square);
+        Level {
+            mean,
+            low,
+            high,
+            seeds,
+        }
+    }
+}
+
+/// Mean and 95 % normal interval of `seeds` values from their sum and sum of squares.
+fn mean_interval(seeds: u64, sum: f64, square: f64) -> (f64, f64, f64) {
+    if seeds == 0 {
+        return (0.0, 0.0, 0.0);
+    }
+    let k = seeds as f64;
+    let mean = sum / k;
+    let variance = if seeds > 1 {
+        ((square - k * mean * mean) / (k - 1.0)).max(0.0)
+    } else {
+        0.0
+    };
+    let half = 1.96 * (variance / k).sqrt();
+    (mean, mean - half, mean + half)
+}
+
+/// A design's own mean of a quantity per intent, with its 95 % interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Level {
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+    pub seeds: u64,
 }
 
 /// A paired difference per intent, design minus baseline.

@@ -1,5 +1,7 @@
 //! Reports of a comparison: one row per design, as a table or as JSON.
 
+pub mod charts;
+pub mod html;
 pub mod json;
 pub mod research;
 pub mod stats;

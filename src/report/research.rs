@@ -1,22 +1,62 @@
 //! The comparison report of `retrylab report`: every model × design on paired seeds, as
-//! JSON (every figure, `schema_version`) and Markdown (the headline table first).
+//! JSON (every figure, `schema_version`), Markdown (the headline table first) and one
+//! self-contained HTML page with SVG charts (see [`super::html`]).
 //!
 //! Per design it carries the run's figures as `run --format json` gives them (totals, the
 //! outcome rates with 95 % Wilson intervals, the distributions, the assumptions judged
-//! against the model, the properties and the expectations), and the paired differences of
-//! every per-intent rate against a baseline design on the same seeds. Nothing in it depends
-//! on the thread count or the clock: the same inputs give the same bytes.
+//! against the model, the properties and the expectations), the per-intent counts with a
+//! seed-level interval, the paired differences of every per-intent quantity against a
+//! baseline design on the same seeds, and for each property it violates the shrunk
+//! counterexample with its replay command. Nothing in it depends on the thread count or the
+//! clock: the same inputs give the same bytes.
 
 use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use super::Report;
-use super::stats::tenths_text;
+use super::charts::{self, Cdf, Estimate, RateRow};
+use super::stats::{Rate, human_ms};
+use super::{DesignResult, Report};
+use crate::check::{Histogram, Property};
 use crate::explore::paired::{Difference, Paired, QUANTITIES};
+use crate::model::Want;
 
-/// The version of the JSON layout below; it changes when a field changes meaning or goes.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the JSON layout; it changes when a field changes meaning or goes.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The program name the report's commands use: a report is a document, so its bytes do not
+/// depend on how the tool was invoked (from a clone, `retrylab` is `cargo run --release --`).
+pub const PROGRAM: &str = "retrylab";
+
+/// Where the report comes from.
+#[derive(Clone, Debug, Default)]
+pub struct Provenance {
+    /// The commit of the tool, when given (`--commit`).
+    pub commit: Option<String>,
+    /// The worker threads, when asked to record them (`--record-threads`); no figure
+    /// depends on them.
+    pub threads: Option<usize>,
+    pub first_seed: u64,
+    pub seeds: u64,
+    pub baseline: String,
+}
+
+/// The smallest run found that violates a property, and how to see it.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    pub property: Property,
+    /// What the model expects of the property for this design, if anything.
+    pub expected: Option<Want>,
+    /// The first violating seed of the sweep.
+    pub seed: u64,
+    /// The shrunk choice vector, and the length of the seed's vector it came from.
+    pub choices: String,
+    pub choices_len: usize,
+    pub original_len: usize,
+    /// The command that replays the shrunk run, and the one that traces the seed.
+    pub replay: String,
+    pub trace: String,
+}
 
 /// One model's part of the report.
 pub struct ModelPart {
@@ -24,10 +64,30 @@ pub struct ModelPart {
     pub file: String,
     /// FNV-1a of the file's bytes, in hex: which model exactly.
     pub file_hash: String,
+    pub description: String,
     pub report: Report,
+    /// The design every other is compared with.
     pub baseline: String,
     /// Per design of `report.results` (same order): its paired sums against the baseline.
     pub paired: Vec<Paired>,
+    /// Per design (same order): a counterexample per property it violates.
+    pub counterexamples: Vec<Vec<Shown>>,
+}
+
+/// The whole report.
+pub struct Research {
+    pub provenance: Provenance,
+    pub parts: Vec<ModelPart>,
+    /// The guarantee matrix, when models for it were given.
+    pub matrix: Option<MatrixView>,
+}
+
+/// The guarantee matrix as the report shows it.
+pub struct MatrixView {
+    pub json: Value,
+    pub markdown: String,
+    /// An HTML fragment (a table and the counterexamples).
+    pub html: String,
 }
 
 /// FNV-1a of `bytes`, as 16 hex digits.
@@ -40,8 +100,43 @@ pub fn file_hash(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
-fn round6(x: f64) -> f64 {
+pub(super) fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
+}
+
+/// The index of quantity `name` in [`QUANTITIES`].
+fn q(name: &str) -> usize {
+    QUANTITIES
+        .iter()
+        .position(|x| *x == name)
+        .expect("a known quantity")
+}
+
+/// The per-intent counts reported with a seed-level interval (they may exceed one per
+/// intent, so a proportion's interval does not apply).
+const COUNTS: [&str; 5] = [
+    "duplicate_effects",
+    "drifted_effects",
+    "merged_repeats",
+    "masked_mismatches",
+    "remote_calls",
+];
+
+/// The five outcomes of an intent: completed, true failure, false success, false failure,
+/// unresolved (they add up to the intents).
+fn outcome_counts(r: &DesignResult) -> [u64; 5] {
+    let m = &r.metrics;
+    [
+        m.completed,
+        m.true_failures,
+        m.false_success,
+        m.false_failure,
+        m.unresolved,
+    ]
+}
+
+fn estimate_json(e: Estimate) -> Value {
+    json!({ "mean": round6(e.value), "low": round6(e.low), "high": round6(e.high) })
 }
 
 fn difference_json(d: &Difference) -> Value {
@@ -54,56 +149,393 @@ fn difference_json(d: &Difference) -> Value {
     })
 }
 
-/// The whole report as pretty JSON with a trailing newline.
-pub fn render_json(parts: &[ModelPart]) -> String {
-    let models: Vec<Value> = parts
+fn level(p: &Paired, name: &str) -> Estimate {
+    let l = p.level(q(name));
+    Estimate {
+        value: l.mean,
+        low: l.low,
+        high: l.high,
+    }
+}
+
+fn wilson(k: u64, n: u64) -> Estimate {
+    let r = Rate::wilson(k, n);
+    Estimate {
+        value: r.rate,
+        low: r.low,
+        high: r.high,
+    }
+}
+
+// ---- charts ----
+
+/// What a chart shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChartKind {
+    Rates,
+    ReconciliationCdf,
+    TimeToOutcomeCdf,
+    Calls,
+}
+
+impl ChartKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ChartKind::Rates => "rates",
+            ChartKind::ReconciliationCdf => "reconciliation_cdf",
+            ChartKind::TimeToOutcomeCdf => "time_to_outcome_cdf",
+            ChartKind::Calls => "calls_per_intent",
+        }
+    }
+}
+
+/// One chart of the report: which model (index in `parts`), what it shows, its title.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    pub part: usize,
+    pub kind: ChartKind,
+    pub id: String,
+    pub title: String,
+}
+
+impl Research {
+    /// Every chart, in page order: per model its rates, the distributions that have a value
+    /// for some design, and the calls per intent.
+    pub fn charts(&self) -> Vec<Chart> {
+        let mut out = Vec::new();
+        for (i, p) in self.parts.iter().enumerate() {
+            let model = &p.report.model;
+            let any = |h: fn(&DesignResult) -> &Histogram| {
+                p.report.results.iter().any(|r| !h(r).is_empty())
+            };
+            let mut push = |kind: ChartKind, title: String| {
+                out.push(Chart {
+                    part: i,
+                    kind,
+                    id: format!("{}-{}-{}", kind.name(), i + 1, model),
+                    title,
+                })
+            };
+            push(
+                ChartKind::Rates,
+                format!("{model}: outcome rates and duplicates per intent (95 %)"),
+            );
+            if any(|r| &r.metrics.reconciliation_ms) {
+                push(
+                    ChartKind::ReconciliationCdf,
+                    format!("{model}: reconciliation time"),
+                );
+            }
+            if any(|r| &r.metrics.time_to_outcome_ms) {
+                push(
+                    ChartKind::TimeToOutcomeCdf,
+                    format!("{model}: time to outcome"),
+                );
+            }
+            push(
+                ChartKind::Calls,
+                format!("{model}: remote calls per intent (95 %)"),
+            );
+        }
+        out
+    }
+
+    /// The SVG of `chart`.
+    pub fn svg(&self, chart: &Chart) -> String {
+        let p = &self.parts[chart.part];
+        let results = &p.report.results;
+        let drawn = match chart.kind {
+            ChartKind::Rates => {
+                let rows: Vec<RateRow<'_>> = results
+                    .iter()
+                    .zip(&p.paired)
+                    .map(|(r, paired)| {
+                        let c = outcome_counts(r);
+                        let n = r.metrics.intents;
+                        RateRow {
+                            design: &r.design,
+                            estimates: [
+                                wilson(c[0], n),
+                                wilson(c[2], n),
+                                wilson(c[3], n),
+                                wilson(c[4], n),
+                                level(paired, "duplicate_effects"),
+                            ],
+                        }
+                    })
+                    .collect();
+                charts::rates(&chart.title, &rows)
+            }
+            ChartKind::ReconciliationCdf | ChartKind::TimeToOutcomeCdf => {
+                let (h, x): (fn(&DesignResult) -> &Histogram, &str) =
+                    if chart.kind == ChartKind::ReconciliationCdf {
+                        (
+                            |r| &r.metrics.reconciliation_ms,
+                            "from an operation's first unknown moment to its true resolution",
+                        )
+                    } else {
+                        (
+                            |r| &r.metrics.time_to_outcome_ms,
+                            "from an intent's arrival to the message the user got",
+                        )
+                    };
+                let series: Vec<Cdf<'_>> = results
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| !h(r).is_empty())
+                    .map(|(i, r)| Cdf {
+                        design: &r.design,
+                        index: i,
+                        points: h(r).cdf(),
+                    })
+                    .collect();
+                charts::cdf(&chart.title, x, &series)
+            }
+            ChartKind::Calls => {
+                let rows: Vec<(&str, Estimate)> = results
+                    .iter()
+                    .zip(&p.paired)
+                    .map(|(r, paired)| (r.design.as_str(), level(paired, "remote_calls")))
+                    .collect();
+                charts::calls(&chart.title, &rows)
+            }
+        };
+        drawn.unwrap_or_else(|e| panic!("chart {} cannot be drawn: {e}", chart.id))
+    }
+}
+
+// ---- the headline: designs across every model ----
+
+/// One design's record across the models of the report.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    pub design: String,
+    pub models: u64,
+    /// Models where no seed had a duplicate effect.
+    pub no_duplicate: u64,
+    /// Models where no intent was told a false success or a false failure.
+    pub honest: u64,
+    /// Models where every intent got an outcome.
+    pub resolved: u64,
+    /// Models where every assumption of its guarantee holds.
+    pub guaranteed: u64,
+    /// The most duplicate effects per intent, and on which model.
+    pub worst_duplicates: (f64, String),
+    /// The most remote calls per intent, and on which model.
+    pub most_calls: (f64, String),
+}
+
+/// Per design (in order of first appearance), its record across every model.
+pub fn records(parts: &[ModelPart]) -> Vec<Record> {
+    let mut out: Vec<Record> = Vec::new();
+    for p in parts {
+        for r in &p.report.results {
+            let i = match out.iter().position(|x| x.design == r.design) {
+                Some(i) => i,
+                None => {
+                    out.push(Record {
+                        design: r.design.clone(),
+                        ..Record::default()
+                    });
+                    out.len() - 1
+                }
+            };
+            let rec = &mut out[i];
+            let m = &r.metrics;
+            let n = m.intents.max(1) as f64;
+            rec.models += 1;
+            rec.no_duplicate += u64::from(m.duplicate_effects == 0);
+            rec.honest += u64::from(m.false_success == 0 && m.false_failure == 0);
+            rec.resolved += u64::from(m.unresolved == 0);
+            rec.guaranteed +=
+                u64::from(!r.assumptions.is_empty() && r.failed_assumptions().next().is_none());
+            let dup = m.duplicate_effects as f64 / n;
+            if dup > rec.worst_duplicates.0 || rec.worst_duplicates.1.is_empty() {
+                rec.worst_duplicates = (dup, p.report.model.clone());
+            }
+            let calls = m.remote_calls as f64 / n;
+            if calls > rec.most_calls.0 || rec.most_calls.1.is_empty() {
+                rec.most_calls = (calls, p.report.model.clone());
+            }
+        }
+    }
+    out
+}
+
+// ---- JSON ----
+
+fn result_json(p: &ModelPart, run: &Value, i: usize) -> Value {
+    let paired = &p.paired[i];
+    let mut v = run.clone();
+    let per_intent: serde_json::Map<String, Value> = COUNTS
         .iter()
-        .map(|p| {
+        .map(|name| (name.to_string(), estimate_json(level(paired, name))))
+        .collect();
+    v["per_intent"] = Value::Object(per_intent);
+    let diffs: serde_json::Map<String, Value> = QUANTITIES
+        .iter()
+        .enumerate()
+        .map(|(k, name)| (name.to_string(), difference_json(&paired.difference(k))))
+        .collect();
+    v["paired_difference"] = json!({
+        "baseline": p.baseline,
+        "per_intent": diffs,
+    });
+    v["counterexamples"] = Value::Array(
+        p.counterexamples[i]
+            .iter()
+            .map(|c| {
+                json!({
+                    "property": c.property.to_string(),
+                    "expected": c.expected.map(Want::name),
+                    "seed": c.seed,
+                    "choices": c.choices,
+                    "choices_before_shrinking": c.original_len,
+                    "replay": c.replay,
+                    "trace_seed": c.trace,
+                })
+            })
+            .collect(),
+    );
+    v
+}
+
+/// The whole report as pretty JSON with a trailing newline.
+pub fn render_json(research: &Research) -> String {
+    let charts = research.charts();
+    let models: Vec<Value> = research
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
             let run: Value = serde_json::from_str(&super::json::render(&p.report))
                 .expect("the run JSON is valid");
             let results: Vec<Value> = run["results"]
                 .as_array()
                 .expect("results")
                 .iter()
-                .zip(&p.paired)
-                .map(|(r, paired)| {
-                    let mut r = r.clone();
-                    let diffs: serde_json::Map<String, Value> = QUANTITIES
-                        .iter()
-                        .enumerate()
-                        .map(|(i, q)| (q.to_string(), difference_json(&paired.difference(i))))
-                        .collect();
-                    r["paired_difference"] = json!({
-                        "baseline": p.baseline,
-                        "per_intent": diffs,
-                    });
-                    r
-                })
+                .enumerate()
+                .map(|(i, v)| result_json(p, v, i))
                 .collect();
             json!({
                 "file": p.file,
                 "file_fnv1a": p.file_hash,
                 "model": p.report.model,
+                "description": p.description,
                 "seeds": run["seeds"],
+                "charts": charts.iter().filter(|c| c.part == pi).map(|c| c.id.clone()).collect::<Vec<_>>(),
                 "results": results,
             })
         })
         .collect();
+    let pv = &research.provenance;
     let doc = json!({
         "schema_version": SCHEMA_VERSION,
-        "tool": { "name": "retrylab", "version": env!("CARGO_PKG_VERSION") },
-        "method": {
-            "rates": "per intent, with 95 % Wilson score intervals",
-            "paired_difference": "design minus baseline per intent, seed by seed on the same seeds; mean and 95 % normal interval of the per-seed differences (mean ± 1.96 sd / sqrt(seeds)); seeds_that_differ counts seeds where the two differ at all",
-            "distributions": "HDR histograms, 3 significant digits",
-            "threads": "figures do not depend on the number of threads",
+        "schema": "docs/report-schema.md",
+        "provenance": {
+            "tool": "retrylab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "commit": pv.commit,
+            "threads": pv.threads,
+            "seeds": { "first": pv.first_seed, "count": pv.seeds },
+            "baseline": pv.baseline,
+            "models": research.parts.iter().map(|p| json!({"file": p.file, "file_fnv1a": p.file_hash})).collect::<Vec<_>>(),
         },
+        "method": method_json(),
+        "headline": records(&research.parts).iter().map(|r| json!({
+            "design": r.design,
+            "models": r.models,
+            "no_duplicate": r.no_duplicate,
+            "no_false_outcome": r.honest,
+            "none_unresolved": r.resolved,
+            "guarantee_applies": r.guaranteed,
+            "worst_duplicates_per_intent": { "value": round6(r.worst_duplicates.0), "model": r.worst_duplicates.1 },
+            "most_calls_per_intent": { "value": round6(r.most_calls.0), "model": r.most_calls.1 },
+        })).collect::<Vec<_>>(),
+        "guarantee_matrix": research.matrix.as_ref().map(|m| m.json.clone()),
+        "charts": charts.iter().map(|c| json!({
+            "id": c.id,
+            "model": research.parts[c.part].report.model,
+            "kind": c.kind.name(),
+            "title": c.title,
+        })).collect::<Vec<_>>(),
         "models": models,
     });
     let mut text = serde_json::to_string_pretty(&doc).expect("serializable");
     text.push('\n');
     text
 }
+
+/// How every figure is computed, as stated in the report.
+pub const METHOD: [(&str, &str); 6] = [
+    (
+        "rates",
+        "the five outcomes of an intent (completed, true failure, false success, false failure, unresolved) as shares of all intents over all seeds, adding up to 1, each with a 95 % Wilson score interval; the interval treats intents as independent, which is exact for models with one intent per seed and narrow otherwise (intents of a seed share its faults)",
+    ),
+    (
+        "per_intent",
+        "duplicate effects, drifted effects, merged repeats, masked mismatches and remote calls per intent: the mean over seeds of each seed's count over its intents, with a 95 % normal interval from the spread between seeds (mean ± 1.96 sd / sqrt(seeds)); the seed is the independent unit",
+    ),
+    (
+        "paired_difference",
+        "design minus baseline per intent, seed by seed on the same seeds (both meet the same faults as long as their paths agree: each purpose draws from its own stream); mean and 95 % normal interval of the per-seed differences; seeds_that_differ counts the seeds where the two differ at all",
+    ),
+    (
+        "distributions",
+        "reconciliation time (an operation's first unknown moment to its true resolution) and time to outcome (an intent's arrival to the message its user got), from mergeable HDR histograms with 3 significant digits: exact below 2048 ms, at most 0.1 % high above; count and maximum exact; percentiles nearest-rank",
+    ),
+    (
+        "counterexamples",
+        "for each property a design violates on some seed: the first violating seed, shrunk to a shortest choice vector that still violates it; the replay command reruns that vector",
+    ),
+    (
+        "threads",
+        "no figure depends on the number of threads: every sum is exact and merged in seed order",
+    ),
+];
+
+fn method_json() -> Value {
+    Value::Object(
+        METHOD
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .collect(),
+    )
+}
+
+// ---- tables, for Markdown and HTML alike ----
+
+/// A table of text cells: a header row and body rows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Table {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(head: &[&str]) -> Table {
+        Table {
+            head: head.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// As a Markdown table (a `|` in a cell is escaped).
+    pub fn to_markdown(&self) -> String {
+        let line = |cells: &[String]| {
+            let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        let mut s = line(&self.head);
+        s.push_str(&format!("|{}\n", "---|".repeat(self.head.len())));
+        for r in &self.rows {
+            s.push_str(&line(r));
+        }
+        s
+    }
+}
+
+// ---- Markdown ----
 
 fn percent(x: f64) -> String {
     format!("{:.1} %", x * 100.0)
@@ -117,94 +549,227 @@ fn signed(x: f64) -> String {
     }
 }
 
-/// The whole report as Markdown: the headline table first (every model and design: the
-/// share of intents completed and unresolved, duplicate effects per intent and its paired
-/// difference against the baseline, the verdict), then each model's details.
-pub fn render_markdown(parts: &[ModelPart]) -> String {
+/// `k/n`.
+fn of(k: u64, n: u64) -> String {
+    format!("{k}/{n}")
+}
+
+/// The headline table: per design, across every model of the report.
+pub fn headline_table(parts: &[ModelPart]) -> Table {
+    let mut t = Table::new(&[
+        "design",
+        "no duplicate",
+        "no false outcome",
+        "none unresolved",
+        "guarantee applies",
+        "worst duplicates / intent",
+        "most calls / intent",
+    ]);
+    for r in records(parts) {
+        t.rows.push(vec![
+            r.design.clone(),
+            of(r.no_duplicate, r.models),
+            of(r.honest, r.models),
+            of(r.resolved, r.models),
+            of(r.guaranteed, r.models),
+            format!("{:.3} ({})", r.worst_duplicates.0, r.worst_duplicates.1),
+            format!("{:.2} ({})", r.most_calls.0, r.most_calls.1),
+        ]);
+    }
+    t
+}
+
+/// One model's table: per design the outcome rates, duplicates per intent with its interval,
+/// its paired difference against the baseline, the calls, the assumptions and the verdict.
+pub fn model_table(p: &ModelPart) -> Table {
+    let mut t = Table::new(&[
+        "design",
+        "completed",
+        "false success",
+        "false failure",
+        "unresolved",
+        "duplicates / intent (95 %)",
+        "vs baseline (95 % paired; seeds that differ)",
+        "calls / intent",
+        "assumptions",
+        "expectations",
+    ]);
+    for (i, r) in p.report.results.iter().enumerate() {
+        let m = &r.metrics;
+        let n = m.intents;
+        let rate = |k: u64| {
+            let e = wilson(k, n);
+            format!(
+                "{} [{}, {}]",
+                percent(e.value),
+                percent(e.low),
+                percent(e.high)
+            )
+        };
+        let dup = level(&p.paired[i], "duplicate_effects");
+        let d = p.paired[i].difference(q("duplicate_effects"));
+        let vs = if r.design == p.baseline {
+            "baseline".to_string()
+        } else {
+            format!(
+                "{} [{}, {}]; {}",
+                signed(d.mean),
+                signed(d.low),
+                signed(d.high),
+                d.disagree
+            )
+        };
+        t.rows.push(vec![
+            r.design.clone(),
+            rate(m.completed),
+            rate(m.false_success),
+            rate(m.false_failure),
+            rate(m.unresolved),
+            format!(
+                "{:.3} [{:.3}, {:.3}]",
+                dup.value,
+                dup.low.max(0.0),
+                dup.high
+            ),
+            vs,
+            format!("{:.2}", m.remote_calls as f64 / n.max(1) as f64),
+            assumptions_text(r),
+            super::table::verdict(r),
+        ]);
+    }
+    t
+}
+
+/// `all hold`, `none stated`, or the names of those that do not hold.
+pub fn assumptions_text(r: &DesignResult) -> String {
+    if r.assumptions.is_empty() {
+        return "none stated".to_string();
+    }
+    let failed: Vec<&str> = r.failed_assumptions().map(|a| a.name.as_str()).collect();
+    if failed.is_empty() {
+        "all hold".to_string()
+    } else {
+        format!("broken: {}", failed.join(", "))
+    }
+}
+
+/// The distributions of one model: count and p50 / p90 / p99 / max per design.
+pub fn distributions_table(p: &ModelPart) -> Table {
+    let mut t = Table::new(&[
+        "design",
+        "reconciliation: n; p50 / p90 / p99 / max",
+        "time to outcome: n; p50 / p90 / p99 / max",
+    ]);
+    let cell = |h: &Histogram| {
+        let p = h.percentiles();
+        match (p.p50, p.p90, p.p99, p.max) {
+            (Some(a), Some(b), Some(c), Some(d)) => format!(
+                "{}; {} / {} / {} / {}",
+                p.count,
+                human_ms(a),
+                human_ms(b),
+                human_ms(c),
+                human_ms(d)
+            ),
+            _ => "none".to_string(),
+        }
+    };
+    for r in &p.report.results {
+        t.rows.push(vec![
+            r.design.clone(),
+            cell(&r.metrics.reconciliation_ms),
+            cell(&r.metrics.time_to_outcome_ms),
+        ]);
+    }
+    t
+}
+
+/// Every counterexample of a model, with its design.
+pub fn shown(p: &ModelPart) -> Vec<(&str, &Shown)> {
+    p.report
+        .results
+        .iter()
+        .zip(&p.counterexamples)
+        .flat_map(|(r, cs)| cs.iter().map(move |c| (r.design.as_str(), c)))
+        .collect()
+}
+
+/// How a counterexample relates to the model's expectation.
+pub fn expectation_text(c: &Shown) -> &'static str {
+    match c.expected {
+        Some(Want::Hold) => "expected to hold: FAIL",
+        Some(Want::Violate) => "expected",
+        None => "no expectation",
+    }
+}
+
+/// What the report says about provenance, in one sentence.
+pub fn provenance_text(pv: &Provenance) -> String {
+    format!(
+        "retrylab {}{}, seeds {}..={} per design, baseline {}{}. Commands are written as `{PROGRAM}`; from a clone that is `cargo run --release --`.",
+        env!("CARGO_PKG_VERSION"),
+        pv.commit
+            .as_ref()
+            .map(|c| format!(" (commit {c})"))
+            .unwrap_or_default(),
+        pv.first_seed,
+        pv.first_seed + pv.seeds.saturating_sub(1),
+        pv.baseline,
+        pv.threads
+            .map(|t| format!(", {t} threads (no figure depends on them)"))
+            .unwrap_or_default()
+    )
+}
+
+/// The sentence under the headline table.
+pub fn headline_text(research: &Research) -> String {
+    format!(
+        "Across the {} model{} of this report: in how many the design left no duplicate effect on any seed, told no false success or false failure, left no intent unresolved, and had every assumption of its guarantee hold (a design that states none has no guarantee). The per-model tables give the rates with intervals.",
+        research.parts.len(),
+        if research.parts.len() == 1 { "" } else { "s" },
+    )
+}
+
+/// The whole report as Markdown: the headline table first, then the guarantee matrix, the
+/// method, and each model's tables and counterexamples.
+pub fn render_markdown(research: &Research) -> String {
     let mut s = String::new();
     s.push_str("# retrylab comparison report\n\n");
-    s.push_str(
-        "| model | design | completed | unresolved | false success | false failure | duplicates / intent | vs baseline (95 % paired) | calls / intent | verdict |\n",
-    );
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
-    for p in parts {
-        for (r, paired) in p.report.results.iter().zip(&p.paired) {
-            let m = &r.metrics;
-            let n = m.intents.max(1) as f64;
-            let dup = paired.difference(
-                QUANTITIES
-                    .iter()
-                    .position(|q| *q == "duplicate_effects")
-                    .unwrap_or(5),
-            );
-            let vs = if r.design == p.baseline {
-                "baseline".to_string()
-            } else {
-                format!(
-                    "{} [{}, {}]",
-                    signed(dup.mean),
-                    signed(dup.low),
-                    signed(dup.high)
-                )
-            };
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {:.3} | {} | {:.2} | {} |",
-                p.report.model,
-                r.design,
-                percent(m.completed as f64 / n),
-                percent(m.unresolved as f64 / n),
-                percent(m.false_success as f64 / n),
-                percent(m.false_failure as f64 / n),
-                m.duplicate_effects as f64 / n,
-                vs,
-                m.remote_calls as f64 / n,
-                super::table::verdict(r)
-            );
-        }
+    s.push_str(&headline_table(&research.parts).to_markdown());
+    let _ = writeln!(s, "\n{}", headline_text(research));
+    let _ = writeln!(s, "\n{}", provenance_text(&research.provenance));
+    if let Some(m) = &research.matrix {
+        s.push_str("\n## Guarantee matrix\n\n");
+        s.push_str(&m.markdown);
     }
-    s.push_str(
-        "\nRates are per intent over all seeds. The paired column is the difference in duplicate effects per intent against the model's baseline design on the same seeds, with a 95 % interval from the per-seed differences: negative is fewer duplicates.\n",
-    );
-    for p in parts {
+    s.push_str("\n## Method\n\n");
+    for (k, v) in METHOD {
+        let _ = writeln!(s, "- **{k}**: {v}.");
+    }
+    for p in &research.parts {
         let _ = writeln!(
             s,
-            "\n## {}\n\n`{}` (FNV-1a {}), seeds {}..={}, baseline `{}`.\n",
-            p.report.model,
-            p.file,
-            p.file_hash,
-            p.report.first_seed,
-            p.report.first_seed + p.report.seed_count - 1,
-            p.baseline
+            "\n## {}\n\n{}\n\n`{}` (FNV-1a {}), baseline `{}`.\n",
+            p.report.model, p.description, p.file, p.file_hash, p.baseline
         );
-        s.push_str("| design | assumptions that do not hold | outcome shares (completed / true failure / false success / false failure / unresolved) |\n|---|---|---|\n");
-        for r in &p.report.results {
-            let m = &r.metrics;
-            let shares = super::stats::shares_in_tenths(&[
-                m.completed,
-                m.true_failures,
-                m.false_success,
-                m.false_failure,
-                m.unresolved,
-            ]);
-            let failed: Vec<&str> = r.failed_assumptions().map(|a| a.name.as_str()).collect();
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} |",
-                r.design,
-                if r.assumptions.is_empty() {
-                    "(no guarantee stated)".to_string()
-                } else if failed.is_empty() {
-                    "none".to_string()
-                } else {
-                    failed.join(", ")
-                },
-                shares
-                    .iter()
-                    .map(|t| format!("{} %", tenths_text(*t)))
-                    .collect::<Vec<_>>()
-                    .join(" / ")
-            );
+        s.push_str(&model_table(p).to_markdown());
+        s.push('\n');
+        s.push_str(&distributions_table(p).to_markdown());
+        let shown = shown(p);
+        if !shown.is_empty() {
+            s.push_str("\nCounterexamples (first violating seed, shrunk):\n\n");
+            for (design, c) in shown {
+                let _ = writeln!(
+                    s,
+                    "- `{design}` violates `{}` ({}; seed {}, {} choices from {}): `{}`",
+                    c.property,
+                    expectation_text(c),
+                    c.seed,
+                    c.choices_len,
+                    c.original_len,
+                    c.replay
+                );
+            }
         }
     }
     s

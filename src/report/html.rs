@@ -1,0 +1,185 @@
+//! The report as one self-contained HTML page: inline CSS, inline SVG charts, no script, no
+//! font, image or stylesheet fetched from anywhere. Readable on a phone (wide tables scroll
+//! inside their box, charts scale to the width) and on paper (a print stylesheet).
+
+use std::fmt::Write;
+
+use super::research::{
+    METHOD, ModelPart, Research, Shown, Table, distributions_table, expectation_text,
+    headline_table, headline_text, model_table, provenance_text, shown,
+};
+
+/// `text` with `&`, `<`, `>` and `"` escaped.
+pub fn esc(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => s.push_str("&amp;"),
+            '<' => s.push_str("&lt;"),
+            '>' => s.push_str("&gt;"),
+            '"' => s.push_str("&quot;"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// Text with `code` spans (between backticks) as `<code>`, the rest escaped.
+fn inline(text: &str) -> String {
+    let mut s = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(s, "<code>{}</code>", esc(part));
+        } else {
+            s.push_str(&esc(part));
+        }
+    }
+    s
+}
+
+/// A table in a box that scrolls sideways on a narrow screen.
+pub fn table_html(t: &Table) -> String {
+    let mut s = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
+    for h in &t.head {
+        let _ = write!(s, "<th>{}</th>", esc(h));
+    }
+    s.push_str("</tr></thead>\n<tbody>\n");
+    for r in &t.rows {
+        s.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(s, "<th scope=\"row\">{}</th>", esc(c));
+            } else {
+                let _ = write!(s, "<td>{}</td>", esc(c));
+            }
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table></div>\n");
+    s
+}
+
+const STYLE: &str = "\
+:root{color-scheme:light}
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;line-height:1.45;color:#1a1a1a;background:#fff;margin:0 auto;padding:0 1rem 3rem;max-width:62rem}
+h1{font-size:1.6rem;margin:1.2rem 0 .4rem}
+h2{font-size:1.3rem;margin-top:2.4rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+h3{font-size:1.05rem;margin-top:1.4rem}
+p,li{max-width:48rem}
+.scroll{overflow-x:auto;margin:.6rem 0}
+table{border-collapse:collapse;font-size:.82rem}
+th,td{border:1px solid #d0d0d0;padding:.25rem .45rem;text-align:left;vertical-align:top}
+thead th{background:#f3f3f3}
+tbody th{font-weight:600;white-space:nowrap}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em;background:#f5f5f5;padding:0 .2em;overflow-wrap:anywhere}
+figure{margin:1rem 0;break-inside:avoid}
+figure svg{display:block;width:100%;max-width:760px;height:auto}
+figcaption{font-size:.85rem;color:#555}
+nav ul{columns:2;font-size:.9rem}
+.certified{background:#e6f4ea}
+.counterexample{background:#fce8e6}
+.na{color:#777}
+.incomplete{background:#fff4d6}
+ul.cx li{margin:.3rem 0}
+@media (max-width:40rem){nav ul{columns:1}body{padding:0 .6rem 2rem}}
+@media print{nav{display:none}.scroll{overflow:visible}body{max-width:none}h2{break-after:avoid}a{color:inherit;text-decoration:none}}
+";
+
+fn counterexamples_html(list: &[(&str, &Shown)]) -> String {
+    let mut s = String::from(
+        "<h3>Counterexamples</h3>\n<p>For each property a design violates: its first violating seed, shrunk to a shortest choice vector; the command replays that run step by step.</p>\n<ul class=\"cx\">\n",
+    );
+    for (design, c) in list {
+        let _ = writeln!(
+            s,
+            "<li><code>{}</code> violates <code>{}</code> ({}; seed {}, {} choices from {}):<br><code>{}</code></li>",
+            esc(design),
+            esc(&c.property.to_string()),
+            esc(expectation_text(c)),
+            c.seed,
+            c.choices_len,
+            c.original_len,
+            esc(&c.replay)
+        );
+    }
+    s.push_str("</ul>\n");
+    s
+}
+
+fn part_html(index: usize, p: &ModelPart, charts: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<section id=\"model-{}\">\n<h2>{}</h2>\n<p>{}</p>\n<p><code>{}</code> (FNV-1a {}), baseline <code>{}</code>.</p>",
+        index + 1,
+        esc(&p.report.model),
+        esc(&p.description),
+        esc(&p.file),
+        esc(&p.file_hash),
+        esc(&p.baseline)
+    );
+    s.push_str(&table_html(&model_table(p)));
+    s.push_str(charts);
+    s.push_str(&table_html(&distributions_table(p)));
+    let list = shown(p);
+    if !list.is_empty() {
+        s.push_str(&counterexamples_html(&list));
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// The whole report as one HTML page.
+pub fn render_html(research: &Research) -> String {
+    let charts = research.charts();
+    let mut s = String::new();
+    s.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>retrylab comparison report</title>\n<style>\n");
+    s.push_str(STYLE);
+    s.push_str("</style>\n</head>\n<body>\n<header>\n<h1>retrylab comparison report</h1>\n");
+    let _ = writeln!(
+        s,
+        "<p>{}</p>\n</header>",
+        inline(&provenance_text(&research.provenance))
+    );
+    s.push_str("<nav><h2>Contents</h2><ul>\n<li><a href=\"#headline\">Headline</a></li>\n");
+    if research.matrix.is_some() {
+        s.push_str("<li><a href=\"#matrix\">Guarantee matrix</a></li>\n");
+    }
+    s.push_str("<li><a href=\"#method\">Method</a></li>\n");
+    for (i, p) in research.parts.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<li><a href=\"#model-{}\">{}</a></li>",
+            i + 1,
+            esc(&p.report.model)
+        );
+    }
+    s.push_str("</ul></nav>\n<section id=\"headline\">\n<h2>Headline</h2>\n");
+    s.push_str(&table_html(&headline_table(&research.parts)));
+    let _ = writeln!(s, "<p>{}</p>\n</section>", esc(&headline_text(research)));
+    if let Some(m) = &research.matrix {
+        s.push_str("<section id=\"matrix\">\n<h2>Guarantee matrix</h2>\n");
+        s.push_str(&m.html);
+        s.push_str("</section>\n");
+    }
+    s.push_str("<section id=\"method\">\n<h2>Method</h2>\n<ul>\n");
+    for (k, v) in METHOD {
+        let _ = writeln!(s, "<li><strong>{}</strong>: {}.</li>", esc(k), esc(v));
+    }
+    s.push_str("</ul>\n</section>\n");
+    for (i, p) in research.parts.iter().enumerate() {
+        let mut figures = String::new();
+        for c in charts.iter().filter(|c| c.part == i) {
+            let _ = write!(
+                figures,
+                "<figure id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>\n",
+                esc(&c.id),
+                research.svg(c),
+                esc(&c.title)
+            );
+        }
+        s.push_str(&part_html(i, p, &figures));
+    }
+    s.push_str("</body>\n</html>\n");
+    s
+}
