@@ -125,3 +125,120 @@ fn an_unknown_baseline_is_bad_input() {
     );
     assert!(!dir.exists());
 }
+
+#[test]
+fn the_provider_flag_runs_the_same_scenario_against_a_preset() {
+    // ticket_lost_response against aws_ec2: the key is honoured as with stripe_v1, the
+    // expectations (written for the model's own provider) go, and the name says so.
+    let out = retrylab(&[
+        "run",
+        "models/ticket_lost_response.json",
+        "--provider",
+        "aws_ec2",
+        "--seeds",
+        "50",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["model"], "ticket_lost_response @ aws_ec2");
+    let same_key = &v["results"][1];
+    assert_eq!(same_key["design"], "same_key");
+    assert_eq!(same_key["totals"]["duplicate_effects"], 0);
+    assert!(
+        same_key["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["expect"].is_null())
+    );
+    // Against no_dedup the key is ignored: every seed duplicates.
+    let out = retrylab(&[
+        "run",
+        "models/ticket_lost_response.json",
+        "--provider",
+        "no_dedup",
+        "--seeds",
+        "50",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["results"][1]["totals"]["duplicate_effects"], 50);
+    // The trace's replay line carries the flag, and replays the same run.
+    let trace = retrylab(&[
+        "trace",
+        "models/ticket_lost_response.json",
+        "--provider",
+        "no_dedup",
+        "--design",
+        "same_key",
+        "--seed",
+        "3",
+    ]);
+    let text = stdout(&trace);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: "))
+        .unwrap();
+    assert!(
+        line.contains(" --provider no_dedup --design same_key"),
+        "{line}"
+    );
+    let replayed = shell(line);
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    let timeline = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(timeline(&stdout(&replayed)), timeline(&text));
+    // An unknown preset is bad input, with the known ones listed.
+    let bad = retrylab(&[
+        "run",
+        "models/ticket_lost_response.json",
+        "--provider",
+        "stripe_v9",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("--provider stripe_v9: unknown provider preset \"stripe_v9\"; known presets: no_dedup, stripe_v1,"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn each_provider_adds_one_part_per_preset_and_a_comparison_table() {
+    let dir = out_dir("providers");
+    let out = retrylab(&[
+        "report",
+        "--each-provider",
+        "models/ticket_lost_response.json",
+        "--seeds",
+        "20",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let presets: Vec<&str> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["provider_preset"].as_str().unwrap())
+        .collect();
+    assert_eq!(presets, retrylab::model::provider::preset_names());
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Provider comparison: `models/ticket_lost_response.json`\n\n| design | no_dedup | stripe_v1 |"),
+        "{md}"
+    );
+    // One lost reply, one intent: same_key duplicates only where the provider ignores keys.
+    assert!(
+        md.contains("\n| same_key | 1.000 · 0.0 % * | 0.000 · 0.0 % | 0.000 · 0.0 % |"),
+        "{md}"
+    );
+    assert!(md.contains(
+        "`retrylab replay models/ticket_lost_response.json --provider no_dedup --design same_key --choices ''`"
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}

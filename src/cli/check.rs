@@ -85,7 +85,7 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         for j in &failed {
             out.push_str(&explain(path, model, j));
         }
-        let replay = replay_command(path);
+        let replay = replay_command(path, None);
         for (d, found) in &searched {
             let _ = writeln!(
                 out,
@@ -248,7 +248,7 @@ fn explain(path: &std::path::Path, model: &Model, j: &Judged) -> String {
             let Some(c) = &j.counterexample else {
                 return s;
             };
-            let replay = replay_command(path);
+            let replay = replay_command(path, None);
             let _ = writeln!(s, "first violating seed: {}", c.seed);
             let _ = writeln!(s, "  {}", replay.seed(&j.design, c.seed));
             let _ = writeln!(

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{CliError, ExploreArgs, emit, find_design, load, render_outcome, replay_command};
+use super::{CliError, ExploreArgs, emit, find_design, load_as, render_outcome, replay_command};
 use crate::check::Property;
 use crate::explore::search::{Exploration, Level, Strategy, Violation, explore_reporting};
 use crate::explore::shrink::shrink_values;
@@ -16,7 +16,7 @@ use crate::sim::{ChoiceVector, ReplayChooser};
 const STATE_BYTES: u64 = 80;
 
 pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
-    let model = load(&a.model)?;
+    let model = load_as(&a.model, a.provider.as_deref())?;
     let design = find_design(&a.design)?;
     let bound = a.bound(&model)?;
     let properties = if a.properties.is_empty() {
@@ -83,7 +83,7 @@ pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
         );
     }
     let ties = strategy == Strategy::Dfs;
-    let replay = replay_command(&a.model);
+    let replay = replay_command(&a.model, a.provider.as_deref());
     for v in &found.violations {
         out.push_str(&explain(&model, design, v, ties, &replay));
     }

@@ -85,6 +85,10 @@ enum Format {
 struct RunArgs {
     /// Model file (JSON).
     model: PathBuf,
+    /// Run the scenario against this built-in provider preset instead of the model's own
+    /// provider section (the preset as it is).
+    #[arg(long, value_name = "PRESET")]
+    provider: Option<String>,
     /// Design to run; repeat for several. Default: the designs the model lists.
     #[arg(long = "design", value_name = "NAME")]
     designs: Vec<String>,
@@ -147,7 +151,7 @@ struct CheckArgs {
 struct ReportArgs {
     /// Model files (JSON), or directories: a directory stands for its `*.json` files in
     /// byte order of their names.
-    #[arg(required = true, value_name = "MODEL")]
+    #[arg(required_unless_present = "each_provider", value_name = "MODEL")]
     models: Vec<PathBuf>,
     /// Directory to write report.json, report.md and report.html into (created if needed).
     #[arg(long, value_name = "DIR")]
@@ -161,6 +165,10 @@ struct ReportArgs {
     /// The design every other is compared with, seed by seed.
     #[arg(long, value_name = "NAME", default_value = "no_dedup")]
     baseline: String,
+    /// Also report this model (files or directories, as MODEL) once against every built-in
+    /// provider preset, as `--provider` runs it: the provider comparison.
+    #[arg(long, value_name = "MODEL")]
+    each_provider: Vec<PathBuf>,
     /// Record this commit of the tool in the provenance (for example
     /// `--commit "$(git rev-parse HEAD)"`); left out by default, so that the report's bytes
     /// depend only on the tool's behaviour and the inputs.
@@ -210,6 +218,10 @@ violation but no certificate either (dfs stopped at a limit, or swarm/random sam
 struct ExploreArgs {
     /// Model file (JSON).
     model: PathBuf,
+    /// Run the scenario against this built-in provider preset instead of the model's own
+    /// provider section (the preset as it is).
+    #[arg(long, value_name = "PRESET")]
+    provider: Option<String>,
     /// Design to explore.
     #[arg(long, value_name = "NAME")]
     design: String,
@@ -290,6 +302,10 @@ fn check_after_help() -> String {
 struct TraceArgs {
     /// Model file (JSON).
     model: PathBuf,
+    /// Run the scenario against this built-in provider preset instead of the model's own
+    /// provider section (the preset as it is).
+    #[arg(long, value_name = "PRESET")]
+    provider: Option<String>,
     /// Design to run.
     #[arg(long, value_name = "NAME")]
     design: String,
@@ -302,6 +318,10 @@ struct TraceArgs {
 struct ReplayArgs {
     /// Model file (JSON).
     model: PathBuf,
+    /// Run the scenario against this built-in provider preset instead of the model's own
+    /// provider section (the preset as it is).
+    #[arg(long, value_name = "PRESET")]
+    provider: Option<String>,
     /// Design to run.
     #[arg(long, value_name = "NAME")]
     design: String,
@@ -394,6 +414,20 @@ fn load(path: &Path) -> Result<Model, CliError> {
     Model::load(path).map_err(|e| CliError::Model(e.to_string()))
 }
 
+/// Loads a model, against `provider` instead of its own provider when one is given.
+fn load_as(path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
+    let model = load(path)?;
+    match provider {
+        None => Ok(model),
+        Some(name) => model.with_provider(name).map_err(|e| {
+            CliError::Input(format!(
+                "--provider {name}: {}",
+                e.replace('\n', &format!("\n--provider {name}: "))
+            ))
+        }),
+    }
+}
+
 fn find_design(name: &str) -> Result<&'static dyn Design, CliError> {
     design::find(name).ok_or_else(|| {
         CliError::Input(format!(
@@ -404,10 +438,11 @@ fn find_design(name: &str) -> Result<&'static dyn Design, CliError> {
 }
 
 /// The command that replays runs of the model at `path`, as the user can paste it.
-fn replay_command(path: &Path) -> ReplayCommand {
+fn replay_command(path: &Path, provider: Option<&str>) -> ReplayCommand {
     ReplayCommand {
         program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
         model_path: path.display().to_string(),
+        provider: provider.map(str::to_string),
     }
 }
 
@@ -456,7 +491,7 @@ fn emit(text: &str) -> Result<(), CliError> {
 }
 
 fn trace(a: TraceArgs) -> Result<(), CliError> {
-    let model = load(&a.model)?;
+    let model = load_as(&a.model, a.provider.as_deref())?;
     let d = find_design(&a.design)?;
     let traced = run_traced(&model, d, &mut RandomChooser::new(a.seed));
     let header = format!(
@@ -467,7 +502,7 @@ fn trace(a: TraceArgs) -> Result<(), CliError> {
     );
     emit(&render_run(
         &header,
-        &a.model,
+        &replay_command(&a.model, a.provider.as_deref()),
         d,
         &traced,
         false,
@@ -476,7 +511,7 @@ fn trace(a: TraceArgs) -> Result<(), CliError> {
 }
 
 fn replay(a: ReplayArgs) -> Result<(), CliError> {
-    let model = load(&a.model)?;
+    let model = load_as(&a.model, a.provider.as_deref())?;
     let d = find_design(&a.design)?;
     let vector: ChoiceVector = a
         .choices
@@ -500,7 +535,7 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
     );
     emit(&render_run(
         &header,
-        &a.model,
+        &replay_command(&a.model, a.provider.as_deref()),
         d,
         &traced,
         a.ties,
@@ -512,7 +547,7 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
 /// same-instant events by choice, and so must its replay).
 fn render_run(
     header: &str,
-    path: &Path,
+    replay: &ReplayCommand,
     d: &dyn Design,
     t: &Traced,
     ties: bool,
@@ -545,7 +580,6 @@ fn render_run(
             named.join(" ")
         }
     ));
-    let replay = replay_command(path);
     let line = if ties {
         replay.choices_with_ties(d.name(), &t.vector().to_string())
     } else {

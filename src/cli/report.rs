@@ -70,11 +70,21 @@ pub(super) fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Model, String)
 
 /// The commands a report prints: `retrylab` and the model path as given, whatever the
 /// program was invoked as, so that the report's bytes do not depend on it.
-fn commands(path: &Path) -> ReplayCommand {
+fn commands(path: &Path, provider: Option<&str>) -> ReplayCommand {
     ReplayCommand {
         program: PROGRAM.to_string(),
         model_path: path.display().to_string(),
+        provider: provider.map(str::to_string),
     }
+}
+
+/// One model of the report: its file, the model as run, the file's hash, and the provider
+/// preset it is run against instead of its own, if any.
+struct Entry {
+    path: PathBuf,
+    model: Model,
+    hash: String,
+    provider: Option<&'static str>,
 }
 
 pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
@@ -92,9 +102,34 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
         ));
     }
     // Read every model before running anything: a bad file is bad input, whatever its place.
-    let models = load_all(&a.models)?;
+    let mut models: Vec<Entry> = load_all(&a.models)?
+        .into_iter()
+        .map(|(path, model, hash)| Entry {
+            path,
+            model,
+            hash,
+            provider: None,
+        })
+        .collect();
+    for (path, model, hash) in load_all(&a.each_provider)? {
+        for preset in crate::model::provider::preset_names() {
+            let as_preset = model.with_provider(preset).map_err(|e| {
+                CliError::Input(format!(
+                    "--each-provider {}: against {preset}: {}",
+                    path.display(),
+                    e.replace('\n', "; ")
+                ))
+            })?;
+            models.push(Entry {
+                path: path.clone(),
+                model: as_preset,
+                hash: hash.clone(),
+                provider: Some(preset),
+            });
+        }
+    }
     let mut designs_of = Vec::new();
-    for (_, model, _) in &models {
+    for Entry { model, .. } in &models {
         designs_of.push(
             model
                 .designs
@@ -105,12 +140,18 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
     }
     let total: u64 = models
         .iter()
-        .map(|(_, m, _)| 2 * m.designs.len() as u64 * (last - first + 1))
+        .map(|e| 2 * e.model.designs.len() as u64 * (last - first + 1))
         .sum();
     let progress = Progress::new(total);
     let mut parts = Vec::new();
-    for ((path, model, hash), designs) in models.iter().zip(&designs_of) {
-        let replay = commands(path);
+    for (entry, designs) in models.iter().zip(&designs_of) {
+        let Entry {
+            path,
+            model,
+            hash,
+            provider,
+        } = entry;
+        let replay = commands(path, *provider);
         let report = compare(
             &Comparison {
                 model,
@@ -164,6 +205,7 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             file: path.display().to_string(),
             file_hash: hash.clone(),
             description: model.description.clone(),
+            provider: provider.map(str::to_string),
             report,
             baseline: baseline.name().to_string(),
             paired,

@@ -2,7 +2,7 @@
 
 use super::progress::Progress;
 use super::{
-    CliError, Format, RunArgs, check_determinism, emit, find_design, load, replay_command,
+    CliError, Format, RunArgs, check_determinism, emit, find_design, load_as, replay_command,
     seed_range, warnings,
 };
 use crate::check::Property;
@@ -10,7 +10,7 @@ use crate::explore::{Comparison, compare};
 use crate::report::{Report, json, table};
 
 pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
-    let model = load(&a.model)?;
+    let model = load_as(&a.model, a.provider.as_deref())?;
     let names: Vec<String> = if a.designs.is_empty() {
         model.designs.clone()
     } else {
@@ -44,7 +44,7 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
             extra_properties: &a.fail_on,
             keep_failures: a.show_failures,
         },
-        replay_command(&a.model),
+        replay_command(&a.model, a.provider.as_deref()),
         &|design, n| {
             progress.set_message(design);
             progress.advance(n);

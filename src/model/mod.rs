@@ -86,6 +86,41 @@ impl Model {
             .collect()
     }
 
+    /// The same scenario against another provider: the contract of the built-in preset
+    /// `name` (every knob a preset sets, visibility lag included), with the model's failure
+    /// environment kept (`processing_ms`, `error_before_commit`, `error_after_commit`,
+    /// `crash_during_processing`: no preset sets them). The name becomes `NAME @ PRESET`;
+    /// the expectations go (they were written for the model's own provider). Checked again:
+    /// a model whose executor needs what the preset lacks is refused, each problem on its
+    /// own line.
+    pub fn with_provider(&self, name: &str) -> Result<Model, String> {
+        let mut provider = provider::preset(name).ok_or_else(|| {
+            format!(
+                "unknown provider preset \"{name}\"; known presets: {}",
+                provider::preset_names().join(", ")
+            )
+        })?;
+        let own = &self.provider;
+        provider.processing_ms = own.processing_ms;
+        provider.error_before_commit = own.error_before_commit;
+        provider.error_after_commit = own.error_after_commit;
+        provider.crash_during_processing = own.crash_during_processing;
+        let mut m = self.clone();
+        m.provider = provider;
+        m.name = format!("{} @ {name}", self.name);
+        m.expect = Default::default();
+        let problems = validate::check(&m);
+        if problems.is_empty() {
+            Ok(m)
+        } else {
+            Err(problems
+                .iter()
+                .map(|(path, message)| format!("{path}: {message}"))
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+    }
+
     /// Reads and checks a model file.
     pub fn load(path: &Path) -> Result<Model, ModelError> {
         let origin = path.display().to_string();

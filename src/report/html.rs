@@ -5,8 +5,9 @@
 use std::fmt::Write;
 
 use super::research::{
-    METHOD, ModelPart, Research, Shown, Table, distributions_table, expectation_text,
-    headline_table, headline_text, model_table, provenance_text, shown,
+    METHOD, ModelPart, PROVIDER_TABLE_NOTE, Research, Shown, Table, distributions_table,
+    expectation_text, headline_table, headline_text, model_table, provenance_text, provider_tables,
+    shown, source_text,
 };
 
 /// `text` with `&`, `<`, `>` and `"` escaped.
@@ -110,13 +111,11 @@ fn part_html(index: usize, p: &ModelPart, charts: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "<section id=\"model-{}\">\n<h2>{}</h2>\n<p>{}</p>\n<p><code>{}</code> (FNV-1a {}), baseline <code>{}</code>.</p>",
+        "<section id=\"model-{}\">\n<h2>{}</h2>\n<p>{}</p>\n<p>{}.</p>",
         index + 1,
         esc(&p.report.model),
-        esc(&p.description),
-        esc(&p.file),
-        esc(&p.file_hash),
-        esc(&p.baseline)
+        inline(&p.description),
+        inline(&source_text(p))
     );
     s.push_str(&table_html(&model_table(p)));
     s.push_str(charts);
@@ -142,6 +141,14 @@ pub fn render_html(research: &Research) -> String {
         inline(&provenance_text(&research.provenance))
     );
     s.push_str("<nav><h2>Contents</h2><ul>\n<li><a href=\"#headline\">Headline</a></li>\n");
+    for (i, (file, _)) in provider_tables(&research.parts).iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<li><a href=\"#providers-{}\">Provider comparison: {}</a></li>",
+            i + 1,
+            esc(file)
+        );
+    }
     if research.matrix.is_some() {
         s.push_str("<li><a href=\"#matrix\">Guarantee matrix</a></li>\n");
     }
@@ -157,6 +164,16 @@ pub fn render_html(research: &Research) -> String {
     s.push_str("</ul></nav>\n<section id=\"headline\">\n<h2>Headline</h2>\n");
     s.push_str(&table_html(&headline_table(&research.parts)));
     let _ = writeln!(s, "<p>{}</p>\n</section>", esc(&headline_text(research)));
+    for (i, (file, t)) in provider_tables(&research.parts).iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<section id=\"providers-{}\">\n<h2>Provider comparison: <code>{}</code></h2>",
+            i + 1,
+            esc(file)
+        );
+        s.push_str(&table_html(t));
+        let _ = writeln!(s, "<p>{}</p>\n</section>", esc(PROVIDER_TABLE_NOTE));
+    }
     if let Some(m) = &research.matrix {
         s.push_str("<section id=\"matrix\">\n<h2>Guarantee matrix</h2>\n");
         s.push_str(&m.html);

@@ -69,24 +69,36 @@ pub struct Report {
 pub struct ReplayCommand {
     pub program: String,
     pub model_path: String,
+    /// The provider preset the model was run against instead of its own (`--provider`).
+    pub provider: Option<String>,
 }
 
 impl ReplayCommand {
     /// The command that traces `seed` of `design`.
     pub fn seed(&self, design: &str, seed: u64) -> String {
         format!(
-            "{} trace {} --design {design} --seed {seed}",
+            "{} trace {}{} --design {design} --seed {seed}",
             shell_word(&self.program),
-            shell_word(&self.model_path)
+            shell_word(&self.model_path),
+            self.provider_flag()
         )
+    }
+
+    /// ` --provider NAME`, or nothing.
+    fn provider_flag(&self) -> String {
+        self.provider
+            .as_ref()
+            .map(|p| format!(" --provider {}", shell_word(p)))
+            .unwrap_or_default()
     }
 
     /// The command that replays a choice vector of `design`.
     pub fn choices(&self, design: &str, choices: &str) -> String {
         format!(
-            "{} replay {} --design {design} --choices '{choices}'",
+            "{} replay {}{} --design {design} --choices '{choices}'",
             shell_word(&self.program),
-            shell_word(&self.model_path)
+            shell_word(&self.model_path),
+            self.provider_flag()
         )
     }
 

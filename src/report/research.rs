@@ -65,6 +65,8 @@ pub struct ModelPart {
     /// FNV-1a of the file's bytes, in hex: which model exactly.
     pub file_hash: String,
     pub description: String,
+    /// The provider preset the model was run against instead of its own (`--provider`).
+    pub provider: Option<String>,
     pub report: Report,
     /// The design every other is compared with.
     pub baseline: String,
@@ -420,6 +422,7 @@ pub fn render_json(research: &Research) -> String {
             json!({
                 "file": p.file,
                 "file_fnv1a": p.file_hash,
+                "provider_preset": p.provider,
                 "model": p.report.model,
                 "description": p.description,
                 "seeds": run["seeds"],
@@ -579,6 +582,70 @@ pub fn headline_table(parts: &[ModelPart]) -> Table {
     t
 }
 
+/// The provider comparison of each model run with `--each-provider`: per design (rows) and
+/// preset (columns), duplicate effects per intent and the share of intents left unresolved,
+/// marked `†` when some intent was told a false outcome and `*` when an assumption of the
+/// design's guarantee does not hold against the preset. One table per model file.
+pub fn provider_tables(parts: &[ModelPart]) -> Vec<(String, Table)> {
+    let mut files: Vec<&str> = Vec::new();
+    for p in parts.iter().filter(|p| p.provider.is_some()) {
+        if !files.contains(&p.file.as_str()) {
+            files.push(&p.file);
+        }
+    }
+    files
+        .into_iter()
+        .map(|file| {
+            let group: Vec<&ModelPart> = parts
+                .iter()
+                .filter(|p| p.provider.is_some() && p.file == file)
+                .collect();
+            let mut head = vec!["design".to_string()];
+            head.extend(group.iter().map(|p| p.provider.clone().unwrap_or_default()));
+            let mut t = Table {
+                head,
+                rows: Vec::new(),
+            };
+            let designs: Vec<&str> = group[0]
+                .report
+                .results
+                .iter()
+                .map(|r| r.design.as_str())
+                .collect();
+            for d in designs {
+                let mut row = vec![d.to_string()];
+                for p in &group {
+                    let cell = p.report.results.iter().find(|r| r.design == d).map(|r| {
+                        let m = &r.metrics;
+                        let n = m.intents.max(1) as f64;
+                        format!(
+                            "{:.3} · {}{}{}",
+                            m.duplicate_effects as f64 / n,
+                            percent(m.unresolved as f64 / n),
+                            if m.false_success + m.false_failure > 0 {
+                                " †"
+                            } else {
+                                ""
+                            },
+                            if r.failed_assumptions().next().is_some() {
+                                " *"
+                            } else {
+                                ""
+                            }
+                        )
+                    });
+                    row.push(cell.unwrap_or_else(|| "n/a".to_string()));
+                }
+                t.rows.push(row);
+            }
+            (file.to_string(), t)
+        })
+        .collect()
+}
+
+/// What a provider table's cells mean.
+pub const PROVIDER_TABLE_NOTE: &str = "Each cell: duplicate effects per intent · share of intents left unresolved; † some intent was told a false success or failure; * an assumption of the design's guarantee does not hold against this preset (a design with no stated assumption promises nothing). The scenario is the same in every column: only the provider's contract changes (its failure environment, processing time and 5xx after commit, is the model's).";
+
 /// One model's table: per design the outcome rates, duplicates per intent with its interval,
 /// its paired difference against the baseline, the calls, the assumptions and the verdict.
 pub fn model_table(p: &ModelPart) -> Table {
@@ -703,6 +770,21 @@ pub fn expectation_text(c: &Shown) -> &'static str {
     }
 }
 
+/// Where a model part comes from: its file, hash, provider override and baseline, with
+/// code spans in backticks.
+pub fn source_text(p: &ModelPart) -> String {
+    format!(
+        "`{}` (FNV-1a {}){}, baseline `{}`",
+        p.file,
+        p.file_hash,
+        p.provider
+            .as_ref()
+            .map(|x| format!(" against the preset `{x}` (`--provider {x}`)"))
+            .unwrap_or_default(),
+        p.baseline
+    )
+}
+
 /// What the report says about provenance, in one sentence.
 pub fn provenance_text(pv: &Provenance) -> String {
     format!(
@@ -738,6 +820,11 @@ pub fn render_markdown(research: &Research) -> String {
     s.push_str(&headline_table(&research.parts).to_markdown());
     let _ = writeln!(s, "\n{}", headline_text(research));
     let _ = writeln!(s, "\n{}", provenance_text(&research.provenance));
+    for (file, t) in provider_tables(&research.parts) {
+        let _ = writeln!(s, "\n## Provider comparison: `{file}`\n");
+        s.push_str(&t.to_markdown());
+        let _ = writeln!(s, "\n{PROVIDER_TABLE_NOTE}");
+    }
     if let Some(m) = &research.matrix {
         s.push_str("\n## Guarantee matrix\n\n");
         s.push_str(&m.markdown);
@@ -749,8 +836,10 @@ pub fn render_markdown(research: &Research) -> String {
     for p in &research.parts {
         let _ = writeln!(
             s,
-            "\n## {}\n\n{}\n\n`{}` (FNV-1a {}), baseline `{}`.\n",
-            p.report.model, p.description, p.file, p.file_hash, p.baseline
+            "\n## {}\n\n{}\n\n{}.\n",
+            p.report.model,
+            p.description,
+            source_text(p)
         );
         s.push_str(&model_table(p).to_markdown());
         s.push('\n');
