@@ -1,6 +1,7 @@
 //! Reports of a comparison: one row per design, as a table or as JSON.
 
 pub mod json;
+pub mod matrix;
 pub mod research;
 pub mod stats;
 pub mod table;
