@@ -40,8 +40,7 @@ fn models() -> Vec<(String, Model)> {
         .iter()
         .map(|n| {
             let file = path(n);
-            let model = Model::load(&cli::root().join(&file))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let model = Model::load(&cli::root().join(&file)).unwrap_or_else(|e| panic!("{e}"));
             (file, model)
         })
         .collect()
@@ -271,7 +270,10 @@ fn the_matrix_within_two_faults_is_the_expected_one() {
 fn a_design_without_assumptions_is_searched_only_under_the_contract_as_assumed() {
     let m = matrix();
     for (d, row) in m.cells.iter().enumerate() {
-        let promises = !design::find(&m.designs[d]).unwrap().assumptions().is_empty();
+        let promises = !design::find(&m.designs[d])
+            .unwrap()
+            .assumptions()
+            .is_empty();
         for (c, cell) in row.iter().enumerate() {
             let na = matches!(cell, Cell::NotApplicable { .. });
             assert_eq!(
@@ -352,8 +354,7 @@ fn the_markdown_has_the_table_the_columns_and_every_replay() {
     let json = m.to_json();
     assert_eq!(json["columns"].as_array().unwrap().len(), 13);
     assert_eq!(
-        json["cells"][7]["cells"][9]["kind"],
-        "counterexample",
+        json["cells"][7]["cells"][9]["kind"], "counterexample",
         "{json}"
     );
     assert_eq!(json["cells"][0]["cells"][1]["kind"], "not_applicable");
