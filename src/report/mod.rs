@@ -3,6 +3,7 @@
 pub mod charts;
 pub mod html;
 pub mod json;
+pub mod matrix;
 pub mod research;
 pub mod stats;
 pub mod table;
