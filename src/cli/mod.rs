@@ -165,6 +165,14 @@ struct ReportArgs {
     /// The design every other is compared with, seed by seed.
     #[arg(long, value_name = "NAME", default_value = "no_dedup")]
     baseline: String,
+    /// Models of the guarantee matrix (files or directories, as MODEL): every design is
+    /// searched exhaustively on each, within --max-faults. Columns: the model that breaks
+    /// no assumption first, then in the order the designs declare what each breaks.
+    #[arg(long, value_name = "MODEL")]
+    matrix: Vec<PathBuf>,
+    /// The fault budget of the guarantee matrix's exhaustive search.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    max_faults: u32,
     /// Also report this model (files or directories, as MODEL) once against every built-in
     /// provider preset, as `--provider` runs it: the provider comparison.
     #[arg(long, value_name = "MODEL")]

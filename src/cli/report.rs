@@ -10,9 +10,11 @@ use crate::explore::paired::paired;
 use crate::explore::{Comparison, compare};
 use crate::model::Model;
 use crate::report::ReplayCommand;
-use crate::report::html::render_html;
+use crate::report::html::{matrix_html, render_html};
+use crate::report::matrix::{broken_assumptions, guarantee_matrix};
 use crate::report::research::{
-    ModelPart, PROGRAM, Provenance, Research, Shown, file_hash, render_json, render_markdown,
+    MatrixView, ModelPart, PROGRAM, Provenance, Research, Shown, file_hash, render_json,
+    render_markdown,
 };
 
 /// The model files `paths` stand for: a file as it is, a directory as its `*.json` files in
@@ -87,6 +89,33 @@ struct Entry {
     provider: Option<&'static str>,
 }
 
+/// The models of the guarantee matrix in column order: those that break no assumption
+/// first, then by the first assumption each breaks, in the order the built-in designs
+/// declare them (the order of the input for equals).
+fn matrix_columns(models: Vec<(PathBuf, Model, String)>) -> Vec<(String, Model)> {
+    let designs = crate::design::all();
+    let mut order: Vec<&'static str> = Vec::new();
+    for d in &designs {
+        for a in d.assumptions() {
+            if !order.contains(&a.name) {
+                order.push(a.name);
+            }
+        }
+    }
+    let mut keyed: Vec<(usize, (String, Model))> = models
+        .into_iter()
+        .map(|(path, model, _)| {
+            let broken = broken_assumptions(&model, &designs);
+            let key = broken.first().map_or(0, |b| {
+                1 + order.iter().position(|o| o == b).unwrap_or(order.len())
+            });
+            (key, (path.display().to_string(), model))
+        })
+        .collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    keyed.into_iter().map(|(_, m)| m).collect()
+}
+
 pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
     let baseline = crate::design::find(&a.baseline).ok_or_else(|| {
@@ -128,6 +157,14 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             });
         }
     }
+    if a.max_faults > crate::model::MAX_EXPLORE_FAULTS {
+        return Err(CliError::Input(format!(
+            "--max-faults {}: more than the limit of {} for an exhaustive search",
+            a.max_faults,
+            crate::model::MAX_EXPLORE_FAULTS
+        )));
+    }
+    let matrix_models = matrix_columns(load_all(&a.matrix)?);
     let mut designs_of = Vec::new();
     for Entry { model, .. } in &models {
         designs_of.push(
@@ -143,6 +180,11 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
         .map(|e| 2 * e.model.designs.len() as u64 * (last - first + 1))
         .sum();
     let progress = Progress::new(total);
+    // The matrix first: a few seconds at most, and its searches use every core.
+    let matrix = (!matrix_models.is_empty()).then(|| {
+        progress.set_message("guarantee matrix");
+        guarantee_matrix(&matrix_models, &crate::design::all(), a.max_faults)
+    });
     let mut parts = Vec::new();
     for (entry, designs) in models.iter().zip(&designs_of) {
         let Entry {
@@ -213,6 +255,11 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
         });
     }
     progress.finish();
+    let matrix = matrix.map(|m| MatrixView {
+        json: m.to_json(),
+        markdown: m.to_markdown(),
+        html: matrix_html(&m),
+    });
     let research = Research {
         provenance: Provenance {
             commit: a.commit.clone(),
@@ -220,9 +267,17 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             first_seed: first,
             seeds: last - first + 1,
             baseline: baseline.name().to_string(),
+            models: a.models.iter().map(|p| p.display().to_string()).collect(),
+            each_provider: a
+                .each_provider
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            matrix: a.matrix.iter().map(|p| p.display().to_string()).collect(),
+            max_faults: a.max_faults,
         },
         parts,
-        matrix: None,
+        matrix,
     };
     std::fs::create_dir_all(&a.out)
         .map_err(|e| CliError::Other(format!("cannot create {}: {e}", a.out.display())))?;

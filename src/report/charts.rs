@@ -165,6 +165,21 @@ pub struct Cdf<'a> {
     pub points: Vec<(Millis, u64)>,
 }
 
+/// Steps of a cumulative distribution closer than a fiftieth of a decade apart merged into
+/// the last of them (about 2 px on the chart's logarithmic axis): what is drawn does not
+/// change, the SVG stays small whatever the number of histogram buckets.
+fn thin(points: &[(Millis, u64)]) -> Vec<(Millis, u64)> {
+    let bucket = |v: Millis| ((v.max(1) as f64).log10() * 50.0).floor() as i64;
+    let mut out: Vec<(Millis, u64)> = Vec::new();
+    for &p in points {
+        match out.last_mut() {
+            Some(last) if bucket(last.0) == bucket(p.0) => *last = p,
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
 /// The cumulative distribution of a duration per design, on a logarithmic time axis (a
 /// zero duration is drawn at 1 ms). Designs without a value are left out.
 pub fn cdf(title: &str, x_desc: &str, series: &[Cdf<'_>]) -> Result<String, String> {
@@ -200,9 +215,10 @@ pub fn cdf(title: &str, x_desc: &str, series: &[Cdf<'_>]) -> Result<String, Stri
             let colour = design_colour(s.index);
             let total = total as f64;
             // A step function: flat until each value, then up to its cumulative share.
-            let mut line = Vec::with_capacity(2 * s.points.len() + 1);
+            let points = thin(&s.points);
+            let mut line = Vec::with_capacity(2 * points.len() + 1);
             let mut before = 0.0;
-            for &(v, count) in &s.points {
+            for &(v, count) in &points {
                 let x = (v as f64).max(1.0);
                 line.push((x, before));
                 before = count as f64 / total;
@@ -277,6 +293,16 @@ mod tests {
             low: v * 0.9,
             high: v * 1.1,
         }
+    }
+
+    #[test]
+    fn close_steps_merge_into_the_last_and_the_total_stays() {
+        let points: Vec<(Millis, u64)> = (1..=10_000).map(|v| (v, v)).collect();
+        let thinned = thin(&points);
+        // Four decades at 50 steps each, at most.
+        assert!(thinned.len() <= 201, "{}", thinned.len());
+        assert_eq!(thinned.last(), Some(&(10_000, 10_000)));
+        assert_eq!(thin(&[(0, 3), (1, 5), (1000, 6)]), vec![(1, 5), (1000, 6)]);
     }
 
     #[test]

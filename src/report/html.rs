@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::matrix::{Cell, MAX_RUNS, Matrix};
 use super::research::{
     METHOD, ModelPart, PROVIDER_TABLE_NOTE, Research, Shown, Table, distributions_table,
     expectation_text, headline_table, headline_text, model_table, provenance_text, provider_tables,
@@ -40,7 +41,16 @@ fn inline(text: &str) -> String {
 
 /// A table in a box that scrolls sideways on a narrow screen.
 pub fn table_html(t: &Table) -> String {
-    let mut s = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
+    table_html_class(t, "")
+}
+
+/// [`table_html`] with a class on the table (`compact`: cells do not wrap).
+fn table_html_class(t: &Table, class: &str) -> String {
+    let mut s = if class.is_empty() {
+        String::from("<div class=\"scroll\"><table>\n<thead><tr>")
+    } else {
+        format!("<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>")
+    };
     for h in &t.head {
         let _ = write!(s, "<th>{}</th>", esc(h));
     }
@@ -80,6 +90,8 @@ nav ul{columns:2;font-size:.9rem}
 .certified{background:#e6f4ea}
 .counterexample{background:#fce8e6}
 .na{color:#777}
+table.matrix td{text-align:center;white-space:nowrap}
+table.compact td{white-space:nowrap}
 .incomplete{background:#fff4d6}
 ul.cx li{margin:.3rem 0}
 @media (max-width:40rem){nav ul{columns:1}body{padding:0 .6rem 2rem}}
@@ -128,6 +140,101 @@ fn part_html(index: usize, p: &ModelPart, charts: &str) -> String {
     s
 }
 
+/// The guarantee matrix as an HTML fragment: the table (numbered columns, each named in
+/// its header's title and in the list below), the legend, the columns, the counterexamples.
+pub fn matrix_html(m: &Matrix) -> String {
+    let k = m.max_faults;
+    let plural = if k == 1 { "" } else { "s" };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<p>Every schedule with at most {k} fault{plural} (exhaustive depth-first search, at most {MAX_RUNS} runs per cell), checking {}. Each column is a small model that breaks the assumptions it is named by (judged from its knobs); the first breaks none.</p>",
+        esc(&m.properties.join(", "))
+    );
+    s.push_str("<div class=\"scroll\"><table class=\"matrix\">\n<thead><tr><th>design</th>");
+    for (i, c) in m.columns.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<th title=\"{}\"><a href=\"#matrix-column-{}\">{}</a></th>",
+            esc(&c.label()),
+            i + 1,
+            i + 1
+        );
+    }
+    s.push_str("</tr></thead>\n<tbody>\n");
+    for (d, row) in m.cells.iter().enumerate() {
+        let _ = write!(s, "<tr><th scope=\"row\">{}</th>", esc(&m.designs[d]));
+        for (c, cell) in row.iter().enumerate() {
+            let class = match cell {
+                Cell::Certified { .. } => "certified",
+                Cell::Counterexample { .. } => "counterexample",
+                Cell::Incomplete { .. } => "incomplete",
+                Cell::NotApplicable { .. } => "na",
+            };
+            let title = match cell {
+                Cell::Certified {
+                    runs,
+                    distinct_states,
+                } => format!("certified: {runs} runs, {distinct_states} distinct states"),
+                Cell::Counterexample { replay, .. } => replay.clone(),
+                Cell::Incomplete { runs } => format!("stopped after {runs} runs"),
+                Cell::NotApplicable { why } => why.clone(),
+            };
+            let _ = write!(
+                s,
+                "<td class=\"{class}\" title=\"{}\">{}</td>",
+                esc(&format!(
+                    "{} on {}: {title}",
+                    m.designs[d],
+                    m.columns[c].label()
+                )),
+                esc(&cell.mark())
+            );
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table></div>\n");
+    let _ = writeln!(
+        s,
+        "<p>✓ certified within {k} fault{plural}: the search covered every schedule and none violates a property. ✗ P (n): a counterexample violating P with n faults (replays below). ? the search stopped at its run limit (no verdict). n/a: the design declares no assumption, so it promises nothing where one is broken.</p>\n<ol>"
+    );
+    for (i, c) in m.columns.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<li id=\"matrix-column-{}\"><strong>{}</strong> (<code>{}</code>): {}</li>",
+            i + 1,
+            esc(&c.label()),
+            esc(&c.file),
+            inline(&c.description)
+        );
+    }
+    s.push_str("</ol>\n<h3>Counterexamples of the matrix</h3>\n<ul class=\"cx\">\n");
+    for (d, row) in m.cells.iter().enumerate() {
+        for (c, cell) in row.iter().enumerate() {
+            if let Cell::Counterexample {
+                property,
+                faults,
+                replay,
+                ..
+            } = cell
+            {
+                let _ = writeln!(
+                    s,
+                    "<li><code>{}</code> on [{}] {}: <code>{}</code> with {faults} fault{}:<br><code>{}</code></li>",
+                    esc(&m.designs[d]),
+                    c + 1,
+                    esc(&m.columns[c].model),
+                    esc(property),
+                    if *faults == 1 { "" } else { "s" },
+                    esc(replay)
+                );
+            }
+        }
+    }
+    s.push_str("</ul>\n");
+    s
+}
+
 /// The whole report as one HTML page.
 pub fn render_html(research: &Research) -> String {
     let charts = research.charts();
@@ -171,7 +278,7 @@ pub fn render_html(research: &Research) -> String {
             i + 1,
             esc(file)
         );
-        s.push_str(&table_html(t));
+        s.push_str(&table_html_class(t, "compact"));
         let _ = writeln!(s, "<p>{}</p>\n</section>", esc(PROVIDER_TABLE_NOTE));
     }
     if let Some(m) = &research.matrix {

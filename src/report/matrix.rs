@@ -33,9 +33,9 @@ use crate::explore::shrink::shrink_values;
 use crate::model::Model;
 use crate::sim::ChoiceVector;
 
-/// The command a replay line starts with: it works from a clone of the repository, without
-/// `cargo install`, and does not depend on how the matrix was produced.
-pub const REPLAY_PROGRAM: &str = "cargo run --release --";
+/// The command a replay line starts with, as everywhere in a report (see
+/// [`super::research::PROGRAM`]): it does not depend on how the matrix was produced.
+pub const REPLAY_PROGRAM: &str = super::research::PROGRAM;
 
 /// Most runs of one cell's search; past it the cell is [`Cell::Incomplete`].
 pub const MAX_RUNS: u64 = 200_000;
@@ -77,7 +77,7 @@ impl Cell {
     }
 
     /// The short mark of the Markdown table.
-    fn mark(&self) -> String {
+    pub fn mark(&self) -> String {
         match self {
             Cell::Certified { .. } => "✓".into(),
             Cell::Counterexample {

@@ -39,6 +39,41 @@ pub struct Provenance {
     pub first_seed: u64,
     pub seeds: u64,
     pub baseline: String,
+    /// The command's inputs as given (model files and directories, `--each-provider`,
+    /// `--matrix`), so that the report can be made again.
+    pub models: Vec<String>,
+    pub each_provider: Vec<String>,
+    pub matrix: Vec<String>,
+    /// The guarantee matrix's fault budget.
+    pub max_faults: u32,
+}
+
+impl Provenance {
+    /// The command that makes this report again into `out`.
+    pub fn command(&self, out: &str) -> String {
+        let mut s = format!("{PROGRAM} report");
+        for m in &self.models {
+            let _ = write!(s, " {}", super::shell_word(m));
+        }
+        for m in &self.each_provider {
+            let _ = write!(s, " --each-provider {}", super::shell_word(m));
+        }
+        for m in &self.matrix {
+            let _ = write!(s, " --matrix {}", super::shell_word(m));
+        }
+        if !self.matrix.is_empty() {
+            let _ = write!(s, " --max-faults {}", self.max_faults);
+        }
+        let _ = write!(
+            s,
+            " --seeds {} --first-seed {} --baseline {} --out {}",
+            self.seeds,
+            self.first_seed,
+            super::shell_word(&self.baseline),
+            super::shell_word(out)
+        );
+        s
+    }
 }
 
 /// The smallest run found that violates a property, and how to see it.
@@ -442,7 +477,14 @@ pub fn render_json(research: &Research) -> String {
             "threads": pv.threads,
             "seeds": { "first": pv.first_seed, "count": pv.seeds },
             "baseline": pv.baseline,
-            "models": research.parts.iter().map(|p| json!({"file": p.file, "file_fnv1a": p.file_hash})).collect::<Vec<_>>(),
+            "arguments": {
+                "models": pv.models,
+                "each_provider": pv.each_provider,
+                "matrix": pv.matrix,
+                "max_faults": pv.max_faults,
+            },
+            "command": pv.command("DIR"),
+            "models": research.parts.iter().map(|p| json!({"file": p.file, "file_fnv1a": p.file_hash, "provider_preset": p.provider})).collect::<Vec<_>>(),
         },
         "method": method_json(),
         "headline": records(&research.parts).iter().map(|r| json!({
@@ -785,10 +827,10 @@ pub fn source_text(p: &ModelPart) -> String {
     )
 }
 
-/// What the report says about provenance, in one sentence.
+/// What the report says about provenance, in two sentences.
 pub fn provenance_text(pv: &Provenance) -> String {
     format!(
-        "retrylab {}{}, seeds {}..={} per design, baseline {}{}. Commands are written as `{PROGRAM}`; from a clone that is `cargo run --release --`.",
+        "retrylab {}{}, seeds {}..={} per design, baseline {}{}; made by `{}`. Commands are written as `{PROGRAM}`; from a clone that is `cargo run --release --`.",
         env!("CARGO_PKG_VERSION"),
         pv.commit
             .as_ref()
@@ -799,7 +841,8 @@ pub fn provenance_text(pv: &Provenance) -> String {
         pv.baseline,
         pv.threads
             .map(|t| format!(", {t} threads (no figure depends on them)"))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        pv.command("DIR")
     )
 }
 
