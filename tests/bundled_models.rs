@@ -14,7 +14,7 @@ fn models() -> Vec<PathBuf> {
 #[test]
 fn every_bundled_model_runs_every_listed_design() {
     let files = models();
-    assert_eq!(files.len(), 19, "{files:?}");
+    assert_eq!(files.len(), 20, "{files:?}");
     for file in files {
         let model = retrylab::model::Model::load(&file).unwrap_or_else(|e| panic!("{e}"));
         let out = Command::new(env!("CARGO_BIN_EXE_retrylab"))

@@ -99,7 +99,7 @@ fn fixture_path() -> PathBuf {
 #[test]
 fn random_simulation_is_byte_identical_on_every_bundled_model() {
     let now = hashes();
-    assert_eq!(now.len(), 2 * 19, "every bundled model, run and trace");
+    assert_eq!(now.len(), 2 * 20, "every bundled model, run and trace");
     if std::env::var_os("RETRYLAB_REGENERATE").is_some() {
         let mut text = String::from(
             "# FNV-1a 64 of `retrylab run MODEL --format json --seeds 2000 --design (every design)`\n\

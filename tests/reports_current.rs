@@ -56,3 +56,15 @@ fn the_committed_report_is_current() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn the_readme_shows_the_headline_table_of_the_committed_report() {
+    let report = std::fs::read_to_string(root().join("reports/report.md")).unwrap();
+    let start = report.find("| design | no duplicate |").unwrap();
+    let table = &report[start..start + report[start..].find("\n\n").unwrap() + 1];
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(table),
+        "README.md does not show the headline table of reports/report.md; copy it:\n{table}"
+    );
+}
