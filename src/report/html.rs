@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::matrix::{Cell, MAX_RUNS, Matrix};
 use super::research::{
-    METHOD, ModelPart, PROVIDER_TABLE_NOTE, Research, Shown, Table, distributions_table,
+    METHOD, ModelPart, PROVIDER_TABLE_NOTE, READING, Research, Shown, Table, distributions_table,
     expectation_text, headline_table, headline_text, model_table, provenance_text, provider_tables,
     shown, source_text,
 };
@@ -270,7 +270,12 @@ pub fn render_html(research: &Research) -> String {
     }
     s.push_str("</ul></nav>\n<section id=\"headline\">\n<h2>Headline</h2>\n");
     s.push_str(&table_html(&headline_table(&research.parts)));
-    let _ = writeln!(s, "<p>{}</p>\n</section>", esc(&headline_text(research)));
+    let _ = writeln!(s, "<p>{}</p>", esc(&headline_text(research)));
+    s.push_str("<h3>Choosing a design with this report</h3>\n<ol>\n");
+    for step in READING {
+        let _ = writeln!(s, "<li>{}</li>", esc(step));
+    }
+    s.push_str("</ol>\n</section>\n");
     for (i, (file, t)) in provider_tables(&research.parts).iter().enumerate() {
         let _ = writeln!(
             s,

@@ -846,6 +846,14 @@ pub fn provenance_text(pv: &Provenance) -> String {
     )
 }
 
+/// How to use the report to choose a design, in order.
+pub const READING: [&str; 4] = [
+    "Find your provider's contract: a column of the provider comparison (the same scenario against each preset), or the model closest to yours. A design at 0.000 duplicates without a mark there left no duplicate effect on any seed of that scenario, and every assumption of its guarantee holds against that contract.",
+    "Check what the guarantee rests on in the guarantee matrix: a counterexample in a column means the design duplicates (or lies) when the provider breaks that assumption, with the command that replays it; certified means no schedule within the fault budget does.",
+    "Read the confidence in the model's table: each rate with its 95 % interval, and the paired difference against the baseline with the number of seeds where the two differ (a difference on few seeds is a rare window, not a trend).",
+    "Read the cost: calls per intent (retry amplification) and the reconciliation and time-to-outcome distributions; a design that escalates more leaves more intents unresolved for a person to settle.",
+];
+
 /// The sentence under the headline table.
 pub fn headline_text(research: &Research) -> String {
     format!(
@@ -863,6 +871,10 @@ pub fn render_markdown(research: &Research) -> String {
     s.push_str(&headline_table(&research.parts).to_markdown());
     let _ = writeln!(s, "\n{}", headline_text(research));
     let _ = writeln!(s, "\n{}", provenance_text(&research.provenance));
+    s.push_str("\nChoosing a design with this report:\n\n");
+    for (i, step) in READING.iter().enumerate() {
+        let _ = writeln!(s, "{}. {step}", i + 1);
+    }
     for (file, t) in provider_tables(&research.parts) {
         let _ = writeln!(s, "\n## Provider comparison: `{file}`\n");
         s.push_str(&t.to_markdown());
