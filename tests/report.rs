@@ -71,17 +71,51 @@ fn the_report_carries_paired_differences_against_the_baseline() {
     );
     assert_eq!(
         same_key["paired_difference"]["per_intent"]["duplicate_effects"],
-        serde_json::json!({ "mean": -1.0, "low": -1.0, "high": -1.0, "seeds": 300, "seeds_that_differ": 300 })
+        // Every seed differs by exactly one: the interval is that of one seed in 3.84 / 303.84
+        // differing by one event.
+        serde_json::json!({ "mean": -1.0, "low": -1.012643, "high": -0.987357, "seeds": 300, "seeds_that_differ": 300 })
     );
     // The baseline against itself: no difference anywhere.
     assert_eq!(
         lost["results"][0]["paired_difference"]["per_intent"]["completed"]["seeds_that_differ"],
         0
     );
+    // Every design's five outcome rates add up to one (each rounded to six decimals), and
+    // each lies within its interval.
+    for m in v["models"].as_array().unwrap() {
+        for r in m["results"].as_array().unwrap() {
+            let rates = &r["rates"];
+            let sum: f64 = [
+                "completed",
+                "true_failure",
+                "false_success",
+                "false_failure",
+                "unresolved",
+            ]
+            .iter()
+            .map(|k| {
+                let x = &rates[*k];
+                let (rate, low, high) = (
+                    x["rate"].as_f64().unwrap(),
+                    x["low"].as_f64().unwrap(),
+                    x["high"].as_f64().unwrap(),
+                );
+                assert!(low <= rate && rate <= high, "{}: {x}", r["design"]);
+                rate
+            })
+            .sum();
+            assert!(
+                (sum - 1.0).abs() < 3e-6,
+                "{} {}: {sum}",
+                m["model"],
+                r["design"]
+            );
+        }
+    }
     // A design's own duplicates per intent, with its seed-level interval.
     assert_eq!(
         lost["results"][0]["per_intent"]["duplicate_effects"],
-        serde_json::json!({ "mean": 1.0, "low": 1.0, "high": 1.0 })
+        serde_json::json!({ "mean": 1.0, "low": 0.987357, "high": 1.012643 })
     );
     let md = String::from_utf8(md).unwrap();
     assert!(
@@ -94,7 +128,7 @@ fn the_report_carries_paired_differences_against_the_baseline() {
     assert!(md.contains("\n| no_dedup | 0/2 | 2/2 |"), "{md}");
     assert!(md.contains("\n| same_key | 1/2 | 2/2 |"), "{md}");
     assert!(
-        md.contains("| same_key | 100.0 % [98.7 %, 100.0 %] | 0.0 % [0.0 %, 1.3 %] | 0.0 % [0.0 %, 1.3 %] | 0.0 % [0.0 %, 1.3 %] | 0.000 [0.000, 0.000] | -1.000 [-1.000, -1.000]; 300 | 2.00 | all hold | ok (8 met) |"),
+        md.contains("| same_key | 100.0 % [98.7 %, 100.0 %] | 0.0 % [0.0 %, 1.3 %] | 0.0 % [0.0 %, 1.3 %] | 0.0 % [0.0 %, 1.3 %] | 0.0 % [0.0 %, 1.3 %] | 0 [0, 0.013] | -1.000 [-1.013, -0.987]; 300 | 2.00 | all hold | ok (8 met) |"),
         "{md}"
     );
     // The shrunk counterexample of no_dedup's duplicate is the run with every choice at
@@ -234,11 +268,69 @@ fn each_provider_adds_one_part_per_preset_and_a_comparison_table() {
     );
     // One lost reply, one intent: same_key duplicates only where the provider ignores keys.
     assert!(
-        md.contains("\n| same_key | 1.000 · 0.0 % * | 0.000 · 0.0 % | 0.000 · 0.0 % |"),
+        md.contains(
+            "\n| same_key | 1.000 / 100.0 % / 0.0 % * | 0 / 100.0 % / 0.0 % | 0 / 100.0 % / 0.0 % |"
+        ),
         "{md}"
     );
     assert!(md.contains(
         "`retrylab replay models/ticket_lost_response.json --provider no_dedup --design same_key --choices ''`"
     ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_out_path_that_is_a_file_is_bad_input_found_before_any_run() {
+    let out = retrylab(&[
+        "report",
+        "models/ticket_lost_response.json",
+        "--out",
+        "README.md",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--out README.md: not a directory"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_guarantee_matrix_alone_is_a_report() {
+    let dir = out_dir("matrix");
+    let out = retrylab(&[
+        "report",
+        "--matrix",
+        "models/guarantees/atomic_dedup.json",
+        "--matrix",
+        "models/guarantees/contract_as_assumed.json",
+        "--max-faults",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // The contract as assumed first, whatever the order given; same_key certified there, caught where the key store
+    // is not atomic, with one fault.
+    assert!(
+        md.contains("\n| same_key | ✓ | ✗ no_duplicate (1) |\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("1. **contract as assumed** (`models/guarantees/contract_as_assumed.json`)"),
+        "{md}"
+    );
+    let too_many = retrylab(&[
+        "report",
+        "--matrix",
+        "models/guarantees",
+        "--max-faults",
+        "99",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(too_many.status.code(), Some(2));
+    assert!(stderr(&too_many).contains("--max-faults 99: more than the limit of 6"));
     let _ = std::fs::remove_dir_all(&dir);
 }

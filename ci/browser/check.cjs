@@ -162,6 +162,7 @@ async function main() {
   fs.mkdirSync(outDir, { recursive: true });
   const shotDesktop = path.join(outDir, "report-screenshot.png");
   const shotPhone = path.join(outDir, "report-phone.png");
+  const shotChart = path.join(outDir, "report-chart.png");
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -182,6 +183,27 @@ async function main() {
           `desktop: the page has ${boxes.length} <svg> elements but report.json lists ` +
             `${charts.length} charts; each chart is exactly one <svg>`,
         );
+      }
+      // Each chart of report.json is a <figure id="ID"> holding exactly one <svg>.
+      if (charts) {
+        const missing = await page.evaluate(
+          (ids) =>
+            ids.filter((id) => {
+              const f = document.getElementById(id);
+              return !f || f.tagName !== "FIGURE" || f.querySelectorAll("svg").length !== 1;
+            }),
+          charts.map((c) => c.id),
+        );
+        for (const id of missing.slice(0, 10)) {
+          fail(`desktop: chart ${id} of report.json is not a <figure id> holding one <svg>`);
+        }
+        if (missing.length > 10) fail(`desktop: ${missing.length - 10} more charts missing`);
+        if (charts.length > 0 && missing.length === 0) {
+          // One chart on its own, for a look at the drawing itself.
+          const first = page.locator(`[id="${charts[0].id}"]`);
+          await first.screenshot({ path: shotChart, timeout: 60000 });
+          summary.shots.push(shotChart);
+        }
       }
       for (const b of boxes) {
         if (!(b.width > 0 && b.height > 0)) {

@@ -36,7 +36,7 @@ EOF
   printf '{"schema_version":1,"charts":[%s]}\n' "$entries" >"$dir/report.json"
 }
 
-two="<figure>$svg</figure><figure>$svg</figure>"
+two="<figure id=\"chart-0\">$svg</figure><figure id=\"chart-1\">$svg</figure>"
 report good 2 "$viewport" "$two"
 report console_error 2 "$viewport" "$two<script>console.error('boom from the page')</script>"
 report page_error 2 "$viewport" "$two<script>throw new Error('kaboom from the page')</script>"
@@ -46,10 +46,11 @@ report local_stylesheet 2 "$viewport<link rel=\"stylesheet\" href=\"style.css\">
 echo 'h1{color:red}' >"$tmp/local_stylesheet/style.css"
 report count_mismatch 3 "$viewport" "$two"
 report no_chart 0 "$viewport" ""
-report zero_size_svg 2 "$viewport" "<figure>$svg</figure><figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\"></svg></figure>"
+report zero_size_svg 2 "$viewport" "<figure id=\"chart-0\">$svg</figure><figure id=\"chart-1\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\"></svg></figure>"
 report wide_table 2 "$viewport" "$two<table style=\"width:900px\"><tr><td>too wide for a phone</td></tr></table>"
-report wide_chart 2 "$viewport" "<figure>$svg</figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"800\" height=\"200\" style=\"max-width:none\"></svg>"
+report wide_chart 2 "$viewport" "<figure id=\"chart-0\">$svg</figure><figure id=\"chart-1\"><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"800\" height=\"200\" style=\"max-width:none\"></svg></figure>"
 report no_viewport_meta 2 "" "$two"
+report chart_without_figure 2 "$viewport" "<figure id=\"chart-0\">$svg</figure><div>$svg</div>"
 report no_json 2 "$viewport" "$two"
 rm "$tmp/no_json/report.json"
 report bad_json 2 "$viewport" "$two"
@@ -92,6 +93,7 @@ expect no_chart 1 'no <svg> element'
 expect zero_size_svg 1 '<svg> number 2 .*renders 0 x 0 px'
 expect wide_table 1 'scrolls horizontally .*<table> 900 px wide'
 expect wide_chart 1 'scrolls horizontally .*<svg> 800 px wide'
+expect chart_without_figure 1 'chart chart-1 of report\.json is not a <figure id> holding one <svg>'
 expect no_viewport_meta 1 'no <meta name="viewport"'
 expect no_json 1 'report\.json: no such file'
 expect bad_json 1 'report\.json: cannot read it as JSON'

@@ -151,7 +151,7 @@ struct CheckArgs {
 struct ReportArgs {
     /// Model files (JSON), or directories: a directory stands for its `*.json` files in
     /// byte order of their names.
-    #[arg(required_unless_present = "each_provider", value_name = "MODEL")]
+    #[arg(required_unless_present_any = ["each_provider", "matrix"], value_name = "MODEL")]
     models: Vec<PathBuf>,
     /// Directory to write report.json, report.md and report.html into (created if needed).
     #[arg(long, value_name = "DIR")]

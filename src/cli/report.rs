@@ -16,6 +16,8 @@ use crate::report::research::{
     MatrixView, ModelPart, PROGRAM, Provenance, Research, Shown, file_hash, render_json,
     render_markdown,
 };
+use crate::run::run_traced;
+use crate::sim::RandomChooser;
 
 /// The model files `paths` stand for: a file as it is, a directory as its `*.json` files in
 /// byte order of their names.
@@ -130,6 +132,14 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             "--commit: empty; give the revision, or leave the option out".into(),
         ));
     }
+    // The output directory first: a path that cannot be one is bad input, found before any
+    // work is done.
+    if a.out.exists() && !a.out.is_dir() {
+        return Err(CliError::Input(format!(
+            "--out {}: not a directory",
+            a.out.display()
+        )));
+    }
     // Read every model before running anything: a bad file is bad input, whatever its place.
     let mut models: Vec<Entry> = load_all(&a.models)?
         .into_iter()
@@ -142,6 +152,8 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
         .collect();
     for (path, model, hash) in load_all(&a.each_provider)? {
         for preset in crate::model::provider::preset_names() {
+            // Every preset passes the provider's checks and none is tied to the rest of a
+            // model, so this refuses nothing today; it would name the preset if it did.
             let as_preset = model.with_provider(preset).map_err(|e| {
                 CliError::Input(format!(
                     "--each-provider {}: against {preset}: {}",
@@ -243,6 +255,15 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
                     .collect()
             })
             .collect();
+        // A design whose run makes no random choice runs the same way on every seed.
+        let deterministic = designs
+            .iter()
+            .map(|d| {
+                run_traced(model, *d, &mut RandomChooser::new(first))
+                    .choices
+                    .is_empty()
+            })
+            .collect();
         parts.push(ModelPart {
             file: path.display().to_string(),
             file_hash: hash.clone(),
@@ -252,6 +273,7 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             baseline: baseline.name().to_string(),
             paired,
             counterexamples,
+            deterministic,
         });
     }
     progress.finish();

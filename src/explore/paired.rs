@@ -123,7 +123,7 @@ impl Paired {
                 square += s.square as f64 / (n * n);
             }
         }
-        let (mean, low, high) = mean_interval(seeds, sum, square);
+        let (mean, low, high) = mean_interval(seeds, sum, square, self.step());
         Difference {
             mean,
             low,
@@ -131,6 +131,15 @@ impl Paired {
             seeds,
             disagree,
         }
+    }
+
+    /// One event over the fewest intents a seed had: the smallest change of a per-intent
+    /// value that a seed can make.
+    fn step(&self) -> f64 {
+        self.by_intents
+            .keys()
+            .find(|&&n| n > 0)
+            .map_or(1.0, |&n| 1.0 / n as f64)
     }
 
     /// The design's own mean of quantity `i` per intent, with a 95 % interval from the
@@ -148,29 +157,55 @@ impl Paired {
                 square += s.value_square as f64 / (n * n);
             }
         }
-        let (mean, low, high) = mean_interval(seeds, sum, square);
+        let (mean, low, high) = mean_interval(seeds, sum, square, self.step());
         Level {
             mean,
-            low,
+            low: low.max(0.0),
             high,
             seeds,
         }
     }
 }
 
-/// Mean and 95 % normal interval of `seeds` values from their sum and sum of squares.
-fn mean_interval(seeds: u64, sum: f64, square: f64) -> (f64, f64, f64) {
+/// The two-sided 95 % quantile of Student's t with `df` degrees of freedom (the normal
+/// quantile past 120).
+fn t95(df: u64) -> f64 {
+    const SMALL: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => SMALL[df as usize - 1],
+        31..=40 => 2.021,
+        41..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
+}
+
+/// Mean and 95 % interval of `seeds` per-seed values from their sum and sum of squares:
+/// `mean ± t · sd / √seeds`. When every seed gave the same value the spread says nothing
+/// about the seeds not run: the interval is then as wide as one seed in `3.84 / (seeds +
+/// 3.84)` (the Wilson bound for none seen) differing by one event over `step` intents.
+/// Fewer than two seeds: no interval (infinite bounds).
+fn mean_interval(seeds: u64, sum: f64, square: f64, step: f64) -> (f64, f64, f64) {
     if seeds == 0 {
-        return (0.0, 0.0, 0.0);
+        return (0.0, f64::NEG_INFINITY, f64::INFINITY);
     }
     let k = seeds as f64;
     let mean = sum / k;
-    let variance = if seeds > 1 {
-        ((square - k * mean * mean) / (k - 1.0)).max(0.0)
+    if seeds == 1 {
+        return (mean, f64::NEG_INFINITY, f64::INFINITY);
+    }
+    let variance = ((square - k * mean * mean) / (k - 1.0)).max(0.0);
+    let half = if variance * k < 1e-12 {
+        let z2 = 1.959_963_984_540_054f64.powi(2);
+        z2 / (k + z2) * step
     } else {
-        0.0
+        t95(seeds - 1) * (variance / k).sqrt()
     };
-    let half = 1.96 * (variance / k).sqrt();
     (mean, mean - half, mean + half)
 }
 
@@ -253,13 +288,34 @@ mod tests {
         .unwrap();
         let d = crate::design::find("same_key").unwrap();
         let p = paired(&model, d, d, 0..=199);
+        // No seed differs: the interval is that of one seed in 3.84 / 203.84 differing by
+        // one event over its five intents.
+        let z2 = 1.959_963_984_540_054f64.powi(2);
+        let half = z2 / (200.0 + z2) / 5.0;
         for i in 0..QUANTITIES.len() {
             let x = p.difference(i);
-            assert_eq!(
-                (x.mean, x.low, x.high, x.seeds, x.disagree),
-                (0.0, 0.0, 0.0, 200, 0)
-            );
+            assert_eq!((x.mean, x.seeds, x.disagree), (0.0, 200, 0));
+            assert!((x.high - half).abs() < 1e-15 && (x.low + half).abs() < 1e-15);
         }
+    }
+
+    #[test]
+    fn few_seeds_take_students_t_and_one_seed_has_no_interval() {
+        let mut two = Paired::default();
+        two.add(&[0; 10], &[0; 10], 1);
+        two.add(&[1; 10], &[0; 10], 1);
+        // Values 0 and 1: mean 0.5, sd 0.7071, t(1) = 12.706.
+        let l = two.level(0);
+        assert!((l.mean - 0.5).abs() < 1e-12);
+        assert!((l.high - (0.5 + 12.706 * 0.5)).abs() < 1e-9, "{l:?}");
+        assert_eq!(l.low, 0.0, "a count per intent is never negative");
+        let mut one = Paired::default();
+        one.add(&[2; 10], &[1; 10], 1);
+        let d = one.difference(0);
+        assert_eq!(
+            (d.mean, d.low, d.high),
+            (1.0, f64::NEG_INFINITY, f64::INFINITY)
+        );
     }
 
     #[test]

@@ -23,16 +23,17 @@ pub struct Estimate {
 pub struct RateRow<'a> {
     pub design: &'a str,
     /// In the order of [`RATE_SERIES`].
-    pub estimates: [Estimate; 5],
+    pub estimates: [Estimate; 6],
 }
 
 /// The quantities of the rates chart, their labels and colours.
-pub const RATE_SERIES: [(&str, RGBColor); 5] = [
+pub const RATE_SERIES: [(&str, RGBColor); 6] = [
     ("completed", RGBColor(0x1b, 0x7f, 0x3b)),
+    ("true failure", RGBColor(0x1f, 0x77, 0xb4)),
     ("false success", RGBColor(0xc6, 0x28, 0x28)),
     ("false failure", RGBColor(0xe6, 0x7e, 0x00)),
     ("unresolved", RGBColor(0x6a, 0x1b, 0x9a)),
-    ("duplicate effects / intent", RGBColor(0x21, 0x21, 0x21)),
+    ("duplicates / intent", RGBColor(0x21, 0x21, 0x21)),
 ];
 
 /// Colours of the designs in the distribution charts, in the order of the model's designs.
@@ -103,12 +104,36 @@ pub fn rates(title: &str, rows: &[RateRow<'_>]) -> Result<String, String> {
     let x_max = rows
         .iter()
         .flat_map(|r| r.estimates.iter().map(|e| e.high))
+        .filter(|x| x.is_finite())
         .fold(1.0f64, f64::max)
         * 1.02;
-    let height = 110 + 34 * n as u32;
+    let height = 140 + 40 * n as u32;
     svg(height, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 16))
+        // Caption and legend above the plot, so that no mark is hidden behind them.
+        let (head, body) = root.split_vertically(52);
+        head.draw(&Text::new(
+            title.to_string(),
+            (WIDTH as i32 / 2, 6),
+            TextStyle::from((FONT, 16).into_font())
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(err)?;
+        let item = WIDTH as i32 / RATE_SERIES.len() as i32;
+        for (k, (name, colour)) in RATE_SERIES.iter().enumerate() {
+            let x = 12 + k as i32 * item;
+            head.draw(&Circle::new((x, 38), 4, colour.filled()))
+                .map_err(err)?;
+            head.draw(&Text::new(
+                name.to_string(),
+                (x + 8, 38),
+                TextStyle::from((FONT, 12).into_font())
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(err)?;
+        }
+        let mut chart = ChartBuilder::on(&body)
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(170)
@@ -123,37 +148,24 @@ pub fn rates(title: &str, rows: &[RateRow<'_>]) -> Result<String, String> {
             .max_light_lines(0)
             .draw()
             .map_err(err)?;
+        // Backend coordinates are the whole SVG's: the labels go on the root area.
         label_rows(root, &chart, rows.iter().map(|r| r.design))?;
-        for (k, (name, colour)) in RATE_SERIES.iter().enumerate() {
-            let offset = (k as f64 - 2.0) * 0.14;
+        for (k, (_, colour)) in RATE_SERIES.iter().enumerate() {
+            let offset = (2.5 - k as f64) * 0.13;
             let colour = *colour;
-            let points: Vec<(f64, f64, Estimate)> = rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    (
-                        (n - 1 - i) as f64 + offset,
-                        r.estimates[k].value,
-                        r.estimates[k],
-                    )
-                })
-                .collect();
             chart
-                .draw_series(points.iter().map(|&(y, _, e)| {
-                    ErrorBar::new_horizontal(y, e.low, e.value, e.high, colour.filled(), 6)
+                .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                    let e = r.estimates[k];
+                    let y = (n - 1 - i) as f64 + offset;
+                    let (low, high) = (
+                        if e.low.is_finite() { e.low } else { e.value },
+                        if e.high.is_finite() { e.high } else { e.value },
+                    );
+                    ErrorBar::new_horizontal(y, low, e.value, high, colour.filled(), 6)
                 }))
-                .map_err(err)?
-                .label(*name)
-                .legend(move |(x, y)| Circle::new((x + 8, y), 4, colour.filled()));
+                .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 11))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(err)
+        Ok(())
     })
 }
 
@@ -310,11 +322,11 @@ mod tests {
         let rows = [
             RateRow {
                 design: "no_dedup",
-                estimates: [e(0.9), e(0.0), e(0.05), e(0.05), e(0.3)],
+                estimates: [e(0.9), e(0.0), e(0.0), e(0.05), e(0.05), e(0.3)],
             },
             RateRow {
                 design: "same_key",
-                estimates: [e(0.95), e(0.0), e(0.0), e(0.05), e(0.0)],
+                estimates: [e(0.95), e(0.0), e(0.0), e(0.0), e(0.05), e(0.0)],
             },
         ];
         let a = rates("rates", &rows).unwrap();

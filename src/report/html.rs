@@ -4,11 +4,11 @@
 
 use std::fmt::Write;
 
-use super::matrix::{Cell, MAX_RUNS, Matrix};
+use super::matrix::{Cell, MAX_RUNS, Matrix, legend};
 use super::research::{
-    METHOD, ModelPart, PROVIDER_TABLE_NOTE, READING, Research, Shown, Table, distributions_table,
-    expectation_text, headline_table, headline_text, model_table, provenance_text, provider_tables,
-    shown, source_text,
+    COUNTEREXAMPLES_NOTE, METHOD, MODEL_TABLE_NOTE, ModelPart, PROVIDER_TABLE_NOTE, READING,
+    Research, Shown, Table, distributions_table, expectation_text, headline_table, headline_text,
+    model_table, provenance_text, provider_footnotes, provider_tables, shown, source_text,
 };
 
 /// `text` with `&`, `<`, `>` and `"` escaped.
@@ -91,6 +91,7 @@ nav ul{columns:2;font-size:.9rem}
 .counterexample{background:#fce8e6}
 .na{color:#777}
 table.matrix td{text-align:center;white-space:nowrap}
+table.matrix thead th{font-weight:400;font-size:.75rem;vertical-align:bottom}
 table.compact td{white-space:nowrap}
 .incomplete{background:#fff4d6}
 ul.cx li{margin:.3rem 0}
@@ -99,8 +100,9 @@ ul.cx li{margin:.3rem 0}
 ";
 
 fn counterexamples_html(list: &[(&str, &Shown)]) -> String {
-    let mut s = String::from(
-        "<h3>Counterexamples</h3>\n<p>For each property a design violates: its first violating seed, shrunk to a shortest choice vector; the command replays that run step by step.</p>\n<ul class=\"cx\">\n",
+    let mut s = format!(
+        "<h3>Counterexamples</h3>\n<p>{}</p>\n<ul class=\"cx\">\n",
+        esc(COUNTEREXAMPLES_NOTE)
     );
     for (design, c) in list {
         let _ = writeln!(
@@ -130,6 +132,7 @@ fn part_html(index: usize, p: &ModelPart, charts: &str) -> String {
         inline(&source_text(p))
     );
     s.push_str(&table_html(&model_table(p)));
+    let _ = writeln!(s, "<p>{}</p>", inline(MODEL_TABLE_NOTE));
     s.push_str(charts);
     s.push_str(&table_html(&distributions_table(p)));
     let list = shown(p);
@@ -155,10 +158,10 @@ pub fn matrix_html(m: &Matrix) -> String {
     for (i, c) in m.columns.iter().enumerate() {
         let _ = write!(
             s,
-            "<th title=\"{}\"><a href=\"#matrix-column-{}\">{}</a></th>",
-            esc(&c.label()),
+            "<th><a href=\"#matrix-column-{}\">[{}]</a><br><small>{}</small></th>",
             i + 1,
-            i + 1
+            i + 1,
+            esc(&c.label()).replace(" + ", "<br>+ ")
         );
     }
     s.push_str("</tr></thead>\n<tbody>\n");
@@ -188,16 +191,13 @@ pub fn matrix_html(m: &Matrix) -> String {
                     m.designs[d],
                     m.columns[c].label()
                 )),
-                esc(&cell.mark())
+                esc(&m.mark(d, c))
             );
         }
         s.push_str("</tr>\n");
     }
     s.push_str("</tbody></table></div>\n");
-    let _ = writeln!(
-        s,
-        "<p>✓ certified within {k} fault{plural}: the search covered every schedule and none violates a property. ✗ P (n): a counterexample violating P with n faults (replays below). ? the search stopped at its run limit (no verdict). n/a: the design declares no assumption, so it promises nothing where one is broken.</p>\n<ol>"
-    );
+    let _ = writeln!(s, "<p>{}</p>\n<ol>", esc(&legend(k)));
     for (i, c) in m.columns.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -284,7 +284,11 @@ pub fn render_html(research: &Research) -> String {
             esc(file)
         );
         s.push_str(&table_html_class(t, "compact"));
-        let _ = writeln!(s, "<p>{}</p>\n</section>", esc(PROVIDER_TABLE_NOTE));
+        let _ = writeln!(s, "<p>{}</p>\n<ul>", inline(PROVIDER_TABLE_NOTE));
+        for note in provider_footnotes(&research.parts, file) {
+            let _ = writeln!(s, "<li>* {}</li>", inline(&note));
+        }
+        s.push_str("</ul>\n</section>\n");
     }
     if let Some(m) = &research.matrix {
         s.push_str("<section id=\"matrix\">\n<h2>Guarantee matrix</h2>\n");

@@ -147,6 +147,8 @@ pub struct Matrix {
     pub columns: Vec<Column>,
     /// `[design][column]`.
     pub cells: Vec<Vec<Cell>>,
+    /// `[design][column]`: the column's model breaks an assumption the design states.
+    pub relies: Vec<Vec<bool>>,
 }
 
 /// The assumptions of any of `designs` that `model` does not meet, in order of first
@@ -200,7 +202,17 @@ pub fn guarantee_matrix(
     let cells = (0..designs.len())
         .map(|_| flat.by_ref().take(models.len()).collect())
         .collect();
+    let relies = designs
+        .iter()
+        .map(|d| {
+            models
+                .iter()
+                .map(|(_, m)| judge(*d, m).iter().any(|j| !j.holds))
+                .collect()
+        })
+        .collect();
     Matrix {
+        relies,
         max_faults,
         properties: Property::PLAIN.iter().map(|p| p.to_string()).collect(),
         designs: designs.iter().map(|d| d.name().to_string()).collect(),
@@ -261,7 +273,29 @@ pub fn replay_command(file: &str, design: &str, choices: &str) -> String {
     )
 }
 
+/// What the marks of the matrix mean.
+pub fn legend(k: u32) -> String {
+    format!(
+        "✓ certified within {k} fault{}: the search covered every schedule and none violates a property, and the model breaks no assumption the design states. \
+         ✓! certified although the model breaks an assumption the design states: that assumption is sufficient, not necessary, here. \
+         ✗ P (n): a counterexample violating P with n faults (replays below). \
+         ? the search stopped at its run limit (no verdict). \
+         n/a: the design states no assumption, so it promises nothing where one is broken.",
+        if k == 1 { "" } else { "s" },
+    )
+}
+
 impl Matrix {
+    /// The mark of the cell of design `d` in column `c`: [`Cell::mark`], with `!` after a
+    /// certificate where the design states an assumption the model breaks.
+    pub fn mark(&self, d: usize, c: usize) -> String {
+        let cell = &self.cells[d][c];
+        match cell {
+            Cell::Certified { .. } if self.relies[d][c] => "✓!".to_string(),
+            _ => cell.mark(),
+        }
+    }
+
     /// The cell of `design` on the column of `file`, if both are in the matrix.
     pub fn cell(&self, design: &str, file: &str) -> Option<&Cell> {
         let d = self.designs.iter().position(|x| x == design)?;
@@ -286,9 +320,10 @@ impl Matrix {
             })).collect::<Vec<_>>(),
             "cells": self.cells.iter().enumerate().map(|(d, row)| json!({
                 "design": self.designs[d],
-                "cells": row.iter().zip(&self.columns).map(|(cell, col)| {
+                "cells": row.iter().zip(&self.columns).enumerate().map(|(c, (cell, col))| {
                     let mut v = cell.to_json();
                     v["file"] = json!(col.file);
+                    v["states_a_broken_assumption"] = json!(self.relies[d][c]);
                     v
                 }).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
@@ -315,19 +350,12 @@ impl Matrix {
         s.push('\n');
         for (d, row) in self.cells.iter().enumerate() {
             let _ = write!(s, "| {} |", self.designs[d]);
-            for c in row {
-                let _ = write!(s, " {} |", c.mark());
+            for c in 0..row.len() {
+                let _ = write!(s, " {} |", self.mark(d, c));
             }
             s.push('\n');
         }
-        let _ = writeln!(
-            s,
-            "\n✓ certified within {k} fault{}: the search covered every schedule and none violates a property. \
-             ✗ P (n): a counterexample violating P with n faults (replays below). \
-             ? the search stopped at its run limit (no verdict). \
-             n/a: the design declares no assumption, so it promises nothing where one is broken.\n",
-            if k == 1 { "" } else { "s" },
-        );
+        let _ = writeln!(s, "\n{}\n", legend(k));
         s.push_str("Columns (the assumptions each model breaks, as judged from its knobs):\n\n");
         for (i, c) in self.columns.iter().enumerate() {
             let _ = writeln!(

@@ -109,6 +109,20 @@ pub struct ModelPart {
     pub paired: Vec<Paired>,
     /// Per design (same order): a counterexample per property it violates.
     pub counterexamples: Vec<Vec<Shown>>,
+    /// Per design (same order): its runs make no random choice, so every seed is the same
+    /// run and no interval applies.
+    pub deterministic: Vec<bool>,
+}
+
+impl ModelPart {
+    /// The place of the baseline design among the results (0 if it is not among them).
+    fn baseline_index(&self) -> usize {
+        self.report
+            .results
+            .iter()
+            .position(|r| r.design == self.baseline)
+            .unwrap_or(0)
+    }
 }
 
 /// The whole report.
@@ -226,6 +240,19 @@ impl ChartKind {
     }
 }
 
+/// `text` with every character but ASCII letters, digits, `_` and `-` as `-`: an HTML id.
+fn slug(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
 /// One chart of the report: which model (index in `parts`), what it shows, its title.
 #[derive(Clone, Debug)]
 pub struct Chart {
@@ -249,7 +276,7 @@ impl Research {
                 out.push(Chart {
                     part: i,
                     kind,
-                    id: format!("{}-{}-{}", kind.name(), i + 1, model),
+                    id: format!("{}-{}-{}", kind.name(), i + 1, slug(model)),
                     title,
                 })
             };
@@ -293,6 +320,7 @@ impl Research {
                             design: &r.design,
                             estimates: [
                                 wilson(c[0], n),
+                                wilson(c[1], n),
                                 wilson(c[2], n),
                                 wilson(c[3], n),
                                 wilson(c[4], n),
@@ -404,6 +432,7 @@ pub fn records(parts: &[ModelPart]) -> Vec<Record> {
 fn result_json(p: &ModelPart, run: &Value, i: usize) -> Value {
     let paired = &p.paired[i];
     let mut v = run.clone();
+    v["deterministic"] = json!(p.deterministic[i]);
     let per_intent: serde_json::Map<String, Value> = COUNTS
         .iter()
         .map(|name| (name.to_string(), estimate_json(level(paired, name))))
@@ -519,11 +548,11 @@ pub const METHOD: [(&str, &str); 6] = [
     ),
     (
         "per_intent",
-        "duplicate effects, drifted effects, merged repeats, masked mismatches and remote calls per intent: the mean over seeds of each seed's count over its intents, with a 95 % normal interval from the spread between seeds (mean ± 1.96 sd / sqrt(seeds)); the seed is the independent unit",
+        "duplicate effects, drifted effects, merged repeats, masked mismatches and remote calls per intent: the mean over seeds of each seed's count over its intents, with a 95 % interval from the spread between seeds (mean ± t · sd / sqrt(seeds), Student's t; when every seed gives the same value, the width of one seed in 3.84 / (seeds + 3.84) differing by one event); the seed is the independent unit; no interval (null) with fewer than two seeds or when every seed is the same run",
     ),
     (
         "paired_difference",
-        "design minus baseline per intent, seed by seed on the same seeds (both meet the same faults as long as their paths agree: each purpose draws from its own stream); mean and 95 % normal interval of the per-seed differences; seeds_that_differ counts the seeds where the two differ at all",
+        "design minus baseline per intent, seed by seed on the same seeds (both meet the same faults as long as their paths agree: each purpose draws from its own stream); mean and 95 % interval of the per-seed differences (Student's t; when no seed differs, the width of one seed in 3.84 / (seeds + 3.84) differing by one event); seeds_that_differ counts the seeds where the two differ in that quantity",
     ),
     (
         "distributions",
@@ -586,12 +615,37 @@ fn percent(x: f64) -> String {
     format!("{:.1} %", x * 100.0)
 }
 
+/// A signed per-intent value: `0` when it is zero, four decimals below 0.001, else three;
+/// `n/a` when unbounded (fewer than two seeds).
 fn signed(x: f64) -> String {
-    if x.abs() < 5e-7 {
+    if !x.is_finite() {
+        "n/a".to_string()
+    } else if x.abs() < 5e-9 {
         "0".to_string()
+    } else if x.abs() < 0.001 {
+        format!("{x:+.4}")
     } else {
         format!("{x:+.3}")
     }
+}
+
+/// A per-intent value: `0` when it is exactly zero, `<0.001` when it rounds to zero, else
+/// three decimals; `n/a` when unbounded.
+pub fn per_intent_text(x: f64) -> String {
+    if !x.is_finite() {
+        "n/a".to_string()
+    } else if x == 0.0 {
+        "0".to_string()
+    } else if x < 0.0005 {
+        "<0.001".to_string()
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// `count` events over `intents` as [`per_intent_text`].
+fn per_intent(count: u64, intents: u64) -> String {
+    per_intent_text(count as f64 / intents.max(1) as f64)
 }
 
 /// `k/n`.
@@ -661,8 +715,9 @@ pub fn provider_tables(parts: &[ModelPart]) -> Vec<(String, Table)> {
                         let m = &r.metrics;
                         let n = m.intents.max(1) as f64;
                         format!(
-                            "{:.3} · {}{}{}",
-                            m.duplicate_effects as f64 / n,
+                            "{} / {} / {}{}{}",
+                            per_intent(m.duplicate_effects, m.intents),
+                            percent(m.completed as f64 / n),
                             percent(m.unresolved as f64 / n),
                             if m.false_success + m.false_failure > 0 {
                                 " †"
@@ -686,19 +741,45 @@ pub fn provider_tables(parts: &[ModelPart]) -> Vec<(String, Table)> {
 }
 
 /// What a provider table's cells mean.
-pub const PROVIDER_TABLE_NOTE: &str = "Each cell: duplicate effects per intent · share of intents left unresolved; † some intent was told a false success or failure; * an assumption of the design's guarantee does not hold against this preset (a design with no stated assumption promises nothing). The scenario is the same in every column: only the provider's contract changes (its failure environment, processing time and 5xx after commit, is the model's).";
+pub const PROVIDER_TABLE_NOTE: &str = "Columns are provider presets (the `no_dedup` column is the provider that ignores keys), rows are designs. Each cell: duplicate effects per intent / share of intents completed / share left unresolved (for a person to settle); † some intent was told a false success or failure; * an assumption of the design's guarantee does not hold against this preset (listed below). A design that states no assumption promises nothing. The scenario is the same in every column: only the provider's contract changes (its failure environment, processing time and 5xx after commit, is the model's).";
 
-/// One model's table: per design the outcome rates, duplicates per intent with its interval,
-/// its paired difference against the baseline, the calls, the assumptions and the verdict.
+/// For each `*` of a provider table: the design, the preset and the assumptions that do not
+/// hold.
+pub fn provider_footnotes(parts: &[ModelPart], file: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in parts
+        .iter()
+        .filter(|p| p.provider.is_some() && p.file == file)
+    {
+        for r in &p.report.results {
+            let broken: Vec<&str> = r.failed_assumptions().map(|a| a.name.as_str()).collect();
+            if !broken.is_empty() {
+                out.push(format!(
+                    "`{}` against `{}`: {}",
+                    r.design,
+                    p.provider.as_deref().unwrap_or_default(),
+                    broken.join(", ")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// One model's table: per design the five outcome rates (shares rounded so that they add up
+/// to 100 %, each with its Wilson interval), duplicates per intent with its interval, its
+/// paired difference against the baseline, the calls, the assumptions and the verdict. A
+/// design whose every seed is the same run gets no interval (`=` after its name).
 pub fn model_table(p: &ModelPart) -> Table {
     let mut t = Table::new(&[
         "design",
         "completed",
+        "true failure",
         "false success",
         "false failure",
         "unresolved",
         "duplicates / intent (95 %)",
-        "vs baseline (95 % paired; seeds that differ)",
+        "Δ duplicates / intent vs baseline (95 % paired; seeds that differ in it)",
         "calls / intent",
         "assumptions",
         "expectations",
@@ -706,19 +787,23 @@ pub fn model_table(p: &ModelPart) -> Table {
     for (i, r) in p.report.results.iter().enumerate() {
         let m = &r.metrics;
         let n = m.intents;
-        let rate = |k: u64| {
-            let e = wilson(k, n);
-            format!(
-                "{} [{}, {}]",
-                percent(e.value),
-                percent(e.low),
-                percent(e.high)
-            )
+        let fixed = p.deterministic[i];
+        let counts = outcome_counts(r);
+        let shares = super::stats::shares_in_tenths(&counts);
+        let rate = |k: usize| {
+            let point = format!("{}.{} %", shares[k] / 10, shares[k] % 10);
+            if fixed {
+                return point;
+            }
+            let e = wilson(counts[k], n);
+            format!("{point} [{}, {}]", percent(e.low), percent(e.high))
         };
         let dup = level(&p.paired[i], "duplicate_effects");
         let d = p.paired[i].difference(q("duplicate_effects"));
         let vs = if r.design == p.baseline {
             "baseline".to_string()
+        } else if fixed && p.deterministic[p.baseline_index()] {
+            format!("{} (every seed)", signed(d.mean))
         } else {
             format!(
                 "{} [{}, {}]; {}",
@@ -729,17 +814,22 @@ pub fn model_table(p: &ModelPart) -> Table {
             )
         };
         t.rows.push(vec![
-            r.design.clone(),
-            rate(m.completed),
-            rate(m.false_success),
-            rate(m.false_failure),
-            rate(m.unresolved),
-            format!(
-                "{:.3} [{:.3}, {:.3}]",
-                dup.value,
-                dup.low.max(0.0),
-                dup.high
-            ),
+            format!("{}{}", r.design, if fixed { " =" } else { "" }),
+            rate(0),
+            rate(1),
+            rate(2),
+            rate(3),
+            rate(4),
+            if fixed {
+                per_intent(m.duplicate_effects, n)
+            } else {
+                format!(
+                    "{} [{}, {}]",
+                    per_intent(m.duplicate_effects, n),
+                    per_intent_text(dup.low),
+                    per_intent_text(dup.high)
+                )
+            },
             vs,
             format!("{:.2}", m.remote_calls as f64 / n.max(1) as f64),
             assumptions_text(r),
@@ -748,6 +838,9 @@ pub fn model_table(p: &ModelPart) -> Table {
     }
     t
 }
+
+/// The sentence under a model's table.
+pub const MODEL_TABLE_NOTE: &str = "Shares of all intents, rounded so that the five outcomes add up to 100 %, with 95 % Wilson intervals. `=` after a design: its runs make no random choice, so every seed is the same run and no interval applies. The Δ column is the paired difference in duplicate effects per intent against the baseline, seed by seed.";
 
 /// `all hold`, `none stated`, or the names of those that do not hold.
 pub fn assumptions_text(r: &DesignResult) -> String {
@@ -803,6 +896,9 @@ pub fn shown(p: &ModelPart) -> Vec<(&str, &Shown)> {
         .collect()
 }
 
+/// What the counterexample list says.
+pub const COUNTEREXAMPLES_NOTE: &str = "Counterexamples: for each property a design violates, its first violating seed, shrunk to a shortest choice vector that still violates it (\"N choices from M\": the seed's run made M decisions, the shrunk one N; every decision left out takes its default). The command replays that run step by step.";
+
 /// How a counterexample relates to the model's expectation.
 pub fn expectation_text(c: &Shown) -> &'static str {
     match c.expected {
@@ -857,7 +953,7 @@ pub const READING: [&str; 4] = [
 /// The sentence under the headline table.
 pub fn headline_text(research: &Research) -> String {
     format!(
-        "Across the {} model{} of this report: in how many the design left no duplicate effect on any seed, told no false success or false failure, left no intent unresolved, and had every assumption of its guarantee hold (a design that states none has no guarantee). The per-model tables give the rates with intervals.",
+        "Across the {} model{} of this report: in how many the design left no duplicate effect on any seed, told no false success or false failure, left no intent unresolved, and had every assumption of its guarantee hold (a design that states none has no guarantee). The models differ in kind (the failure windows are built to break designs; the provider comparison is one scenario against each preset), so these counts are not a ranking: the provider comparison, the guarantee matrix and each model's table with its intervals are.",
         research.parts.len(),
         if research.parts.len() == 1 { "" } else { "s" },
     )
@@ -878,7 +974,10 @@ pub fn render_markdown(research: &Research) -> String {
     for (file, t) in provider_tables(&research.parts) {
         let _ = writeln!(s, "\n## Provider comparison: `{file}`\n");
         s.push_str(&t.to_markdown());
-        let _ = writeln!(s, "\n{PROVIDER_TABLE_NOTE}");
+        let _ = writeln!(s, "\n{PROVIDER_TABLE_NOTE}\n");
+        for note in provider_footnotes(&research.parts, &file) {
+            let _ = writeln!(s, "- \\* {note}");
+        }
     }
     if let Some(m) = &research.matrix {
         s.push_str("\n## Guarantee matrix\n\n");
@@ -897,11 +996,11 @@ pub fn render_markdown(research: &Research) -> String {
             source_text(p)
         );
         s.push_str(&model_table(p).to_markdown());
-        s.push('\n');
+        let _ = writeln!(s, "\n{MODEL_TABLE_NOTE}\n");
         s.push_str(&distributions_table(p).to_markdown());
         let shown = shown(p);
         if !shown.is_empty() {
-            s.push_str("\nCounterexamples (first violating seed, shrunk):\n\n");
+            let _ = writeln!(s, "\n{COUNTEREXAMPLES_NOTE}\n");
             for (design, c) in shown {
                 let _ = writeln!(
                     s,
