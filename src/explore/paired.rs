@@ -111,35 +111,14 @@ impl Paired {
     /// The difference of quantity `i` (of [`QUANTITIES`]) per intent, design minus baseline.
     pub fn difference(&self, i: usize) -> Difference {
         // Per seed the difference is d / n; its mean and spread over all seeds.
-        let (mut seeds, mut disagree) = (0u64, 0u64);
-        let (mut sum, mut square) = (0f64, 0f64);
-        for (&n, sums) in &self.by_intents {
-            let s = sums[i];
-            seeds += s.seeds;
-            disagree += s.disagree;
-            if n > 0 {
-                let n = n as f64;
-                sum += s.diff as f64 / n;
-                square += s.square as f64 / (n * n);
-            }
-        }
-        let (mean, low, high) = mean_interval(seeds, sum, square, self.step());
+        let (mean, low, high, seeds) = self.per_seed(i, |s| (s.diff as f64, s.square as f64));
         Difference {
             mean,
             low,
             high,
             seeds,
-            disagree,
+            disagree: self.by_intents.values().map(|s| s[i].disagree).sum(),
         }
-    }
-
-    /// One event over the fewest intents a seed had: the smallest change of a per-intent
-    /// value that a seed can make.
-    fn step(&self) -> f64 {
-        self.by_intents
-            .keys()
-            .find(|&&n| n > 0)
-            .map_or(1.0, |&n| 1.0 / n as f64)
     }
 
     /// The design's own mean of quantity `i` per intent, with a 95 % interval from the
@@ -147,23 +126,39 @@ impl Paired {
     /// faults and workers). For counts that may exceed one per intent (duplicate effects,
     /// calls), where a proportion's interval does not apply.
     pub fn level(&self, i: usize) -> Level {
-        let (mut seeds, mut sum, mut square) = (0u64, 0f64, 0f64);
-        for (&n, sums) in &self.by_intents {
-            let s = sums[i];
-            seeds += s.seeds;
-            if n > 0 {
-                let n = n as f64;
-                sum += s.value as f64 / n;
-                square += s.value_square as f64 / (n * n);
-            }
-        }
-        let (mean, low, high) = mean_interval(seeds, sum, square, self.step());
+        let (mean, low, high, seeds) =
+            self.per_seed(i, |s| (s.value as f64, s.value_square as f64));
         Level {
             mean,
             low: low.max(0.0),
             high,
             seeds,
         }
+    }
+
+    /// Mean and interval over seeds of a per-intent value of quantity `i`, from each group's
+    /// sum and sum of squares (`pick`), each seed's value being its count over its intents;
+    /// and the number of seeds.
+    fn per_seed(&self, i: usize, pick: impl Fn(&Sums) -> (f64, f64)) -> (f64, f64, f64, u64) {
+        let (mut seeds, mut sum, mut square) = (0u64, 0f64, 0f64);
+        for (&n, sums) in &self.by_intents {
+            seeds += sums[i].seeds;
+            if n > 0 {
+                let n = n as f64;
+                let (x, x2) = pick(&sums[i]);
+                sum += x / n;
+                square += x2 / (n * n);
+            }
+        }
+        // One event over the fewest intents a seed had: the smallest change of a per-intent
+        // value that a seed can make.
+        let step = self
+            .by_intents
+            .keys()
+            .find(|&&n| n > 0)
+            .map_or(1.0, |&n| 1.0 / n as f64);
+        let (mean, low, high) = mean_interval(seeds, sum, square, step);
+        (mean, low, high, seeds)
     }
 }
 

@@ -77,11 +77,40 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+type RowChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A chart with one row per design (row `i` centred on `rows - 1 - i`, names drawn by
+/// [`label_rows`]) over `0..x_max`, its x axis described by `x_desc`.
+fn row_chart<'a, 'b>(
+    mut builder: ChartBuilder<'a, 'b, SVGBackend<'b>>,
+    rows: usize,
+    x_max: f64,
+    x_desc: &str,
+) -> Result<RowChart<'a, 'b>, String> {
+    let mut chart = builder
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(170)
+        .build_cartesian_2d(0f64..x_max, -0.5f64..(rows as f64 - 0.5))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc(x_desc)
+        .label_style((FONT, 12))
+        .max_light_lines(0)
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
 /// Writes each row's name left of the plot, right-aligned, row 0 at the top: the y axis
 /// runs from `-0.5` to `rows - 0.5`, row `i` centred on `rows - 1 - i`.
 fn label_rows<'a, 'b>(
     root: &DrawingArea<SVGBackend<'b>, Shift>,
-    chart: &ChartContext<'_, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    chart: &RowChart<'_, 'b>,
     names: impl ExactSizeIterator<Item = &'a str>,
 ) -> Result<(), String> {
     let n = names.len();
@@ -133,21 +162,12 @@ pub fn rates(title: &str, rows: &[RateRow<'_>]) -> Result<String, String> {
             ))
             .map_err(err)?;
         }
-        let mut chart = ChartBuilder::on(&body)
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(170)
-            .build_cartesian_2d(0f64..x_max, -0.5f64..(n as f64 - 0.5))
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_desc("share of intents (duplicates: per intent)")
-            .label_style((FONT, 12))
-            .max_light_lines(0)
-            .draw()
-            .map_err(err)?;
+        let mut chart = row_chart(
+            ChartBuilder::on(&body),
+            n,
+            x_max,
+            "share of intents (duplicates: per intent)",
+        )?;
         // Backend coordinates are the whole SVG's: the labels go on the root area.
         label_rows(root, &chart, rows.iter().map(|r| r.design))?;
         for (k, (_, colour)) in RATE_SERIES.iter().enumerate() {
@@ -261,22 +281,9 @@ pub fn calls(title: &str, rows: &[(&str, Estimate)]) -> Result<String, String> {
     let x_max = rows.iter().map(|r| r.1.high).fold(1.0f64, f64::max) * 1.1;
     let height = 90 + 26 * n as u32;
     svg(height, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 16))
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(170)
-            .build_cartesian_2d(0f64..x_max, -0.5f64..(n as f64 - 0.5))
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_desc("remote calls per intent")
-            .label_style((FONT, 12))
-            .max_light_lines(0)
-            .draw()
-            .map_err(err)?;
+        let mut builder = ChartBuilder::on(root);
+        builder.caption(title, (FONT, 16));
+        let mut chart = row_chart(builder, n, x_max, "remote calls per intent")?;
         label_rows(root, &chart, rows.iter().map(|r| r.0))?;
         let bar = RGBColor(0x1f, 0x77, 0xb4);
         chart
