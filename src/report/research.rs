@@ -928,10 +928,10 @@ pub fn provenance_text(pv: &Provenance) -> String {
     format!(
         "retrylab {}{}, seeds {}..={} per design, baseline {}{}; made by `{}`. Commands are written as `{PROGRAM}`; from a clone that is `cargo run --release --`.",
         env!("CARGO_PKG_VERSION"),
-        pv.commit
-            .as_ref()
-            .map(|c| format!(" (commit {c})"))
-            .unwrap_or_default(),
+        pv.commit.as_ref().map_or_else(
+            || " (commit not recorded: --commit records it)".to_string(),
+            |c| format!(" (commit {c})")
+        ),
         pv.first_seed,
         pv.first_seed + pv.seeds.saturating_sub(1),
         pv.baseline,
