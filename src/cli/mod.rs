@@ -1,4 +1,17 @@
-//! The command line: `run`, `check`, `trace`, `replay`, `designs`.
+//! The command line: `run`, `check`, `explore`, `report`, `trace`, `replay`, `designs`.
+//!
+//! [`main`] is the `retrylab` binary. A program with designs of its own gets every command
+//! with them beside the built-in ones from [`main_with`]; [`run_with`] runs one command line
+//! and returns what it printed, for tests:
+//!
+//! ```no_run
+//! # use retrylab::design::Design;
+//! # fn my_designs() -> Vec<&'static dyn Design> { Vec::new() }
+//! fn main() -> std::process::ExitCode {
+//!     // `my-binary run model.json --design my_design`, `my-binary trace ...`, ...
+//!     retrylab::cli::main_with(&my_designs())
+//! }
+//! ```
 //!
 //! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`) or an
 //! output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
@@ -11,14 +24,16 @@ mod report;
 mod run;
 mod warnings;
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check::Property;
-use crate::design::{self, Design};
+use crate::design::{Design, Registry};
 use crate::model::Model;
 use crate::report::ReplayCommand;
 use crate::run::{Traced, run_traced};
@@ -71,7 +86,7 @@ enum Command {
     Trace(TraceArgs),
     /// Rerun from a recorded choice vector and print the same timeline.
     Replay(ReplayArgs),
-    /// List the built-in executor designs.
+    /// List the executor designs: the built-in ones, then the program's own.
     Designs,
 }
 
@@ -372,59 +387,229 @@ pub enum CliError {
     Incomplete(String),
 }
 
-/// Entry point of the binary.
+/// Entry point of the `retrylab` binary: the built-in designs only.
 pub fn main() -> ExitCode {
+    main_with(&[])
+}
+
+/// Entry point of a program with designs of its own: every command, with `designs` beside
+/// the built-in ones (model files may list them in `designs` and `expect`; `--design`
+/// names them). A design whose name is a built-in design's (or another of `designs`) is an
+/// error at start: exit 2, naming it.
+pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
+    let registry = match Registry::with(designs) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let cli = Cli::parse();
-    match execute(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Input(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
+    let ctx = Ctx {
+        designs: registry,
+        program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
+        io: Io::Std,
+    };
+    ExitCode::from(ctx.finish(execute(cli.command, &ctx)))
+}
+
+/// What one command line printed, and its exit code: see [`run_with`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The exit code [`main_with`] would exit with.
+    pub code: u8,
+    /// Everything printed on standard output.
+    pub stdout: String,
+    /// Everything printed on standard error (no progress bar).
+    pub stderr: String,
+}
+
+/// Runs one command line as [`main_with`] would, with `designs` beside the built-in ones,
+/// and returns its exit code and output instead of printing them. `args` starts with the
+/// program's name, as `std::env::args` does (replay commands name it).
+///
+/// ```
+/// let out = retrylab::cli::run_with(["retrylab", "designs"], &[]);
+/// assert_eq!(out.code, 0);
+/// assert!(out.stdout.contains("same_key"));
+/// ```
+pub fn run_with<I, T>(args: I, designs: &[&'static dyn Design]) -> Outcome
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let mut ctx = Ctx {
+        designs: Registry::builtin(),
+        program: args
+            .first()
+            .map_or_else(|| "retrylab".into(), |p| p.to_string_lossy().into_owned()),
+        io: Io::Captured(Mutex::new((String::new(), String::new()))),
+    };
+    let code = match Registry::with(designs) {
+        Err(e) => ctx.finish(Err(CliError::Input(e))),
+        Ok(registry) => {
+            ctx.designs = registry;
+            match Cli::try_parse_from(&args) {
+                Ok(cli) => ctx.finish(execute(cli.command, &ctx)),
+                Err(e) => {
+                    let text = e.render().to_string();
+                    if e.use_stderr() {
+                        ctx.eprint(&text);
+                    } else {
+                        let _ = ctx.print(&text);
+                    }
+                    e.exit_code().clamp(0, 255) as u8
+                }
+            }
         }
-        Err(CliError::Model(lines)) => {
-            eprintln!("{lines}");
-            ExitCode::from(2)
+    };
+    ctx.into_outcome(code)
+}
+
+/// What a command runs with: the designs it knows, the program's name (for the replay
+/// commands it prints) and where its output goes.
+struct Ctx {
+    designs: Registry,
+    program: String,
+    io: Io,
+}
+
+enum Io {
+    /// Standard output and error, with a progress bar on a terminal.
+    Std,
+    /// Kept: (stdout, stderr).
+    Captured(Mutex<(String, String)>),
+}
+
+impl Ctx {
+    /// Writes `text` on standard output.
+    fn print(&self, text: &str) -> Result<(), CliError> {
+        match &self.io {
+            Io::Std => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .map_err(|e| CliError::Other(format!("cannot write the output: {e}")))
+            }
+            Io::Captured(m) => {
+                m.lock().unwrap_or_else(|e| e.into_inner()).0.push_str(text);
+                Ok(())
+            }
         }
-        Err(CliError::Failed(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(1)
+    }
+
+    /// Writes `text` on standard error (a failure to is ignored, as `eprint!` would not).
+    fn eprint(&self, text: &str) {
+        match &self.io {
+            Io::Std => {
+                let _ = std::io::stderr().lock().write_all(text.as_bytes());
+            }
+            Io::Captured(m) => m.lock().unwrap_or_else(|e| e.into_inner()).1.push_str(text),
         }
-        Err(CliError::Other(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(1)
+    }
+
+    /// Writes `line` and a newline on standard error.
+    fn eprintln(&self, line: &str) {
+        self.eprint(&format!("{line}\n"));
+    }
+
+    /// A progress bar for `total` of `unit`; never shown when the output is kept.
+    fn progress(&self, total: u64, unit: &str) -> progress::Progress {
+        let bar = progress::Progress::counting(total, unit);
+        match self.io {
+            Io::Std => bar,
+            Io::Captured(_) => bar.never_shown(),
         }
-        Err(CliError::Incomplete(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(3)
+    }
+
+    /// Prints the error of a command, if any, and returns the exit code it deserves.
+    fn finish(&self, result: Result<(), CliError>) -> u8 {
+        match result {
+            Ok(()) => 0,
+            Err(CliError::Input(msg)) => {
+                self.eprintln(&format!("error: {msg}"));
+                2
+            }
+            Err(CliError::Model(lines)) => {
+                self.eprintln(&lines);
+                2
+            }
+            Err(CliError::Failed(msg)) => {
+                self.eprintln(&msg);
+                1
+            }
+            Err(CliError::Other(msg)) => {
+                self.eprintln(&format!("error: {msg}"));
+                1
+            }
+            Err(CliError::Incomplete(msg)) => {
+                self.eprintln(&msg);
+                3
+            }
+        }
+    }
+
+    fn into_outcome(self, code: u8) -> Outcome {
+        let (stdout, stderr) = match self.io {
+            Io::Std => Default::default(),
+            Io::Captured(m) => m.into_inner().unwrap_or_else(|e| e.into_inner()),
+        };
+        Outcome {
+            code,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn load(&self, path: &Path) -> Result<Model, CliError> {
+        Model::load_with(path, &self.designs).map_err(|e| CliError::Model(e.to_string()))
+    }
+
+    /// Loads a model, against `provider` instead of its own provider when one is given.
+    fn load_as(&self, path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
+        load_as(self.load(path)?, provider)
+    }
+
+    fn find_design(&self, name: &str) -> Result<&'static dyn Design, CliError> {
+        self.designs.find(name).ok_or_else(|| {
+            CliError::Input(format!(
+                "--design {name}: unknown design; known designs: {}",
+                self.designs.names().join(", ")
+            ))
+        })
+    }
+
+    /// The command that replays runs of the model at `path`, as the user can paste it.
+    fn replay_command(&self, path: &Path, provider: Option<&str>) -> ReplayCommand {
+        ReplayCommand {
+            program: self.program.clone(),
+            model_path: path.display().to_string(),
+            provider: provider.map(str::to_string),
         }
     }
 }
 
-fn execute(command: Command) -> Result<(), CliError> {
+fn execute(command: Command, ctx: &Ctx) -> Result<(), CliError> {
     match command {
-        Command::Run(a) => run::run(a),
-        Command::Check(a) => check::check(a),
-        Command::Explore(a) => explore::run(a),
-        Command::Report(a) => report::report(a),
-        Command::Trace(a) => trace(a),
-        Command::Replay(a) => replay(a),
+        Command::Run(a) => run::run(a, ctx),
+        Command::Check(a) => check::check(a, ctx),
+        Command::Explore(a) => explore::run(a, ctx),
+        Command::Report(a) => report::report(a, ctx),
+        Command::Trace(a) => trace(a, ctx),
+        Command::Replay(a) => replay(a, ctx),
         Command::Designs => {
             let mut text = String::new();
-            for d in design::all() {
+            for d in ctx.designs.all() {
                 text.push_str(&format!("{:<24} {}\n", d.name(), d.summary()));
             }
-            emit(&text)
+            ctx.print(&text)
         }
     }
 }
 
-fn load(path: &Path) -> Result<Model, CliError> {
-    Model::load(path).map_err(|e| CliError::Model(e.to_string()))
-}
-
-/// Loads a model, against `provider` instead of its own provider when one is given.
-fn load_as(path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
-    let model = load(path)?;
+/// `model`, against `provider` instead of its own provider when one is given.
+fn load_as(model: Model, provider: Option<&str>) -> Result<Model, CliError> {
     match provider {
         None => Ok(model),
         Some(name) => model.with_provider(name).map_err(|e| {
@@ -436,27 +621,10 @@ fn load_as(path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
     }
 }
 
-fn find_design(name: &str) -> Result<&'static dyn Design, CliError> {
-    design::find(name).ok_or_else(|| {
-        CliError::Input(format!(
-            "--design {name}: unknown design; known designs: {}",
-            design::names().join(", ")
-        ))
-    })
-}
-
-/// The command that replays runs of the model at `path`, as the user can paste it.
-fn replay_command(path: &Path, provider: Option<&str>) -> ReplayCommand {
-    ReplayCommand {
-        program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
-        model_path: path.display().to_string(),
-        provider: provider.map(str::to_string),
-    }
-}
-
 /// The determinism self-check of `designs` on a sample of `first..=last`; one line on stderr
 /// when it passes, exit 1 when it does not.
 fn check_determinism(
+    ctx: &Ctx,
     model: &Model,
     designs: &[&dyn Design],
     (first, last): (u64, u64),
@@ -466,14 +634,14 @@ fn check_determinism(
         crate::explore::determinism::self_check(model, *d, &seeds)
             .map_err(|m| CliError::Failed(format!("{}: {m}", model.name)))?;
     }
-    eprintln!(
+    ctx.eprintln(&format!(
         "determinism: {}: {} seed{} x {} design{}: silent, traced twice and replayed runs agree",
         model.name,
         seeds.len(),
         if seeds.len() == 1 { "" } else { "s" },
         designs.len(),
         if designs.len() == 1 { "" } else { "s" }
-    );
+    ));
     Ok(())
 }
 
@@ -491,16 +659,9 @@ fn seed_range(first: u64, count: u64) -> Result<(u64, u64), CliError> {
     Ok((first, last))
 }
 
-fn emit(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| CliError::Other(format!("cannot write the output: {e}")))
-}
-
-fn trace(a: TraceArgs) -> Result<(), CliError> {
-    let model = load_as(&a.model, a.provider.as_deref())?;
-    let d = find_design(&a.design)?;
+fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
+    let d = ctx.find_design(&a.design)?;
     let traced = run_traced(&model, d, &mut RandomChooser::new(a.seed));
     let header = format!(
         "trace of {} on model {}, seed {}",
@@ -508,9 +669,9 @@ fn trace(a: TraceArgs) -> Result<(), CliError> {
         model.name,
         a.seed
     );
-    emit(&render_run(
+    ctx.print(&render_run(
         &header,
-        &replay_command(&a.model, a.provider.as_deref()),
+        &ctx.replay_command(&a.model, a.provider.as_deref()),
         d,
         &traced,
         false,
@@ -518,9 +679,9 @@ fn trace(a: TraceArgs) -> Result<(), CliError> {
     ))
 }
 
-fn replay(a: ReplayArgs) -> Result<(), CliError> {
-    let model = load_as(&a.model, a.provider.as_deref())?;
-    let d = find_design(&a.design)?;
+fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
+    let d = ctx.find_design(&a.design)?;
     let vector: ChoiceVector = a
         .choices
         .parse()
@@ -541,9 +702,9 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
             ""
         }
     );
-    emit(&render_run(
+    ctx.print(&render_run(
         &header,
-        &replay_command(&a.model, a.provider.as_deref()),
+        &ctx.replay_command(&a.model, a.provider.as_deref()),
         d,
         &traced,
         a.ties,
