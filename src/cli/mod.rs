@@ -38,6 +38,8 @@ use crate::model::Model;
 use crate::report::ReplayCommand;
 use crate::run::{Traced, run_traced};
 use crate::sim::{ChoiceVector, Class, RandomChooser, ReplayChooser};
+use crate::vocab::ids::IntentId;
+use crate::vocab::trace::{Component, render_lines};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 an expectation or --fail-on property failed (or explore found a
@@ -335,6 +337,91 @@ struct TraceArgs {
     /// Seed of the run.
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
+    #[command(flatten)]
+    filter: TimelineFilter,
+}
+
+/// Which lines of the timeline to print.
+#[derive(clap::Args, Debug, Default)]
+struct TimelineFilter {
+    /// Print only the timeline lines about this intent (its calls, operations, sends and
+    /// effects) and those about no intent in particular (a worker's crash or restart); the
+    /// outcome line gives only its verdict.
+    #[arg(long, value_name = "N")]
+    intent: Option<u32>,
+    /// Print only the timeline lines of these components (comma-separated).
+    #[arg(long, value_name = "C,...", value_delimiter = ',', value_enum)]
+    component: Vec<ComponentArg>,
+}
+
+/// A component of the timeline, as its column names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ComponentArg {
+    Workload,
+    Agent,
+    Executor,
+    Network,
+    Provider,
+    Ledger,
+}
+
+impl ComponentArg {
+    fn component(self) -> Component {
+        match self {
+            ComponentArg::Workload => Component::Workload,
+            ComponentArg::Agent => Component::Agent,
+            ComponentArg::Executor => Component::Executor,
+            ComponentArg::Network => Component::Network,
+            ComponentArg::Provider => Component::Provider,
+            ComponentArg::Ledger => Component::Ledger,
+        }
+    }
+}
+
+impl TimelineFilter {
+    /// Refused when the run has no intent `N`.
+    fn check(&self, t: &Traced) -> Result<(), CliError> {
+        match self.intent {
+            Some(n) if n as usize >= t.intents.len() => Err(CliError::Input(format!(
+                "--intent {n}: the run has {} intent{} (numbered from 0)",
+                t.intents.len(),
+                if t.intents.len() == 1 { "" } else { "s" }
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn keeps(&self, component: Component, about: Option<IntentId>) -> bool {
+        let by_intent = match (self.intent, about) {
+            (Some(n), Some(i)) => i.0 == n,
+            _ => true,
+        };
+        let by_component =
+            self.component.is_empty() || self.component.iter().any(|c| c.component() == component);
+        by_intent && by_component
+    }
+
+    /// What the header says of the filter, if any: `; only lines about intent 1 (and about
+    /// no intent), of executor, provider`.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = self.intent {
+            parts.push(format!("about intent {n} (and about no intent)"));
+        }
+        if !self.component.is_empty() {
+            let names: Vec<&str> = self
+                .component
+                .iter()
+                .map(|c| c.component().name())
+                .collect();
+            parts.push(format!("of {}", names.join(", ")));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("; timeline: only lines {}", parts.join(", "))
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -356,6 +443,8 @@ struct ReplayArgs {
     /// its replay commands); without it they run first in, first out.
     #[arg(long)]
     ties: bool,
+    #[command(flatten)]
+    filter: TimelineFilter,
 }
 
 fn run_after_help() -> String {
@@ -663,11 +752,13 @@ fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let d = ctx.find_design(&a.design)?;
     let traced = run_traced(&model, d, &mut RandomChooser::new(a.seed));
+    a.filter.check(&traced)?;
     let header = format!(
-        "trace of {} on model {}, seed {}",
+        "trace of {} on model {}, seed {}{}",
         d.name(),
         model.name,
-        a.seed
+        a.seed,
+        a.filter.describe()
     );
     ctx.print(&render_run(
         &header,
@@ -676,6 +767,7 @@ fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
         &traced,
         false,
         &named_properties(&model, d.name()),
+        &a.filter,
     ))
 }
 
@@ -691,8 +783,9 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
     chooser
         .finish()
         .map_err(|e| CliError::Input(format!("--choices: {e}")))?;
+    a.filter.check(&traced)?;
     let header = format!(
-        "replay of {} on model {}, choices {}{}",
+        "replay of {} on model {}, choices {}{}{}",
         d.name(),
         model.name,
         vector,
@@ -700,7 +793,8 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
             ", ties ordered by choice"
         } else {
             ""
-        }
+        },
+        a.filter.describe()
     );
     ctx.print(&render_run(
         &header,
@@ -709,6 +803,7 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
         &traced,
         a.ties,
         &named_properties(&model, d.name()),
+        &a.filter,
     ))
 }
 
@@ -721,9 +816,17 @@ fn render_run(
     t: &Traced,
     ties: bool,
     named: &[Property],
+    filter: &TimelineFilter,
 ) -> String {
-    let mut s = format!("{header}\n\n{}\n", t.timeline);
-    s.push_str(&render_outcome(t, named));
+    let timeline = render_lines(
+        t.lines
+            .iter()
+            .filter(|(l, about)| filter.keeps(l.component, *about))
+            .map(|(l, _)| l),
+    );
+    let mut s = format!("{header}\n\n{timeline}\n");
+    s.push_str(&render_verdicts(t, filter.intent.map(IntentId)));
+    s.push_str(&render_counts(t, named));
     let named: Vec<String> = t
         .choices
         .iter()
@@ -769,12 +872,25 @@ fn named_properties(model: &Model, design: &str) -> Vec<Property> {
         .collect()
 }
 
-/// The outcome of one run: its counts and the properties it violates (the plain ones and
-/// `named`).
+/// The outcome of one run: the verdict on each intent, its counts and the properties it
+/// violates (the plain ones and `named`).
 fn render_outcome(t: &Traced, named: &[Property]) -> String {
+    render_verdicts(t, None) + &render_counts(t, named)
+}
+
+/// The `outcome:` line: the verdict on each intent (`only`: on that one).
+fn render_verdicts(t: &Traced, only: Option<IntentId>) -> String {
+    format!(
+        "outcome: {}\n",
+        crate::check::verdict::render(&t.intents, only)
+    )
+}
+
+/// The `counts:` and `violates:` lines of the whole run.
+fn render_counts(t: &Traced, named: &[Property]) -> String {
     let m = &t.metrics;
     let mut s = format!(
-        "outcome: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, masked mismatches {}, unresolved {}, unknown ops {}, false resolutions {}, remote calls {}\n",
+        "counts: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, masked mismatches {}, unresolved {}, unknown ops {}, false resolutions {}, remote calls {}\n",
         m.intents,
         m.effects,
         m.completed,
