@@ -1,9 +1,12 @@
 //! Running a model: many seeds for metrics, or one run with its timeline and choices.
 
-use crate::check::{Metrics, Property, RunSummary};
+use crate::check::verdict::line_intents;
+use crate::check::{IntentVerdict, Metrics, Outcome, Property, RunSummary, intent_verdicts};
 use crate::design::Design;
 use crate::model::Model;
 use crate::sim::{Choice, ChoiceVector, Chooser, RandomChooser, Recorder};
+use crate::vocab::ids::IntentId;
+use crate::vocab::trace::TraceLine;
 use crate::world::World;
 
 /// Runs `design` on `model` once per seed in `seeds` (a range such as `0..1000` or
@@ -34,6 +37,11 @@ pub struct Traced {
     pub timeline: String,
     /// Every decision the run made, in order.
     pub choices: Vec<Choice>,
+    /// The verdict on each intent, in intent order.
+    pub intents: Vec<IntentVerdict>,
+    /// The timeline's lines, and the intent each is about (see
+    /// [`crate::check::verdict::line_intents`]).
+    pub lines: Vec<(TraceLine, Option<IntentId>)>,
 }
 
 impl Traced {
@@ -58,11 +66,20 @@ pub fn run_traced(model: &Model, design: &dyn Design, chooser: &mut dyn Chooser)
     let mut recorder = Recorder::new(chooser);
     world.run(&mut recorder);
     let mut metrics = Metrics::default();
-    let summary = metrics.add_run(&world);
+    let outcome = Outcome::of(&world);
+    let summary = metrics.add_outcome(&outcome);
     Traced {
         metrics,
         summary,
         timeline: world.trace().render(),
         choices: recorder.choices,
+        intents: intent_verdicts(&outcome),
+        lines: world
+            .trace()
+            .lines()
+            .iter()
+            .cloned()
+            .zip(line_intents(world.trace().lines(), &outcome))
+            .collect(),
     }
 }

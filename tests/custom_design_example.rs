@@ -1,52 +1,342 @@
-//! The runnable example `examples/custom_design.rs` is also a test: its design runs under the
-//! simulator and its numbers are pinned here.
+//! The runnable example `examples/custom_design.rs` is also a test: its design runs through
+//! `retrylab::cli::run_with`, the entry point its binary uses, in every command, and its
+//! figures are pinned here.
 
 #[path = "../examples/custom_design.rs"]
 mod example;
 
-fn row(report: &retrylab::report::Report, design: &str) -> [u64; 6] {
-    let m = &report
-        .results
-        .iter()
-        .find(|r| r.design == design)
+use std::path::PathBuf;
+
+use retrylab::cli::{Outcome, run_with};
+use retrylab::design::{Design, Executor};
+use retrylab::model::ExecutorModel;
+
+const NAME: &str = "read_back_after_wait";
+
+/// One ticket; replies may be lost and the worker may crash after a send; a provider that
+/// keeps keys and answers lookups by key; `journal` durable or volatile.
+fn model(name: &str, journal: &str) -> String {
+    format!(
+        r#"{{
+  "name": "{name}",
+  "horizon_ms": 600000,
+  "designs": ["read_back_after_wait", "same_key"],
+  "workload": {{ "intents": 1 }},
+  "agent": {{
+    "tool_timeout_ms": 60000,
+    "max_calls": 2,
+    "on_failure": {{ "give_up": 1 }},
+    "on_unknown": {{ "replan": 1 }}
+  }},
+  "executor": {{ "attempts": 2, "timeout_ms": 2000, "poll_ms": 500 }},
+  "workers": {{
+    "count": 1,
+    "journal": "{journal}",
+    "restart_delay_ms": 1000,
+    "max_crashes": 1,
+    "crash": {{ "after_send": "1/4" }}
+  }},
+  "network": {{ "latency_ms": 10, "reply_loss": "1/4" }},
+  "provider": {{ "dedup": "by_key", "lookup": "by_key" }},
+  "explore": {{ "max_faults": 2 }},
+  "expect": {{
+    "read_back_after_wait": {{
+      "hold": ["no_duplicate", "no_false_success", "no_false_failure", "resolved_within(60000)"]
+    }},
+    "same_key": {{ "hold": ["no_duplicate"] }}
+  }}
+}}"#
+    )
+}
+
+/// A model file in the temporary directory, removed when dropped.
+struct TempModel(PathBuf);
+
+impl TempModel {
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempModel {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `model(name, journal)` written to a file of its own.
+fn model_file(name: &str, journal: &str) -> TempModel {
+    let path: PathBuf = std::env::temp_dir().join(format!(
+        "retrylab-custom-design-{}-{name}.json",
+        std::process::id()
+    ));
+    std::fs::write(&path, model(name, journal)).unwrap();
+    TempModel(path)
+}
+
+/// The example's binary, as `run_with` runs it.
+fn example(args: &[&str]) -> Outcome {
+    let mut all = vec!["custom_design"];
+    all.extend_from_slice(args);
+    run_with(all, &[&example::READ_BACK_AFTER_WAIT])
+}
+
+/// The line of `text` that starts with `prefix`, without it.
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{text}"))
+}
+
+#[test]
+fn designs_lists_the_example_after_the_built_in_ones() {
+    let out = example(&["designs"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let last = out.stdout.lines().last().unwrap();
+    assert_eq!(
+        last,
+        format!("{NAME:<24} {}", example::READ_BACK_AFTER_WAIT.summary())
+    );
+    assert_eq!(
+        out.stdout.lines().count(),
+        retrylab::design::all().len() + 1
+    );
+}
+
+#[test]
+fn run_over_seeds_pins_the_figures() {
+    let file = model_file("run", "durable");
+    let out = example(&["run", file.path(), "--seeds", "200", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let totals = |design: &str| {
+        let r = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["design"] == design)
+            .unwrap_or_else(|| panic!("no row for {design}"));
+        let t = &r["totals"];
+        [
+            &t["intents"],
+            &t["effects"],
+            &t["completed"],
+            &t["duplicate_effects"],
+            &t["false_failure"],
+            &t["unresolved"],
+            &t["remote_calls"],
+            &t["time_to_outcome_ms"]["max"],
+        ]
+        .map(|x| x.as_u64().unwrap())
+    };
+    // Every ticket exists once and is reported: lost replies and crashes are read back by
+    // key, after a wait of 500 ms doubling (the slowest: 9.5 s).
+    assert_eq!(totals(NAME), [200, 200, 200, 0, 0, 0, 327, 9520]);
+    // A key per intent with prompt retries does as well here, and sooner.
+    assert_eq!(totals("same_key"), [200, 200, 200, 0, 0, 0, 327, 6020]);
+}
+
+#[test]
+fn a_model_naming_the_example_is_refused_without_it() {
+    let file = model_file("unknown", "durable");
+    let out = run_with(["retrylab", "check", file.path()], &[]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("designs[0]: unknown design \"read_back_after_wait\""),
+        "{}",
+        out.stderr
+    );
+    let out = run_with(["retrylab", "trace", file.path(), "--design", NAME], &[]);
+    assert_eq!(out.code, 2);
+}
+
+/// A seed whose run crashes the worker after its send: the restarted worker reads the
+/// ticket back from the journal's key.
+const CRASH_SEED: &str = "4";
+
+#[test]
+fn trace_shows_the_recovery_and_replay_gives_the_same_run() {
+    let file = model_file("trace", "durable");
+    let out = example(&["trace", file.path(), "--design", NAME, "--seed", CRASH_SEED]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let t = &out.stdout;
+    assert!(t.contains("crashes after_send of attempt 1"), "{t}");
+    assert!(
+        t.contains("op 0: unfinished before the restart, reading it back"),
+        "{t}"
+    );
+    assert!(t.contains("lookup by key k1"), "{t}");
+    assert_eq!(line(t, "violates: "), "none");
+    let replay = line(t, "replay: ");
+    let choices = replay
+        .split("--choices ")
+        .nth(1)
         .unwrap()
-        .metrics;
-    [
-        m.effects,
-        m.completed,
-        m.duplicate_effects,
-        m.false_success,
-        m.merged_repeats,
-        m.remote_calls,
-    ]
+        .trim_matches('\'');
+    assert!(replay.starts_with("custom_design replay "), "{replay}");
+    let again = example(&[
+        "replay",
+        file.path(),
+        "--design",
+        NAME,
+        "--choices",
+        choices,
+    ]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let timeline = |s: &str| s.split_once("\n\n").unwrap().1.to_string();
+    assert_eq!(timeline(&again.stdout), timeline(t));
 }
 
 #[test]
-fn check_then_create_absorbs_a_lost_reply() {
-    // The replan's search finds the first ticket: no duplicate, but three calls.
-    let r = example::compare(example::MODELS[0], 10);
-    assert_eq!(row(&r, "check_then_create"), [10, 10, 0, 0, 0, 30]);
-    assert_eq!(row(&r, "same_key"), [10, 10, 0, 0, 0, 20]);
+fn trace_shows_the_timer_before_the_read_back() {
+    let file = model_file("timer", "durable");
+    // Seeds until one loses the reply: the design waits poll_ms, then reads back.
+    let t = (0..50)
+        .map(|s| {
+            example(&[
+                "trace",
+                file.path(),
+                "--design",
+                NAME,
+                "--seed",
+                &s.to_string(),
+            ])
+        })
+        .map(|o| o.stdout)
+        .find(|t| t.contains("outcome unknown, reading it back by key in 500 ms"))
+        .expect("a seed with a lost reply within 50");
+    assert_eq!(line(&t, "violates: "), "none");
 }
 
 #[test]
-fn check_then_create_merges_a_genuine_repeat() {
-    // The second, wanted, identical ticket is "found" and never created.
-    let r = example::compare(example::MODELS[1], 10);
-    assert_eq!(row(&r, "check_then_create"), [10, 10, 0, 10, 10, 30]);
-    assert_eq!(row(&r, "same_key"), [20, 20, 0, 0, 0, 20]);
+fn explore_certifies_a_durable_journal_and_finds_the_duplicate_of_a_volatile_one() {
+    let file = model_file("explore", "durable");
+    let out = example(&["explore", file.path(), "--design", NAME]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "certified for 2 faults: no property is violated by any schedule within the bound"
+        ),
+        "{}",
+        out.stdout
+    );
+    let file = model_file("volatile", "volatile");
+    let out = example(&["explore", file.path(), "--design", NAME]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("no_duplicate"), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("read_back_after_wait: assumption durable_journal does not hold"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
-fn check_then_create_is_fooled_by_a_lagging_search() {
-    // Provider without keys, search index 8 s behind: the replan's search misses the first
-    // ticket and creates a second.
-    let r = example::compare(example::MODELS[2], 10);
-    assert_eq!(row(&r, "check_then_create"), [20, 10, 10, 0, 0, 40]);
+fn check_meets_the_expectations_written_for_it() {
+    let file = model_file("check", "durable");
+    let out = example(&["check", file.path(), "--seeds", "200"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let s = &out.stdout;
+    assert!(
+        s.contains("ok    read_back_after_wait     explore  certified within 2 faults"),
+        "{s}"
+    );
+    assert!(
+        s.contains("read_back_after_wait     assumptions: all 1 hold"),
+        "{s}"
+    );
+    assert!(
+        s.ends_with("7 expectations in 1 model: 7 met, 0 not met\n"),
+        "{s}"
+    );
+    // On a volatile journal the same expectations fail, with the replay command.
+    let file = model_file("check_volatile", "volatile");
+    let out = example(&["check", file.path(), "--seeds", "200"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("FAIL  read_back_after_wait     hold     no_duplicate"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("custom_design replay "),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]
-fn the_example_prints_its_tables() {
-    let text = retrylab::report::table::render(&example::compare(example::MODELS[0], 2));
-    assert!(text.contains("check_then_create"), "{text}");
+fn report_compares_the_example_with_the_built_in_designs() {
+    let file = model_file("report", "durable");
+    let dir = std::env::temp_dir().join(format!(
+        "retrylab-custom-design-{}-report",
+        std::process::id()
+    ));
+    let out = example(&[
+        "report",
+        file.path(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--seeds",
+        "50",
+        "--baseline",
+        "same_key",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains(NAME), "{md}");
+    // A user's design may be the baseline too.
+    let out = example(&[
+        "report",
+        file.path(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--seeds",
+        "10",
+        "--baseline",
+        NAME,
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A design whose name is a built-in one's.
+struct Impostor;
+
+impl Design for Impostor {
+    fn name(&self) -> &str {
+        "same_key"
+    }
+    fn summary(&self) -> &str {
+        "not the real one"
+    }
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        example::READ_BACK_AFTER_WAIT.executor(config)
+    }
+}
+
+static IMPOSTOR: Impostor = Impostor;
+
+#[test]
+fn a_name_clash_with_a_built_in_design_is_refused_at_start() {
+    let out = run_with(["custom", "designs"], &[&IMPOSTOR]);
+    assert_eq!(out.code, 2);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "error: design \"same_key\": a built-in design has this name; give yours another\n"
+    );
+}
+
+#[test]
+fn bad_arguments_exit_2_and_help_exits_0() {
+    let out = example(&["trace"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("Usage:"), "{}", out.stderr);
+    let out = example(&["--help"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("Usage:"), "{}", out.stdout);
 }

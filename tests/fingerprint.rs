@@ -368,8 +368,12 @@ fn a_design_that_does_not_say_what_it_remembers_has_no_fingerprint() {
     assert!(all(&Says(Some(1))).iter().all(Option::is_some));
     // The identity that keeps nothing gives the very states of the built-in same_key.
     assert_eq!(all(&OwnIdentityDesign(true)), all(design("same_key")));
-    // The custom example design keeps the default.
-    assert!(all(&example::CheckThenCreate).iter().all(Option::is_none));
+    // The custom example design says what it remembers (its requests out): it has one.
+    assert!(
+        all(&example::READ_BACK_AFTER_WAIT)
+            .iter()
+            .all(Option::is_some)
+    );
 }
 
 /// Two executors that differ only in what they hold in memory: every state differs.

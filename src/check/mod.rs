@@ -8,8 +8,10 @@ pub mod histogram;
 pub mod metrics;
 pub mod outcome;
 pub mod properties;
+pub mod verdict;
 
 pub use histogram::{Histogram, Percentiles};
 pub use metrics::{Metrics, RunSummary};
 pub use outcome::Outcome;
 pub use properties::{Property, Violations};
+pub use verdict::{IntentVerdict, intent_verdicts};

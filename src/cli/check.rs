@@ -3,24 +3,20 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use super::progress::Progress;
-use super::{
-    CheckArgs, CliError, check_determinism, emit, load, render_outcome, replay_command, seed_range,
-    warnings,
-};
+use super::{CheckArgs, CliError, Ctx, check_determinism, render_outcome, seed_range, warnings};
 use crate::check::Property;
 use crate::design::{Judgement, assumptions};
 use crate::explore::check::{Judged, expected_designs, judge_design};
 use crate::explore::{Bound, Exploration, Strategy, explore};
 use crate::model::{ExploreBound, Model, Want};
 
-pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
+pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
     // Read every model before running anything: a bad file is bad input, whatever its place.
     let mut models: Vec<(PathBuf, Model)> = Vec::new();
     let mut refused = Vec::new();
     for path in &a.models {
-        match load(path) {
+        match ctx.load(path) {
             Ok(m) => models.push((path.clone(), m)),
             Err(CliError::Model(lines)) => refused.push(lines),
             Err(e) => return Err(e),
@@ -32,9 +28,9 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
     let count = last - first + 1;
     let total: u64 = models
         .iter()
-        .map(|(_, m)| expected_designs(m).len() as u64 * count)
+        .map(|(_, m)| expected_designs(m, &ctx.designs).len() as u64 * count)
         .sum();
-    let progress = Progress::new(total);
+    let progress = ctx.progress(total, "seeds");
     let mut out = String::new();
     let (mut met, mut unmet, mut empty) = (0, 0, 0);
     let mut warned = Vec::new();
@@ -46,7 +42,7 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
             model.name,
             if count == 1 { "" } else { "s" }
         );
-        let designs = expected_designs(model);
+        let designs = expected_designs(model, &ctx.designs);
         if designs.is_empty() {
             empty += 1;
             out.push_str("  no expectations (add an \"expect\" section to check this model)\n");
@@ -83,9 +79,9 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
             warned.extend(warnings::faults(model, d.name(), &unfired, count));
         }
         for j in &failed {
-            out.push_str(&explain(path, model, j));
+            out.push_str(&explain(ctx, path, model, j));
         }
-        let replay = replay_command(path, None);
+        let replay = ctx.replay_command(path, None);
         for (d, found) in &searched {
             let _ = writeln!(
                 out,
@@ -100,15 +96,15 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
         out.push('\n');
     }
     progress.finish();
-    warnings::print(&warned);
+    warnings::print(ctx, &warned);
     if a.check_determinism {
         for (_, model) in &models {
             let designs: Vec<&dyn crate::design::Design> = model
                 .designs
                 .iter()
-                .filter_map(|d| crate::design::find(d))
+                .filter_map(|d| ctx.designs.find(d))
                 .collect();
-            check_determinism(model, &designs, (first, last))?;
+            check_determinism(ctx, model, &designs, (first, last))?;
         }
     }
     let _ = writeln!(
@@ -124,7 +120,7 @@ pub(super) fn check(a: CheckArgs) -> Result<(), CliError> {
             String::new()
         }
     );
-    emit(&out)?;
+    ctx.print(&out)?;
     if unmet > 0 {
         return Err(CliError::Failed(format!(
             "check: {unmet} expectation(s) not met"
@@ -229,7 +225,7 @@ fn verdict_line(j: &Judged) -> String {
 
 /// Why an expectation failed: for a `hold`, the first violating seed shrunk, its timeline
 /// and the command that replays it.
-fn explain(path: &std::path::Path, model: &Model, j: &Judged) -> String {
+fn explain(ctx: &Ctx, path: &std::path::Path, model: &Model, j: &Judged) -> String {
     let mut s = String::new();
     match j.want {
         Want::Violate => {
@@ -248,7 +244,7 @@ fn explain(path: &std::path::Path, model: &Model, j: &Judged) -> String {
             let Some(c) = &j.counterexample else {
                 return s;
             };
-            let replay = replay_command(path, None);
+            let replay = ctx.replay_command(path, None);
             let _ = writeln!(s, "first violating seed: {}", c.seed);
             let _ = writeln!(s, "  {}", replay.seed(&j.design, c.seed));
             let _ = writeln!(

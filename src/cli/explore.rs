@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{CliError, ExploreArgs, emit, find_design, load_as, render_outcome, replay_command};
+use super::{CliError, Ctx, ExploreArgs, render_outcome};
 use crate::check::Property;
 use crate::explore::search::{Exploration, Level, Strategy, Violation, explore_reporting};
 use crate::explore::shrink::shrink_values;
@@ -15,9 +15,9 @@ use crate::sim::{ChoiceVector, ReplayChooser};
 /// table's control byte and free room, and the table's doubling as it grows.
 const STATE_BYTES: u64 = 80;
 
-pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
-    let model = load_as(&a.model, a.provider.as_deref())?;
-    let design = find_design(&a.design)?;
+pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
+    let design = ctx.find_design(&a.design)?;
     let bound = a.bound(&model)?;
     let properties = if a.properties.is_empty() {
         properties(&model, design.name())
@@ -25,13 +25,12 @@ pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
         a.properties.clone()
     };
     let assumed = crate::design::assumptions::judge(design, &model);
-    super::warnings::print(&super::warnings::assumptions(
-        &model,
-        design.name(),
-        &assumed,
-    ));
+    super::warnings::print(
+        ctx,
+        &super::warnings::assumptions(&model, design.name(), &assumed),
+    );
     let strategy = a.strategy.into();
-    let progress = super::progress::Progress::counting(bound.max_runs, "runs");
+    let progress = ctx.progress(bound.max_runs, "runs");
     progress.set_message(design.name());
     let found = explore_reporting(&model, design, &properties, strategy, bound, &|n| {
         progress.advance(n)
@@ -83,14 +82,14 @@ pub(super) fn run(a: ExploreArgs) -> Result<(), CliError> {
         );
     }
     let ties = strategy == Strategy::Dfs;
-    let replay = replay_command(&a.model, a.provider.as_deref());
+    let replay = ctx.replay_command(&a.model, a.provider.as_deref());
     for v in &found.violations {
         out.push_str(&explain(&model, design, v, ties, &replay));
     }
     let verdict = verdict(&found);
     out.push_str(&verdict);
     out.push('\n');
-    emit(&out)?;
+    ctx.print(&out)?;
     if !found.violations.is_empty() {
         return Err(CliError::Failed(format!(
             "explore: {} propert{} violated",

@@ -1,4 +1,17 @@
-//! The command line: `run`, `check`, `trace`, `replay`, `designs`.
+//! The command line: `run`, `check`, `explore`, `report`, `trace`, `replay`, `designs`.
+//!
+//! [`main`] is the `retrylab` binary. A program with designs of its own gets every command
+//! with them beside the built-in ones from [`main_with`]; [`run_with`] runs one command line
+//! and returns what it printed, for tests:
+//!
+//! ```no_run
+//! # use retrylab::design::Design;
+//! # fn my_designs() -> Vec<&'static dyn Design> { Vec::new() }
+//! fn main() -> std::process::ExitCode {
+//!     // `my-binary run model.json --design my_design`, `my-binary trace ...`, ...
+//!     retrylab::cli::main_with(&my_designs())
+//! }
+//! ```
 //!
 //! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`) or an
 //! output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
@@ -11,18 +24,22 @@ mod report;
 mod run;
 mod warnings;
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check::Property;
-use crate::design::{self, Design};
+use crate::design::{Design, Registry};
 use crate::model::Model;
 use crate::report::ReplayCommand;
 use crate::run::{Traced, run_traced};
 use crate::sim::{ChoiceVector, Class, RandomChooser, ReplayChooser};
+use crate::vocab::ids::IntentId;
+use crate::vocab::trace::{Component, render_lines};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 an expectation or --fail-on property failed (or explore found a
@@ -71,7 +88,7 @@ enum Command {
     Trace(TraceArgs),
     /// Rerun from a recorded choice vector and print the same timeline.
     Replay(ReplayArgs),
-    /// List the built-in executor designs.
+    /// List the executor designs: the built-in ones, then the program's own.
     Designs,
 }
 
@@ -320,6 +337,91 @@ struct TraceArgs {
     /// Seed of the run.
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
+    #[command(flatten)]
+    filter: TimelineFilter,
+}
+
+/// Which lines of the timeline to print.
+#[derive(clap::Args, Debug, Default)]
+struct TimelineFilter {
+    /// Print only the timeline lines about this intent (its calls, operations, sends and
+    /// effects) and those about no intent in particular (a worker's crash or restart); the
+    /// outcome line gives only its verdict.
+    #[arg(long, value_name = "N")]
+    intent: Option<u32>,
+    /// Print only the timeline lines of these components (comma-separated).
+    #[arg(long, value_name = "C,...", value_delimiter = ',', value_enum)]
+    component: Vec<ComponentArg>,
+}
+
+/// A component of the timeline, as its column names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ComponentArg {
+    Workload,
+    Agent,
+    Executor,
+    Network,
+    Provider,
+    Ledger,
+}
+
+impl ComponentArg {
+    fn component(self) -> Component {
+        match self {
+            ComponentArg::Workload => Component::Workload,
+            ComponentArg::Agent => Component::Agent,
+            ComponentArg::Executor => Component::Executor,
+            ComponentArg::Network => Component::Network,
+            ComponentArg::Provider => Component::Provider,
+            ComponentArg::Ledger => Component::Ledger,
+        }
+    }
+}
+
+impl TimelineFilter {
+    /// Refused when the run has no intent `N`.
+    fn check(&self, t: &Traced) -> Result<(), CliError> {
+        match self.intent {
+            Some(n) if n as usize >= t.intents.len() => Err(CliError::Input(format!(
+                "--intent {n}: the run has {} intent{} (numbered from 0)",
+                t.intents.len(),
+                if t.intents.len() == 1 { "" } else { "s" }
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn keeps(&self, component: Component, about: Option<IntentId>) -> bool {
+        let by_intent = match (self.intent, about) {
+            (Some(n), Some(i)) => i.0 == n,
+            _ => true,
+        };
+        let by_component =
+            self.component.is_empty() || self.component.iter().any(|c| c.component() == component);
+        by_intent && by_component
+    }
+
+    /// What the header says of the filter, if any: `; only lines about intent 1 (and about
+    /// no intent), of executor, provider`.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = self.intent {
+            parts.push(format!("about intent {n} (and about no intent)"));
+        }
+        if !self.component.is_empty() {
+            let names: Vec<&str> = self
+                .component
+                .iter()
+                .map(|c| c.component().name())
+                .collect();
+            parts.push(format!("of {}", names.join(", ")));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("; timeline: only lines {}", parts.join(", "))
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -341,6 +443,8 @@ struct ReplayArgs {
     /// its replay commands); without it they run first in, first out.
     #[arg(long)]
     ties: bool,
+    #[command(flatten)]
+    filter: TimelineFilter,
 }
 
 fn run_after_help() -> String {
@@ -372,59 +476,229 @@ pub enum CliError {
     Incomplete(String),
 }
 
-/// Entry point of the binary.
+/// Entry point of the `retrylab` binary: the built-in designs only.
 pub fn main() -> ExitCode {
+    main_with(&[])
+}
+
+/// Entry point of a program with designs of its own: every command, with `designs` beside
+/// the built-in ones (model files may list them in `designs` and `expect`; `--design`
+/// names them). A design whose name is a built-in design's (or another of `designs`) is an
+/// error at start: exit 2, naming it.
+pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
+    let registry = match Registry::with(designs) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let cli = Cli::parse();
-    match execute(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Input(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(2)
+    let ctx = Ctx {
+        designs: registry,
+        program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
+        io: Io::Std,
+    };
+    ExitCode::from(ctx.finish(execute(cli.command, &ctx)))
+}
+
+/// What one command line printed, and its exit code: see [`run_with`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The exit code [`main_with`] would exit with.
+    pub code: u8,
+    /// Everything printed on standard output.
+    pub stdout: String,
+    /// Everything printed on standard error (no progress bar).
+    pub stderr: String,
+}
+
+/// Runs one command line as [`main_with`] would, with `designs` beside the built-in ones,
+/// and returns its exit code and output instead of printing them. `args` starts with the
+/// program's name, as `std::env::args` does (replay commands name it).
+///
+/// ```
+/// let out = retrylab::cli::run_with(["retrylab", "designs"], &[]);
+/// assert_eq!(out.code, 0);
+/// assert!(out.stdout.contains("same_key"));
+/// ```
+pub fn run_with<I, T>(args: I, designs: &[&'static dyn Design]) -> Outcome
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let mut ctx = Ctx {
+        designs: Registry::builtin(),
+        program: args
+            .first()
+            .map_or_else(|| "retrylab".into(), |p| p.to_string_lossy().into_owned()),
+        io: Io::Captured(Mutex::new((String::new(), String::new()))),
+    };
+    let code = match Registry::with(designs) {
+        Err(e) => ctx.finish(Err(CliError::Input(e))),
+        Ok(registry) => {
+            ctx.designs = registry;
+            match Cli::try_parse_from(&args) {
+                Ok(cli) => ctx.finish(execute(cli.command, &ctx)),
+                Err(e) => {
+                    let text = e.render().to_string();
+                    if e.use_stderr() {
+                        ctx.eprint(&text);
+                    } else {
+                        let _ = ctx.print(&text);
+                    }
+                    e.exit_code().clamp(0, 255) as u8
+                }
+            }
         }
-        Err(CliError::Model(lines)) => {
-            eprintln!("{lines}");
-            ExitCode::from(2)
+    };
+    ctx.into_outcome(code)
+}
+
+/// What a command runs with: the designs it knows, the program's name (for the replay
+/// commands it prints) and where its output goes.
+struct Ctx {
+    designs: Registry,
+    program: String,
+    io: Io,
+}
+
+enum Io {
+    /// Standard output and error, with a progress bar on a terminal.
+    Std,
+    /// Kept: (stdout, stderr).
+    Captured(Mutex<(String, String)>),
+}
+
+impl Ctx {
+    /// Writes `text` on standard output.
+    fn print(&self, text: &str) -> Result<(), CliError> {
+        match &self.io {
+            Io::Std => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .map_err(|e| CliError::Other(format!("cannot write the output: {e}")))
+            }
+            Io::Captured(m) => {
+                m.lock().unwrap_or_else(|e| e.into_inner()).0.push_str(text);
+                Ok(())
+            }
         }
-        Err(CliError::Failed(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(1)
+    }
+
+    /// Writes `text` on standard error (a failure to is ignored, as `eprint!` would not).
+    fn eprint(&self, text: &str) {
+        match &self.io {
+            Io::Std => {
+                let _ = std::io::stderr().lock().write_all(text.as_bytes());
+            }
+            Io::Captured(m) => m.lock().unwrap_or_else(|e| e.into_inner()).1.push_str(text),
         }
-        Err(CliError::Other(msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(1)
+    }
+
+    /// Writes `line` and a newline on standard error.
+    fn eprintln(&self, line: &str) {
+        self.eprint(&format!("{line}\n"));
+    }
+
+    /// A progress bar for `total` of `unit`; never shown when the output is kept.
+    fn progress(&self, total: u64, unit: &str) -> progress::Progress {
+        let bar = progress::Progress::counting(total, unit);
+        match self.io {
+            Io::Std => bar,
+            Io::Captured(_) => bar.never_shown(),
         }
-        Err(CliError::Incomplete(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(3)
+    }
+
+    /// Prints the error of a command, if any, and returns the exit code it deserves.
+    fn finish(&self, result: Result<(), CliError>) -> u8 {
+        match result {
+            Ok(()) => 0,
+            Err(CliError::Input(msg)) => {
+                self.eprintln(&format!("error: {msg}"));
+                2
+            }
+            Err(CliError::Model(lines)) => {
+                self.eprintln(&lines);
+                2
+            }
+            Err(CliError::Failed(msg)) => {
+                self.eprintln(&msg);
+                1
+            }
+            Err(CliError::Other(msg)) => {
+                self.eprintln(&format!("error: {msg}"));
+                1
+            }
+            Err(CliError::Incomplete(msg)) => {
+                self.eprintln(&msg);
+                3
+            }
+        }
+    }
+
+    fn into_outcome(self, code: u8) -> Outcome {
+        let (stdout, stderr) = match self.io {
+            Io::Std => Default::default(),
+            Io::Captured(m) => m.into_inner().unwrap_or_else(|e| e.into_inner()),
+        };
+        Outcome {
+            code,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn load(&self, path: &Path) -> Result<Model, CliError> {
+        Model::load_with(path, &self.designs).map_err(|e| CliError::Model(e.to_string()))
+    }
+
+    /// Loads a model, against `provider` instead of its own provider when one is given.
+    fn load_as(&self, path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
+        load_as(self.load(path)?, provider)
+    }
+
+    fn find_design(&self, name: &str) -> Result<&'static dyn Design, CliError> {
+        self.designs.find(name).ok_or_else(|| {
+            CliError::Input(format!(
+                "--design {name}: unknown design; known designs: {}",
+                self.designs.names().join(", ")
+            ))
+        })
+    }
+
+    /// The command that replays runs of the model at `path`, as the user can paste it.
+    fn replay_command(&self, path: &Path, provider: Option<&str>) -> ReplayCommand {
+        ReplayCommand {
+            program: self.program.clone(),
+            model_path: path.display().to_string(),
+            provider: provider.map(str::to_string),
         }
     }
 }
 
-fn execute(command: Command) -> Result<(), CliError> {
+fn execute(command: Command, ctx: &Ctx) -> Result<(), CliError> {
     match command {
-        Command::Run(a) => run::run(a),
-        Command::Check(a) => check::check(a),
-        Command::Explore(a) => explore::run(a),
-        Command::Report(a) => report::report(a),
-        Command::Trace(a) => trace(a),
-        Command::Replay(a) => replay(a),
+        Command::Run(a) => run::run(a, ctx),
+        Command::Check(a) => check::check(a, ctx),
+        Command::Explore(a) => explore::run(a, ctx),
+        Command::Report(a) => report::report(a, ctx),
+        Command::Trace(a) => trace(a, ctx),
+        Command::Replay(a) => replay(a, ctx),
         Command::Designs => {
             let mut text = String::new();
-            for d in design::all() {
+            for d in ctx.designs.all() {
                 text.push_str(&format!("{:<24} {}\n", d.name(), d.summary()));
             }
-            emit(&text)
+            ctx.print(&text)
         }
     }
 }
 
-fn load(path: &Path) -> Result<Model, CliError> {
-    Model::load(path).map_err(|e| CliError::Model(e.to_string()))
-}
-
-/// Loads a model, against `provider` instead of its own provider when one is given.
-fn load_as(path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
-    let model = load(path)?;
+/// `model`, against `provider` instead of its own provider when one is given.
+fn load_as(model: Model, provider: Option<&str>) -> Result<Model, CliError> {
     match provider {
         None => Ok(model),
         Some(name) => model.with_provider(name).map_err(|e| {
@@ -436,27 +710,10 @@ fn load_as(path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
     }
 }
 
-fn find_design(name: &str) -> Result<&'static dyn Design, CliError> {
-    design::find(name).ok_or_else(|| {
-        CliError::Input(format!(
-            "--design {name}: unknown design; known designs: {}",
-            design::names().join(", ")
-        ))
-    })
-}
-
-/// The command that replays runs of the model at `path`, as the user can paste it.
-fn replay_command(path: &Path, provider: Option<&str>) -> ReplayCommand {
-    ReplayCommand {
-        program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
-        model_path: path.display().to_string(),
-        provider: provider.map(str::to_string),
-    }
-}
-
 /// The determinism self-check of `designs` on a sample of `first..=last`; one line on stderr
 /// when it passes, exit 1 when it does not.
 fn check_determinism(
+    ctx: &Ctx,
     model: &Model,
     designs: &[&dyn Design],
     (first, last): (u64, u64),
@@ -466,14 +723,14 @@ fn check_determinism(
         crate::explore::determinism::self_check(model, *d, &seeds)
             .map_err(|m| CliError::Failed(format!("{}: {m}", model.name)))?;
     }
-    eprintln!(
+    ctx.eprintln(&format!(
         "determinism: {}: {} seed{} x {} design{}: silent, traced twice and replayed runs agree",
         model.name,
         seeds.len(),
         if seeds.len() == 1 { "" } else { "s" },
         designs.len(),
         if designs.len() == 1 { "" } else { "s" }
-    );
+    ));
     Ok(())
 }
 
@@ -491,36 +748,32 @@ fn seed_range(first: u64, count: u64) -> Result<(u64, u64), CliError> {
     Ok((first, last))
 }
 
-fn emit(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| CliError::Other(format!("cannot write the output: {e}")))
-}
-
-fn trace(a: TraceArgs) -> Result<(), CliError> {
-    let model = load_as(&a.model, a.provider.as_deref())?;
-    let d = find_design(&a.design)?;
+fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
+    let d = ctx.find_design(&a.design)?;
     let traced = run_traced(&model, d, &mut RandomChooser::new(a.seed));
+    a.filter.check(&traced)?;
     let header = format!(
-        "trace of {} on model {}, seed {}",
+        "trace of {} on model {}, seed {}{}",
         d.name(),
         model.name,
-        a.seed
+        a.seed,
+        a.filter.describe()
     );
-    emit(&render_run(
+    ctx.print(&render_run(
         &header,
-        &replay_command(&a.model, a.provider.as_deref()),
+        &ctx.replay_command(&a.model, a.provider.as_deref()),
         d,
         &traced,
         false,
         &named_properties(&model, d.name()),
+        &a.filter,
     ))
 }
 
-fn replay(a: ReplayArgs) -> Result<(), CliError> {
-    let model = load_as(&a.model, a.provider.as_deref())?;
-    let d = find_design(&a.design)?;
+fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
+    let d = ctx.find_design(&a.design)?;
     let vector: ChoiceVector = a
         .choices
         .parse()
@@ -530,8 +783,9 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
     chooser
         .finish()
         .map_err(|e| CliError::Input(format!("--choices: {e}")))?;
+    a.filter.check(&traced)?;
     let header = format!(
-        "replay of {} on model {}, choices {}{}",
+        "replay of {} on model {}, choices {}{}{}",
         d.name(),
         model.name,
         vector,
@@ -539,15 +793,17 @@ fn replay(a: ReplayArgs) -> Result<(), CliError> {
             ", ties ordered by choice"
         } else {
             ""
-        }
+        },
+        a.filter.describe()
     );
-    emit(&render_run(
+    ctx.print(&render_run(
         &header,
-        &replay_command(&a.model, a.provider.as_deref()),
+        &ctx.replay_command(&a.model, a.provider.as_deref()),
         d,
         &traced,
         a.ties,
         &named_properties(&model, d.name()),
+        &a.filter,
     ))
 }
 
@@ -560,9 +816,17 @@ fn render_run(
     t: &Traced,
     ties: bool,
     named: &[Property],
+    filter: &TimelineFilter,
 ) -> String {
-    let mut s = format!("{header}\n\n{}\n", t.timeline);
-    s.push_str(&render_outcome(t, named));
+    let timeline = render_lines(
+        t.lines
+            .iter()
+            .filter(|(l, about)| filter.keeps(l.component, *about))
+            .map(|(l, _)| l),
+    );
+    let mut s = format!("{header}\n\n{timeline}\n");
+    s.push_str(&render_verdicts(t, filter.intent.map(IntentId)));
+    s.push_str(&render_counts(t, named));
     let named: Vec<String> = t
         .choices
         .iter()
@@ -608,12 +872,25 @@ fn named_properties(model: &Model, design: &str) -> Vec<Property> {
         .collect()
 }
 
-/// The outcome of one run: its counts and the properties it violates (the plain ones and
-/// `named`).
+/// The outcome of one run: the verdict on each intent, its counts and the properties it
+/// violates (the plain ones and `named`).
 fn render_outcome(t: &Traced, named: &[Property]) -> String {
+    render_verdicts(t, None) + &render_counts(t, named)
+}
+
+/// The `outcome:` line: the verdict on each intent (`only`: on that one).
+fn render_verdicts(t: &Traced, only: Option<IntentId>) -> String {
+    format!(
+        "outcome: {}\n",
+        crate::check::verdict::render(&t.intents, only)
+    )
+}
+
+/// The `counts:` and `violates:` lines of the whole run.
+fn render_counts(t: &Traced, named: &[Property]) -> String {
     let m = &t.metrics;
     let mut s = format!(
-        "outcome: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, masked mismatches {}, unresolved {}, unknown ops {}, false resolutions {}, remote calls {}\n",
+        "counts: intents {}, effects {}, completed {}, duplicate effects {}, drifted effects {}, compensations {}, false success {}, false failure {}, merged repeats {}, masked mismatches {}, unresolved {}, unknown ops {}, false resolutions {}, remote calls {}\n",
         m.intents,
         m.effects,
         m.completed,

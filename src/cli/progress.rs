@@ -21,11 +21,6 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A bar for `total` seeds, hidden until the sweep has run for about a second.
-    pub fn new(total: u64) -> Self {
-        Self::counting(total, "seeds")
-    }
-
     /// A bar for `total` of `unit` (seeds, runs), hidden until the work has run for about a
     /// second.
     pub fn counting(total: u64, unit: &str) -> Self {
@@ -43,6 +38,12 @@ impl Progress {
             started: Instant::now(),
             shown: Mutex::new(false),
         }
+    }
+
+    /// The same bar, never shown (the output is kept rather than printed).
+    pub fn never_shown(mut self) -> Self {
+        self.terminal = false;
+        self
     }
 
     /// Names what is running now (a design).

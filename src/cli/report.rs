@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::progress::Progress;
-use super::{CliError, ReportArgs, find_design, load, seed_range};
+use super::{CliError, Ctx, ReportArgs, seed_range};
 use crate::explore::check::counterexample;
 use crate::explore::paired::paired;
 use crate::explore::{Comparison, compare};
@@ -52,11 +51,14 @@ pub(super) fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
 
 /// Loads every model of `paths` (all of them, so that every bad file is reported at once),
 /// with its file's hash.
-pub(super) fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Model, String)>, CliError> {
+pub(super) fn load_all(
+    ctx: &Ctx,
+    paths: &[PathBuf],
+) -> Result<Vec<(PathBuf, Model, String)>, CliError> {
     let mut models = Vec::new();
     let mut refused = Vec::new();
     for path in model_files(paths)? {
-        match load(&path) {
+        match ctx.load(&path) {
             Ok(model) => {
                 let bytes = std::fs::read(&path)
                     .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
@@ -92,12 +94,14 @@ struct Entry {
 }
 
 /// The models of the guarantee matrix in column order: those that break no assumption
-/// first, then by the first assumption each breaks, in the order the built-in designs
-/// declare them (the order of the input for equals).
-fn matrix_columns(models: Vec<(PathBuf, Model, String)>) -> Vec<(String, Model)> {
-    let designs = crate::design::all();
+/// first, then by the first assumption each breaks, in the order the designs declare them
+/// (the order of the input for equals).
+fn matrix_columns(
+    models: Vec<(PathBuf, Model, String)>,
+    designs: &[&'static dyn crate::design::Design],
+) -> Vec<(String, Model)> {
     let mut order: Vec<&'static str> = Vec::new();
-    for d in &designs {
+    for d in designs {
         for a in d.assumptions() {
             if !order.contains(&a.name) {
                 order.push(a.name);
@@ -107,7 +111,7 @@ fn matrix_columns(models: Vec<(PathBuf, Model, String)>) -> Vec<(String, Model)>
     let mut keyed: Vec<(usize, (String, Model))> = models
         .into_iter()
         .map(|(path, model, _)| {
-            let broken = broken_assumptions(&model, &designs);
+            let broken = broken_assumptions(&model, designs);
             let key = broken.first().map_or(0, |b| {
                 1 + order.iter().position(|o| o == b).unwrap_or(order.len())
             });
@@ -118,13 +122,13 @@ fn matrix_columns(models: Vec<(PathBuf, Model, String)>) -> Vec<(String, Model)>
     keyed.into_iter().map(|(_, m)| m).collect()
 }
 
-pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
+pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
-    let baseline = crate::design::find(&a.baseline).ok_or_else(|| {
+    let baseline = ctx.designs.find(&a.baseline).ok_or_else(|| {
         CliError::Input(format!(
             "--baseline {}: unknown design; known designs: {}",
             a.baseline,
-            crate::design::names().join(", ")
+            ctx.designs.names().join(", ")
         ))
     })?;
     if a.commit.as_deref().is_some_and(|c| c.trim().is_empty()) {
@@ -141,7 +145,7 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
         )));
     }
     // Read every model before running anything: a bad file is bad input, whatever its place.
-    let mut models: Vec<Entry> = load_all(&a.models)?
+    let mut models: Vec<Entry> = load_all(ctx, &a.models)?
         .into_iter()
         .map(|(path, model, hash)| Entry {
             path,
@@ -150,7 +154,7 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             provider: None,
         })
         .collect();
-    for (path, model, hash) in load_all(&a.each_provider)? {
+    for (path, model, hash) in load_all(ctx, &a.each_provider)? {
         for preset in crate::model::provider::preset_names() {
             // Every preset passes the provider's checks and none is tied to the rest of a
             // model, so this refuses nothing today; it would name the preset if it did.
@@ -176,14 +180,14 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
             crate::model::MAX_EXPLORE_FAULTS
         )));
     }
-    let matrix_models = matrix_columns(load_all(&a.matrix)?);
+    let matrix_models = matrix_columns(load_all(ctx, &a.matrix)?, ctx.designs.all());
     let mut designs_of = Vec::new();
     for Entry { model, .. } in &models {
         designs_of.push(
             model
                 .designs
                 .iter()
-                .map(|n| find_design(n))
+                .map(|n| ctx.find_design(n))
                 .collect::<Result<Vec<_>, _>>()?,
         );
     }
@@ -191,11 +195,11 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
         .iter()
         .map(|e| 2 * e.model.designs.len() as u64 * (last - first + 1))
         .sum();
-    let progress = Progress::new(total);
+    let progress = ctx.progress(total, "seeds");
     // The matrix first: a few seconds at most, and its searches use every core.
     let matrix = (!matrix_models.is_empty()).then(|| {
         progress.set_message("guarantee matrix");
-        guarantee_matrix(&matrix_models, &crate::design::all(), a.max_faults)
+        guarantee_matrix(&matrix_models, ctx.designs.all(), a.max_faults)
     });
     let mut parts = Vec::new();
     for (entry, designs) in models.iter().zip(&designs_of) {
@@ -311,13 +315,12 @@ pub(super) fn report(a: ReportArgs) -> Result<(), CliError> {
     for (name, text) in &files {
         write(&a.out.join(name), text)?;
     }
-    println!(
-        "wrote {}, {} and {}",
+    ctx.print(&format!(
+        "wrote {}, {} and {}\n",
         a.out.join("report.json").display(),
         a.out.join("report.md").display(),
         a.out.join("report.html").display()
-    );
-    Ok(())
+    ))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {

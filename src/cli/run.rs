@@ -1,16 +1,12 @@
 //! `retrylab run`: every design of a model over the same seeds, one row each.
 
-use super::progress::Progress;
-use super::{
-    CliError, Format, RunArgs, check_determinism, emit, find_design, load_as, replay_command,
-    seed_range, warnings,
-};
+use super::{CliError, Ctx, Format, RunArgs, check_determinism, seed_range, warnings};
 use crate::check::Property;
 use crate::explore::{Comparison, compare};
 use crate::report::{Report, json, table};
 
-pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
-    let model = load_as(&a.model, a.provider.as_deref())?;
+pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let names: Vec<String> = if a.designs.is_empty() {
         model.designs.clone()
     } else {
@@ -18,7 +14,7 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
     };
     let designs = names
         .iter()
-        .map(|n| find_design(n))
+        .map(|n| ctx.find_design(n))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(twice) = names
         .iter()
@@ -35,7 +31,7 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
         None => seed_range(a.first_seed, a.seeds)?,
     };
     let count = last - first + 1;
-    let progress = Progress::new(count.saturating_mul(designs.len() as u64));
+    let progress = ctx.progress(count.saturating_mul(designs.len() as u64), "seeds");
     let report = compare(
         &Comparison {
             model: &model,
@@ -44,7 +40,7 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
             extra_properties: &a.fail_on,
             keep_failures: a.show_failures,
         },
-        replay_command(&a.model, a.provider.as_deref()),
+        ctx.replay_command(&a.model, a.provider.as_deref()),
         &|design, n| {
             progress.set_message(design);
             progress.advance(n);
@@ -59,13 +55,16 @@ pub(super) fn run(a: RunArgs) -> Result<(), CliError> {
     if matches!(a.format, Format::Table) && a.show_failures > 0 {
         text.push_str(&table::render_failures(&report));
     }
-    emit(&text)?;
+    ctx.print(&text)?;
     for r in &report.results {
-        warnings::print(&warnings::assumptions(&model, &r.design, &r.assumptions));
-        warnings::print(&warnings::faults(&model, &r.design, &r.unfired, count));
+        warnings::print(
+            ctx,
+            &warnings::assumptions(&model, &r.design, &r.assumptions),
+        );
+        warnings::print(ctx, &warnings::faults(&model, &r.design, &r.unfired, count));
     }
     if a.check_determinism {
-        check_determinism(&model, &designs, (first, last))?;
+        check_determinism(ctx, &model, &designs, (first, last))?;
     }
     fail_on(&report, &a.fail_on)
 }

@@ -56,9 +56,9 @@ pub(super) fn describe(fault: &Fault) -> String {
 }
 
 /// Prints `lines` on stderr.
-pub(super) fn print(lines: &[String]) {
+pub(super) fn print(ctx: &super::Ctx, lines: &[String]) {
     for line in lines {
-        eprintln!("{line}");
+        ctx.eprintln(line);
     }
 }
 

@@ -19,6 +19,7 @@ pub mod layered_retries;
 pub mod new_key_after_replan;
 pub mod no_dedup;
 pub mod payload_hash_key;
+pub mod registry;
 pub mod retrying;
 pub mod same_key;
 pub mod single_use_token;
@@ -26,6 +27,7 @@ pub mod single_use_token;
 pub use assumptions::{Assumption, Judgement};
 pub use context::{ExecCommand, ExecCtx};
 pub use journal::{Journal, OpState, Operation, Scratch};
+pub use registry::Registry;
 
 use crate::model::ExecutorModel;
 use crate::vocab::ids::{AttemptId, OpId};

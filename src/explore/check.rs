@@ -4,7 +4,7 @@
 use super::shrink::{Shrunk, shrink_seed};
 use super::sweep::{Spec, Sweep, sweep};
 use crate::check::Property;
-use crate::design::{self, Design};
+use crate::design::{Design, Registry};
 use crate::model::{Model, Want};
 use crate::run::{Traced, run_traced};
 use crate::sim::ReplayChooser;
@@ -40,13 +40,14 @@ pub struct Counterexample {
     pub traced: Traced,
 }
 
-/// The designs a model has expectations for, in the order the model lists them.
-pub fn expected_designs(model: &Model) -> Vec<&'static dyn Design> {
+/// The designs a model has expectations for, in the order the model lists them (found in
+/// `designs`).
+pub fn expected_designs(model: &Model, designs: &Registry) -> Vec<&'static dyn Design> {
     model
         .designs
         .iter()
         .filter(|d| model.expect.contains_key(*d))
-        .filter_map(|d| design::find(d))
+        .filter_map(|d| designs.find(d))
         .collect()
 }
 

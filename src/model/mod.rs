@@ -109,7 +109,8 @@ impl Model {
         m.provider = provider;
         m.name = format!("{} @ {name}", self.name);
         m.expect = Default::default();
-        let problems = validate::check(&m);
+        // The design names were checked when the model was read.
+        let problems = validate::check(&m, None);
         if problems.is_empty() {
             Ok(m)
         } else {
@@ -121,8 +122,13 @@ impl Model {
         }
     }
 
-    /// Reads and checks a model file.
+    /// Reads and checks a model file (its designs among the built-in ones).
     pub fn load(path: &Path) -> Result<Model, ModelError> {
+        Model::load_with(path, &crate::design::Registry::builtin())
+    }
+
+    /// Reads and checks a model file whose designs are among `designs`.
+    pub fn load_with(path: &Path, designs: &crate::design::Registry) -> Result<Model, ModelError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ModelError {
             origin: origin.clone(),
@@ -133,16 +139,27 @@ impl Model {
                 message: format!("cannot read the file: {e}"),
             }],
         })?;
-        Model::from_json(&text, &origin)
+        Model::from_json_with(&text, &origin, designs)
     }
 
-    /// Parses and checks model text; `origin` labels the errors.
+    /// Parses and checks model text (its designs among the built-in ones); `origin` labels
+    /// the errors.
     pub fn from_json(text: &str, origin: &str) -> Result<Model, ModelError> {
+        Model::from_json_with(text, origin, &crate::design::Registry::builtin())
+    }
+
+    /// Parses and checks model text whose designs are among `designs`; `origin` labels the
+    /// errors.
+    pub fn from_json_with(
+        text: &str,
+        origin: &str,
+        designs: &crate::design::Registry,
+    ) -> Result<Model, ModelError> {
         let model = parse(text).map_err(|p| ModelError {
             origin: origin.to_string(),
             problems: vec![p],
         })?;
-        let problems: Vec<Problem> = validate::check(&model)
+        let problems: Vec<Problem> = validate::check(&model, Some(designs))
             .into_iter()
             .map(|(path, message)| {
                 let (line, column) = locate::locate(text, &locate::parse_path(&path));

@@ -4,7 +4,7 @@
 
 use super::schema::*;
 use crate::check::Property;
-use crate::design;
+use crate::design::Registry;
 
 type Problems = Vec<(String, String)>;
 
@@ -12,13 +12,17 @@ type Problems = Vec<(String, String)>;
 /// scenario, and far from overflowing when durations are added to the clock.
 pub const MAX_MS: u64 = 1_000_000_000_000;
 
-pub(super) fn check(m: &Model) -> Problems {
+/// `designs`: the designs the model's names must be among; `None` when they were checked
+/// already (a model read and checked, then changed elsewhere).
+pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
     let mut p = Problems::new();
     if let Ok(v) = serde_json::to_value(m) {
         durations(&mut p, "", &v, false);
     }
     positive(&mut p, "horizon_ms", m.horizon_ms);
-    designs(&mut p, &m.designs);
+    if let Some(known) = designs {
+        self::designs(&mut p, &m.designs, known);
+    }
     positive(&mut p, "workload.intents", m.workload.intents.into());
     positive(&mut p, "workload.tenants", m.workload.tenants.into());
     positive(&mut p, "workload.steps", m.workload.steps.into());
@@ -39,7 +43,7 @@ pub(super) fn check(m: &Model) -> Problems {
     for (i, f) in m.faults.iter().enumerate() {
         fault(&mut p, i, f, m.workers.count);
     }
-    expectations(&mut p, m);
+    expectations(&mut p, m, designs);
     if let Some(e) = &m.explore {
         if e.max_faults > MAX_EXPLORE_FAULTS {
             p.push((
@@ -56,15 +60,15 @@ pub(super) fn check(m: &Model) -> Problems {
 }
 
 /// Every expectation names a design the model lists and known properties, each once.
-fn expectations(p: &mut Problems, m: &Model) {
+fn expectations(p: &mut Problems, m: &Model, designs: Option<&Registry>) {
     for (name, e) in &m.expect {
         if !m.designs.contains(name) {
-            let why = match design::find(name) {
-                Some(_) => "is not listed in `designs`; list it there to check it".to_string(),
-                None => format!(
+            let why = match designs {
+                Some(known) if known.find(name).is_none() => format!(
                     "unknown design; known designs: {}",
-                    design::names().join(", ")
+                    known.names().join(", ")
                 ),
+                _ => "is not listed in `designs`; list it there to check it".to_string(),
             };
             p.push((format!("expect.{name}"), format!("design \"{name}\" {why}")));
         }
@@ -122,23 +126,23 @@ fn positive(p: &mut Problems, path: &str, v: u64) {
     }
 }
 
-fn designs(p: &mut Problems, names: &[String]) {
+fn designs(p: &mut Problems, names: &[String], known: &Registry) {
     if names.is_empty() {
         p.push((
             "designs".into(),
             format!(
                 "list at least one design; known designs: {}",
-                design::names().join(", ")
+                known.names().join(", ")
             ),
         ));
     }
     for (i, name) in names.iter().enumerate() {
-        if design::find(name).is_none() {
+        if known.find(name).is_none() {
             p.push((
                 format!("designs[{i}]"),
                 format!(
                     "unknown design \"{name}\"; known designs: {}",
-                    design::names().join(", ")
+                    known.names().join(", ")
                 ),
             ));
         } else if names[..i].contains(name) {

@@ -18,6 +18,16 @@ pub enum Component {
 }
 
 impl Component {
+    /// Every component, in the order of the timeline's columns' usual story.
+    pub const ALL: [Component; 6] = [
+        Component::Workload,
+        Component::Agent,
+        Component::Executor,
+        Component::Network,
+        Component::Provider,
+        Component::Ledger,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Component::Workload => "workload",
@@ -77,16 +87,21 @@ impl Trace {
 
     /// The timeline as text: one line per event, virtual time first.
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        for l in &self.lines {
-            let _ = writeln!(
-                out,
-                "{:>12} ms  {:<9} {}",
-                l.at_ms,
-                l.component.name(),
-                l.text
-            );
-        }
-        out
+        render_lines(&self.lines)
     }
+}
+
+/// `lines` as timeline text: one line per event, virtual time first.
+pub fn render_lines<'a>(lines: impl IntoIterator<Item = &'a TraceLine>) -> String {
+    let mut out = String::new();
+    for l in lines {
+        let _ = writeln!(
+            out,
+            "{:>12} ms  {:<9} {}",
+            l.at_ms,
+            l.component.name(),
+            l.text
+        );
+    }
+    out
 }

@@ -823,9 +823,13 @@ impl<'a> World<'a> {
         let w = &mut self.workers[worker.0 as usize];
         w.restart(executor);
         let inbox = std::mem::take(&mut w.inbox);
-        let journal = self.model.workers.journal;
+        // In the model's spelling.
+        let journal = match self.model.workers.journal {
+            crate::model::Durability::Durable => "durable",
+            crate::model::Durability::Volatile => "volatile",
+        };
         self.trace.log(self.now, Component::Executor, || {
-            format!("{worker} restarts ({journal:?} journal) and recovers")
+            format!("{worker} restarts ({journal} journal) and recovers")
         });
         self.exec(worker, ch, |e, ctx| e.on_restart(ctx));
         for call in inbox {
