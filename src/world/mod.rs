@@ -38,6 +38,16 @@ use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 
+/// The most events one run handles (an event held back by a pause counts each time it comes
+/// up). A run that would handle more stops there and ends with [`End::Budget`]: every
+/// accepted model finishes in bounded time and memory, whatever its horizon and timers.
+///
+/// The bundled models take at most a few thousand events per run; the budget is about a
+/// thousand times more than the largest of them at the model bounds' scale (see the
+/// README's "Limits"). A constant rather than a model knob: it is a guard against a model
+/// that cannot end, not a parameter of the scenario, and a model file cannot raise it.
+pub const MAX_EVENTS: u64 = 10_000_000;
+
 #[derive(Clone, Copy, Debug, Hash)]
 enum Event {
     Arrival,
@@ -150,6 +160,8 @@ pub struct World<'a> {
     /// world (it is part of the state: popped, not yet handled). `None` otherwise.
     current: Option<Event>,
     end: (End, Millis),
+    /// Events taken from the queue in the current run (deferred ones each time they come up).
+    events: u64,
     trace: Trace,
     exec_out: Vec<ExecCommand>,
     provider_out: Vec<ProviderOut>,
@@ -181,6 +193,7 @@ impl<'a> World<'a> {
             call_claims: Vec::new(),
             current: None,
             end: (End::Quiescent, 0),
+            events: 0,
             trace: Trace::new(trace),
             exec_out: Vec::new(),
             provider_out: Vec::new(),
@@ -231,6 +244,7 @@ impl<'a> World<'a> {
         self.claims.clear();
         self.current = None;
         self.end = (End::Quiescent, 0);
+        self.events = 0;
         self.trace.clear();
     }
 
@@ -277,6 +291,16 @@ impl<'a> World<'a> {
                 self.end = (End::Horizon, self.model.horizon_ms);
                 return;
             }
+            if self.events == MAX_EVENTS {
+                self.end = (End::Budget, self.now);
+                self.trace.log(self.now, Component::Workload, || {
+                    format!(
+                        "the run stops here: its budget of {MAX_EVENTS} events is spent, with events still pending"
+                    )
+                });
+                return;
+            }
+            self.events += 1;
             self.now = at;
             let worker = self.event_worker(&event);
             if let Some(until) = event
@@ -890,6 +914,11 @@ impl<'a> World<'a> {
     /// How the last run ended, and when.
     pub fn end(&self) -> (End, Millis) {
         self.end
+    }
+
+    /// Events the last run took from its queue (at most [`MAX_EVENTS`]).
+    pub fn events(&self) -> u64 {
+        self.events
     }
 
     pub fn trace(&self) -> &Trace {
