@@ -173,6 +173,12 @@ fn explore_line(design: &str, b: ExploreBound, found: &Exploration) -> String {
                 c => format!("; at most {c} fault choices in a run"),
             }
         )
+    } else if found.budget_runs > 0 {
+        format!(
+            "incomplete: run {} spent the events budget ({} events) before the horizon",
+            found.runs(),
+            crate::world::MAX_EVENTS
+        )
     } else if let Some(v) = found.violations.first() {
         format!(
             "{} violated by a run with {} fault{}",
@@ -239,7 +245,7 @@ fn explain(path: &std::path::Path, model: &Model, j: &Judged) -> String {
     if j.budget > 0 {
         let _ = writeln!(
             s,
-            "\nFAIL {} {}: {} of {} seeds stopped after {} events, before the horizon; such a run is unfinished and shows nothing about {} (a smaller horizon or workload finishes)",
+            "\nFAIL {} {}: {} of {} seeds stopped after {} events, before the horizon; such a run is unfinished and shows nothing about {}; shorten the horizon or the workload to finish within the budget",
             model.name,
             j.design,
             j.budget,

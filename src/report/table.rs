@@ -297,7 +297,7 @@ fn budget_lines(report: &Report) -> String {
         let n = r.metrics.budget_runs;
         if n > 0 {
             let note = format!(
-                "events budget: {} stopped {n} of {} seeds after {} events, before the horizon; their figures are those of the run so far, and no property is shown to hold or to fail on them (a smaller horizon or workload finishes)",
+                "events budget: {} stopped {n} of {} seeds after {} events, before the horizon; their figures are those of the run so far, and no property is shown to hold or to fail on them; shorten the horizon or the workload to finish within the budget",
                 r.design,
                 report.seed_count,
                 crate::world::MAX_EVENTS
