@@ -39,15 +39,18 @@ use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 
 /// The most events one run handles (an event held back by a pause counts each time it comes
-/// up). A run that would handle more stops there and ends with [`End::Budget`]: every
+/// up; a periodic timer counts one more for each unresolved operation, since it acts on
+/// each of them). A run that would handle more stops there and ends with [`End::Budget`]: every
 /// accepted model finishes in bounded time and memory, whatever its horizon and timers.
 ///
-/// The bundled models take at most 824 events per run, so the budget is over 2 000 times
-/// that; a run of the model bound's 100 000 intents with the simplest agent takes about
-/// 900 000. A spent budget costs 0.3 to 1.5 s of one core. It is a constant rather than a
-/// model knob: it guards against a model that cannot end (a sweeper every 2 ms for 30
-/// years), it is not a parameter of the scenario, and a model file cannot lift it.
-pub const MAX_EVENTS: u64 = 2_000_000;
+/// The bundled models take at most 824 events per run, so the budget is over 1 000 times
+/// that; a run of the model bound's 10 000 intents with the simplest agent takes about
+/// 90 000. A spent budget costs about a second of one core, up to a minute for a model built
+/// to be slow (a thousand workers sweeping ten thousand stuck operations every 2 ms). It is a
+/// constant rather than a model knob: it guards against a model that cannot end (a sweeper
+/// every 2 ms for 30 years), it is not a parameter of the scenario, and a model file cannot
+/// lift it.
+pub const MAX_EVENTS: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug, Hash)]
 enum Event {
@@ -161,7 +164,8 @@ pub struct World<'a> {
     /// world (it is part of the state: popped, not yet handled). `None` otherwise.
     current: Option<Event>,
     end: (End, Millis),
-    /// Events taken from the queue in the current run (deferred ones each time they come up).
+    /// Events taken from the queue in the current run, as the budget counts them (see
+    /// [`MAX_EVENTS`]).
     events: u64,
     trace: Trace,
     exec_out: Vec<ExecCommand>,
@@ -292,7 +296,15 @@ impl<'a> World<'a> {
                 self.end = (End::Horizon, self.model.horizon_ms);
                 return;
             }
-            if self.events == MAX_EVENTS {
+            // A periodic timer acts on the unresolved operations (the contract of
+            // `set_periodic_timer`): it costs one event for each of them, so that a
+            // sweeper's rounds cannot each take the whole journal for one event.
+            let cost = if event.periodic() {
+                1 + self.journal.get_mut().unresolved_count() as u64
+            } else {
+                1
+            };
+            if self.events + cost > MAX_EVENTS {
                 self.end = (End::Budget, self.now);
                 self.trace.log(self.now, Component::Workload, || {
                     format!(
@@ -301,7 +313,7 @@ impl<'a> World<'a> {
                 });
                 return;
             }
-            self.events += 1;
+            self.events += cost;
             self.now = at;
             let worker = self.event_worker(&event);
             if let Some(until) = event
@@ -917,7 +929,8 @@ impl<'a> World<'a> {
         self.end
     }
 
-    /// Events the last run took from its queue (at most [`MAX_EVENTS`]).
+    /// Events the last run took from its queue, as the budget counts them (at most
+    /// [`MAX_EVENTS`]).
     pub fn events(&self) -> u64 {
         self.events
     }
