@@ -182,7 +182,10 @@ fn verdict(found: &Exploration) -> String {
     let runs = found.runs();
     let s = if runs == 1 { "" } else { "s" };
     if found.budget_runs > 0 {
-        return format!("incomplete: run {runs} stopped after {} events, before the horizon, and the search stopped there; shorten the horizon or the workload to finish within the budget", crate::world::MAX_EVENTS);
+        return format!(
+            "incomplete: run {runs} stopped after {} events, before the horizon, and the search stopped there; shorten the horizon or the workload to finish within the budget",
+            crate::world::MAX_EVENTS
+        );
     }
     if found.certified() {
         let k = found.bound.max_faults;

@@ -37,10 +37,10 @@ use std::collections::HashMap;
 
 use super::menu;
 use crate::check::{Metrics, Property, RunSummary};
-use crate::vocab::record::End;
 use crate::design::Design;
 use crate::model::Model;
 use crate::sim::{Alternatives, Chooser, Class, Millis, Purpose, RandomChooser, Recorder};
+use crate::vocab::record::End;
 use crate::world::World;
 
 /// How the schedule space is searched.

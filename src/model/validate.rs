@@ -49,8 +49,18 @@ pub(super) fn check(m: &Model) -> Problems {
     positive(&mut p, "horizon_ms", m.horizon_ms);
     designs(&mut p, &m.designs);
     let w = &m.workload;
-    within(&mut p, "workload.intents", w.intents.into(), MAX_INTENTS.into());
-    within(&mut p, "workload.tenants", w.tenants.into(), MAX_TENANTS.into());
+    within(
+        &mut p,
+        "workload.intents",
+        w.intents.into(),
+        MAX_INTENTS.into(),
+    );
+    within(
+        &mut p,
+        "workload.tenants",
+        w.tenants.into(),
+        MAX_TENANTS.into(),
+    );
     within(
         &mut p,
         "workload.steps",
@@ -226,13 +236,28 @@ fn agent(p: &mut Problems, a: &AgentModel) {
 pub const MAX_ATTEMPTS: u32 = 32;
 
 fn executor(p: &mut Problems, e: &ExecutorModel) {
-    within(p, "executor.attempts", e.attempts.into(), MAX_ATTEMPTS.into());
+    within(
+        p,
+        "executor.attempts",
+        e.attempts.into(),
+        MAX_ATTEMPTS.into(),
+    );
     positive(p, "executor.timeout_ms", e.timeout_ms);
     within(p, "executor.reads", e.reads.into(), MAX_CALLS.into());
     positive(p, "executor.poll_ms", e.poll_ms);
     positive(p, "executor.lease_ms", e.lease_ms);
-    within(p, "executor.layers.tool", e.layers.tool.into(), MAX_ATTEMPTS.into());
-    within(p, "executor.layers.queue", e.layers.queue.into(), MAX_ATTEMPTS.into());
+    within(
+        p,
+        "executor.layers.tool",
+        e.layers.tool.into(),
+        MAX_ATTEMPTS.into(),
+    );
+    within(
+        p,
+        "executor.layers.queue",
+        e.layers.queue.into(),
+        MAX_ATTEMPTS.into(),
+    );
     if let Some(sweep) = e.sweep_ms
         && sweep <= e.timeout_ms
     {
