@@ -335,7 +335,7 @@ fn the_binary_refuses_mutations_with_exit_2_and_a_message() {
         (
             "duplicate key",
             duplicated(&v, "", &json!(7)).unwrap(),
-            "duplicate field `name`",
+            "duplicate field `agent`",
         ),
         (
             "unknown design",
