@@ -155,6 +155,8 @@ fn mutations(index: usize, text: &str) -> Vec<(String, String)> {
             "1e300",
             "9007199254740993",
             "4294967296",
+            "4294967295",
+            "1000000000001",
         ] {
             let with: Value = serde_json::from_str(raw).unwrap();
             out.push((format!("{p} = {raw}"), replaced(&v, p, with)));
