@@ -23,6 +23,9 @@
 //! - `masked_mismatches`: a step reported done for a call whose arguments the agent had
 //!   changed, while no effect carries those arguments: the provider answered the changed call
 //!   as the original (or the executor did), and the agent believes the changed action happened.
+//! - `budget_runs`: seeds whose run was cut by the events budget
+//!   ([`MAX_EVENTS`](crate::world::MAX_EVENTS)) before its horizon; their figures are those
+//!   of the run so far, and no verdict trusts them (see [`RunSummary::budget`]).
 //! - `unresolved`: at the horizon the user was told nothing, or was told the outcome is
 //!   unresolved.
 //!
@@ -69,6 +72,7 @@ pub struct Metrics {
     pub unknown_ops: u64,
     pub false_resolutions: u64,
     pub remote_calls: u64,
+    pub budget_runs: u64,
     pub reconciliation_ms: Histogram,
     pub time_to_outcome_ms: Histogram,
 }
@@ -88,6 +92,12 @@ pub struct RunSummary {
     /// observed (one more than the time from its unknown moment to the horizon), or forever
     /// (`Millis::MAX`) when the run ended because nothing could change any more.
     pub longest_unknown_ms: Millis,
+    /// The run was cut by the events budget ([`End::Budget`]): the counts above are those of
+    /// the run so far. Properties are evaluated on them as they are (a violation seen is
+    /// reported), but a property that holds on such a run is not shown to hold: `check`
+    /// meets no expectation of a design with such a seed, `run --fail-on` fails, and an
+    /// exhaustive search that met one certifies nothing.
+    pub budget: bool,
 }
 
 impl Metrics {
@@ -100,6 +110,8 @@ impl Metrics {
     pub fn add_outcome(&mut self, o: &Outcome<'_>) -> RunSummary {
         let before = self.clone_counts();
         self.seeds += 1;
+        let budget = o.end == End::Budget;
+        self.budget_runs += u64::from(budget);
         self.remote_calls += o.remote_calls;
         self.add_intents(o);
         let longest_unknown_ms = self.add_operations(o);
@@ -112,6 +124,7 @@ impl Metrics {
             masked_mismatches: self.masked_mismatches - before.masked_mismatches,
             false_resolutions: self.false_resolutions - before.false_resolutions,
             longest_unknown_ms,
+            budget,
         }
     }
 
@@ -126,6 +139,7 @@ impl Metrics {
             masked_mismatches: self.masked_mismatches,
             false_resolutions: self.false_resolutions,
             longest_unknown_ms: 0,
+            budget: false,
         }
     }
 
@@ -281,6 +295,7 @@ impl Metrics {
         self.unknown_ops += other.unknown_ops;
         self.false_resolutions += other.false_resolutions;
         self.remote_calls += other.remote_calls;
+        self.budget_runs += other.budget_runs;
         self.reconciliation_ms.merge(&other.reconciliation_ms);
         self.time_to_outcome_ms.merge(&other.time_to_outcome_ms);
     }

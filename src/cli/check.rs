@@ -169,6 +169,12 @@ fn explore_line(design: &str, b: ExploreBound, found: &Exploration) -> String {
                 c => format!("; at most {c} fault choices in a run"),
             }
         )
+    } else if found.budget_runs > 0 {
+        format!(
+            "incomplete: run {} spent the events budget ({} events) before the horizon",
+            found.runs(),
+            crate::world::MAX_EVENTS
+        )
     } else if let Some(v) = found.violations.first() {
         format!(
             "{} violated by a run with {} fault{}",
@@ -213,13 +219,18 @@ fn assumptions_line(design: &str, judged: &[Judgement]) -> String {
 
 fn verdict_line(j: &Judged) -> String {
     format!(
-        "  {:<4}  {:<24} {:<7}  {:<26} {} of {} seeds violate it\n",
+        "  {:<4}  {:<24} {:<7}  {:<26} {} of {} seeds violate it{}\n",
         if j.met() { "ok" } else { "FAIL" },
         j.design,
         j.want.name(),
         j.property.to_string(),
         j.violating,
-        j.seeds
+        j.seeds,
+        if j.budget > 0 {
+            format!("; {} cut by the events budget", j.budget)
+        } else {
+            String::new()
+        }
     )
 }
 
@@ -227,6 +238,19 @@ fn verdict_line(j: &Judged) -> String {
 /// and the command that replays it.
 fn explain(ctx: &Ctx, path: &std::path::Path, model: &Model, j: &Judged) -> String {
     let mut s = String::new();
+    if j.budget > 0 {
+        let _ = writeln!(
+            s,
+            "\nFAIL {} {}: {} of {} seeds stopped after {} events, before the horizon; such a run is unfinished and shows nothing about {}; shorten the horizon or the workload to finish within the budget",
+            model.name,
+            j.design,
+            j.budget,
+            j.seeds,
+            crate::world::MAX_EVENTS,
+            j.property
+        );
+        return s;
+    }
     match j.want {
         Want::Violate => {
             let _ = writeln!(

@@ -103,6 +103,9 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
     }
     if !found.certified() {
         return Err(CliError::Incomplete(match strategy {
+            _ if found.budget_runs > 0 => {
+                "explore: a run spent the events budget; nothing is certified".into()
+            }
             Strategy::Dfs => {
                 "explore: no violation found, but the search stopped at its run limit".into()
             }
@@ -177,6 +180,12 @@ fn verdict(found: &Exploration) -> String {
     }
     let runs = found.runs();
     let s = if runs == 1 { "" } else { "s" };
+    if found.budget_runs > 0 {
+        return format!(
+            "incomplete: run {runs} stopped after {} events, before the horizon, and the search stopped there; shorten the horizon or the workload to finish within the budget",
+            crate::world::MAX_EVENTS
+        );
+    }
     if found.certified() {
         let k = found.bound.max_faults;
         let covered = found.levels.len() as u32 - 1;

@@ -920,5 +920,11 @@ fn render_counts(t: &Traced, named: &[Property]) -> String {
             violated.join(", ")
         }
     ));
+    if t.summary.budget {
+        s.push_str(&format!(
+            "events budget: the run stopped after {} events, before the horizon; the outcome is the run so far, and no property is shown to hold on it\n",
+            crate::world::MAX_EVENTS
+        ));
+    }
     s
 }

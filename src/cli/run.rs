@@ -69,10 +69,17 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
     fail_on(&report, &a.fail_on)
 }
 
-/// Exit 1 when a seed violated a property named by `--fail-on`.
+/// Exit 1 when a seed violated a property named by `--fail-on`, or spent the events budget.
 fn fail_on(report: &Report, props: &[Property]) -> Result<(), CliError> {
     let mut lines = Vec::new();
     for r in &report.results {
+        let cut = r.metrics.budget_runs;
+        if cut > 0 && !props.is_empty() {
+            lines.push(format!(
+                "--fail-on: {}: {cut} of {} seeds spent the events budget; an unfinished run is not judged",
+                r.design, report.seed_count
+            ));
+        }
         for &p in props {
             let n = r.violations.of(p);
             if n > 0 {

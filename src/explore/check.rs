@@ -18,16 +18,20 @@ pub struct Judged {
     /// Seeds that violated the property, of `seeds`.
     pub violating: u64,
     pub seeds: u64,
+    /// Seeds whose run was cut by the events budget: while there is one, the expectation is
+    /// not met, whatever the other seeds show.
+    pub budget: u64,
     /// The first violating seed, shrunk and traced, when a `hold` failed.
     pub counterexample: Option<Counterexample>,
 }
 
 impl Judged {
     pub fn met(&self) -> bool {
-        match self.want {
-            Want::Hold => self.violating == 0,
-            Want::Violate => self.violating > 0,
-        }
+        self.budget == 0
+            && match self.want {
+                Want::Hold => self.violating == 0,
+                Want::Violate => self.violating > 0,
+            }
     }
 }
 
@@ -86,6 +90,7 @@ pub fn judge_design(
                 want,
                 violating,
                 seeds: seeds.1 - seeds.0 + 1,
+                budget: result.metrics.budget_runs,
                 counterexample,
             }
         })

@@ -40,6 +40,7 @@ use crate::check::{Metrics, Property, RunSummary};
 use crate::design::Design;
 use crate::model::Model;
 use crate::sim::{Alternatives, Chooser, Class, Millis, Purpose, RandomChooser, Recorder};
+use crate::vocab::record::End;
 use crate::world::World;
 
 /// How the schedule space is searched.
@@ -135,6 +136,10 @@ pub struct Exploration {
     pub visited_full: bool,
     /// The first violating run per property, in the order found.
     pub violations: Vec<Violation>,
+    /// Runs cut by the events budget ([`MAX_EVENTS`](crate::world::MAX_EVENTS)) before their
+    /// horizon. The search stops at the first: an unfinished run shows nothing, so nothing
+    /// is certified, and the runs after it would likely be as long.
+    pub budget_runs: u64,
 }
 
 impl Exploration {
@@ -147,6 +152,7 @@ impl Exploration {
         let covered = self.levels.len() == self.bound.max_faults as usize + 1
             || self.levels.last().is_some_and(|l| l.saturated);
         self.violations.is_empty()
+            && self.budget_runs == 0
             && self.strategy == Strategy::Dfs
             && covered
             && self.levels.iter().all(|l| l.complete)
@@ -313,6 +319,7 @@ fn dfs(
             pruning: true,
             visited_full: false,
             violations: Vec::new(),
+            budget_runs: 0,
         },
     };
     for k in 0..=bound.max_faults {
@@ -449,6 +456,10 @@ impl Search<'_, '_> {
                 self.world.run_observed(&mut chooser, &mut at_event);
             }
             pass.max_depth = pass.max_depth.max(pos.get());
+            if self.world.end().0 == End::Budget {
+                self.report.budget_runs += 1;
+                break false;
+            }
             if cut {
                 pass.pruned += 1;
             } else {
@@ -561,6 +572,7 @@ fn sample(
     let mut world = World::new(model, design, false);
     let mut level = Level::default();
     let mut violations = Vec::new();
+    let mut budget_runs = 0;
     for seed in 0..bound.max_runs {
         level.runs += 1;
         if level.runs % PROGRESS_EVERY == 0 {
@@ -581,6 +593,10 @@ fn sample(
         let mut recorder = Recorder::new(inner);
         world.run(&mut recorder);
         level.max_depth = level.max_depth.max(recorder.choices.len());
+        if world.end().0 == End::Budget {
+            budget_runs += 1;
+            break;
+        }
         let summary = Metrics::default().add_run(&world);
         let mut any = false;
         for p in violated(properties, &summary) {
@@ -609,5 +625,6 @@ fn sample(
         pruning: false,
         visited_full: false,
         violations,
+        budget_runs,
     }
 }

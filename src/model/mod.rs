@@ -15,6 +15,10 @@ use std::path::Path;
 
 pub use range::Range;
 pub use schema::*;
+pub use validate::{
+    MAX_ATTEMPTS, MAX_CALLS, MAX_CRASHES, MAX_EXPLORE_RUNS, MAX_FAULTS, MAX_INTENTS, MAX_MS,
+    MAX_TENANTS, MAX_WORKERS,
+};
 
 /// One problem in a model file.
 #[derive(Clone, Debug, PartialEq, Eq)]

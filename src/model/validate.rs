@@ -12,6 +12,35 @@ type Problems = Vec<(String, String)>;
 /// scenario, and far from overflowing when durations are added to the clock.
 pub const MAX_MS: u64 = 1_000_000_000_000;
 
+/// Most intents in one run: the largest the benchmarks use. A run at this bound takes about
+/// 90 000 events with the simplest agent, a tenth of [`MAX_EVENTS`](crate::world::MAX_EVENTS).
+/// It also bounds the operations a sweeper looks at on each of its rounds.
+pub const MAX_INTENTS: u32 = 10_000;
+
+/// Most tenants: more tenants than intents change nothing (intents take them in turn).
+pub const MAX_TENANTS: u32 = MAX_INTENTS;
+
+/// Most executor workers. Every run starts each of them, so their number sizes the memory
+/// and the time of every run, faults or not.
+pub const MAX_WORKERS: u32 = 1_000;
+
+/// Most random worker crashes per run (`workers.max_crashes`). A crash and the recovery
+/// after it look at every operation and send of the run so far, so crashes multiply the
+/// cost of a long run.
+pub const MAX_CRASHES: u32 = 100;
+
+/// Most tool calls per intent (`agent.max_calls`) and read-backs per agent call
+/// (`executor.reads`).
+pub const MAX_CALLS: u32 = 1_000;
+
+/// Most scripted faults. The world looks them up at each send and each event (pauses), and
+/// a scripted crash costs what a random one does, so their number multiplies the cost of a
+/// run.
+pub const MAX_FAULTS: usize = 100;
+
+/// Most runs of an exhaustive search (`explore.max_runs`): a hundred times the default.
+pub const MAX_EXPLORE_RUNS: u64 = 100_000_000;
+
 /// `designs`: the designs the model's names must be among; `None` when they were checked
 /// already (a model read and checked, then changed elsewhere).
 pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
@@ -23,24 +52,50 @@ pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
     if let Some(known) = designs {
         self::designs(&mut p, &m.designs, known);
     }
-    positive(&mut p, "workload.intents", m.workload.intents.into());
-    positive(&mut p, "workload.tenants", m.workload.tenants.into());
-    positive(&mut p, "workload.steps", m.workload.steps.into());
-    if m.workload.steps > crate::world::workload::MAX_STEPS {
+    let w = &m.workload;
+    within(
+        &mut p,
+        "workload.intents",
+        w.intents.into(),
+        MAX_INTENTS.into(),
+    );
+    within(
+        &mut p,
+        "workload.tenants",
+        w.tenants.into(),
+        MAX_TENANTS.into(),
+    );
+    within(
+        &mut p,
+        "workload.steps",
+        w.steps.into(),
+        crate::world::workload::MAX_STEPS.into(),
+    );
+    agent(&mut p, &m.agent);
+    executor(&mut p, &m.executor);
+    within(
+        &mut p,
+        "workers.count",
+        m.workers.count.into(),
+        MAX_WORKERS.into(),
+    );
+    at_most(
+        &mut p,
+        "workers.max_crashes",
+        m.workers.max_crashes.into(),
+        MAX_CRASHES.into(),
+    );
+    provider(&mut p, &m.provider);
+    if m.faults.len() > MAX_FAULTS {
         p.push((
-            "workload.steps".into(),
+            "faults".into(),
             format!(
-                "{} steps is more than the limit of {}",
-                m.workload.steps,
-                crate::world::workload::MAX_STEPS
+                "{} faults is more than the limit of {MAX_FAULTS}",
+                m.faults.len()
             ),
         ));
     }
-    agent(&mut p, &m.agent);
-    executor(&mut p, &m.executor);
-    positive(&mut p, "workers.count", m.workers.count.into());
-    provider(&mut p, &m.provider);
-    for (i, f) in m.faults.iter().enumerate() {
+    for (i, f) in m.faults.iter().enumerate().take(MAX_FAULTS) {
         fault(&mut p, i, f, m.workers.count);
     }
     expectations(&mut p, m, designs);
@@ -54,7 +109,7 @@ pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
                 ),
             ));
         }
-        positive(&mut p, "explore.max_runs", e.max_runs);
+        within(&mut p, "explore.max_runs", e.max_runs, MAX_EXPLORE_RUNS);
     }
     p
 }
@@ -126,6 +181,19 @@ fn positive(p: &mut Problems, path: &str, v: u64) {
     }
 }
 
+/// A count that must be at most `max`.
+fn at_most(p: &mut Problems, path: &str, v: u64, max: u64) {
+    if v > max {
+        p.push((path.into(), format!("{v} is more than the limit of {max}")));
+    }
+}
+
+/// A count from 1 to `max`.
+fn within(p: &mut Problems, path: &str, v: u64, max: u64) {
+    positive(p, path, v);
+    at_most(p, path, v, max);
+}
+
 fn designs(p: &mut Problems, names: &[String], known: &Registry) {
     if names.is_empty() {
         p.push((
@@ -156,7 +224,7 @@ fn designs(p: &mut Problems, names: &[String], known: &Registry) {
 
 fn agent(p: &mut Problems, a: &AgentModel) {
     positive(p, "agent.tool_timeout_ms", a.tool_timeout_ms);
-    positive(p, "agent.max_calls", a.max_calls.into());
+    within(p, "agent.max_calls", a.max_calls.into(), MAX_CALLS.into());
     for (field, r) in [("on_failure", &a.on_failure), ("on_unknown", &a.on_unknown)] {
         if r.weights().iter().all(|&w| w == 0) {
             p.push((
@@ -168,26 +236,32 @@ fn agent(p: &mut Problems, a: &AgentModel) {
 }
 
 /// More transport attempts than this is a configuration mistake, and it keeps backoff
-/// arithmetic far from overflow.
-const MAX_ATTEMPTS: u32 = 32;
+/// arithmetic far from overflow. Each retry layer of `layered_retries` has the same limit.
+pub const MAX_ATTEMPTS: u32 = 32;
 
 fn executor(p: &mut Problems, e: &ExecutorModel) {
-    positive(p, "executor.attempts", e.attempts.into());
-    if e.attempts > MAX_ATTEMPTS {
-        p.push((
-            "executor.attempts".into(),
-            format!(
-                "{} attempts is more than the limit of {MAX_ATTEMPTS}",
-                e.attempts
-            ),
-        ));
-    }
+    within(
+        p,
+        "executor.attempts",
+        e.attempts.into(),
+        MAX_ATTEMPTS.into(),
+    );
     positive(p, "executor.timeout_ms", e.timeout_ms);
-    positive(p, "executor.reads", e.reads.into());
+    within(p, "executor.reads", e.reads.into(), MAX_CALLS.into());
     positive(p, "executor.poll_ms", e.poll_ms);
     positive(p, "executor.lease_ms", e.lease_ms);
-    positive(p, "executor.layers.tool", e.layers.tool.into());
-    positive(p, "executor.layers.queue", e.layers.queue.into());
+    within(
+        p,
+        "executor.layers.tool",
+        e.layers.tool.into(),
+        MAX_ATTEMPTS.into(),
+    );
+    within(
+        p,
+        "executor.layers.queue",
+        e.layers.queue.into(),
+        MAX_ATTEMPTS.into(),
+    );
     if let Some(sweep) = e.sweep_ms
         && sweep <= e.timeout_ms
     {

@@ -52,6 +52,8 @@ struct Totals {
     false_resolutions: u64,
     remote_calls: u64,
     remote_calls_per_intent: f64,
+    /// Seeds whose run was cut by the events budget before its horizon.
+    budget_runs: u64,
     reconciliation_ms: Percentiles,
     time_to_outcome_ms: Percentiles,
 }
@@ -129,6 +131,7 @@ impl Totals {
             false_resolutions: m.false_resolutions,
             remote_calls: m.remote_calls,
             remote_calls_per_intent: (m.calls_per_intent() * 1000.0).round() / 1000.0,
+            budget_runs: m.budget_runs,
             reconciliation_ms: m.reconciliation_ms.percentiles(),
             time_to_outcome_ms: m.time_to_outcome_ms.percentiles(),
         }
@@ -166,10 +169,7 @@ fn entry<'a>(report: &Report, r: &'a DesignResult) -> Entry<'a> {
                 property: p.to_string(),
                 violating_seeds: n,
                 expect: want.map(Want::name),
-                met: want.map(|w| match w {
-                    Want::Hold => n == 0,
-                    Want::Violate => n > 0,
-                }),
+                met: want.map(|w| r.met(p, w)),
             }
         })
         .collect();

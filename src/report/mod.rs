@@ -36,18 +36,24 @@ impl DesignResult {
         self.assumptions.iter().filter(|a| !a.holds)
     }
 
+    /// Whether this sweep meets the expectation that `p` holds or is violated. None is met
+    /// when a seed's run was cut by the events budget: such a run is unfinished, and what it
+    /// shows proves nothing either way.
+    pub fn met(&self, p: Property, want: Want) -> bool {
+        let n = self.violations.of(p);
+        self.metrics.budget_runs == 0
+            && match want {
+                Want::Hold => n == 0,
+                Want::Violate => n > 0,
+            }
+    }
+
     /// The expectations that this sweep did not meet.
     pub fn unmet(&self) -> Vec<(Property, Want)> {
         self.expect
             .iter()
             .copied()
-            .filter(|&(p, want)| {
-                let n = self.violations.of(p);
-                match want {
-                    Want::Hold => n > 0,
-                    Want::Violate => n == 0,
-                }
-            })
+            .filter(|&(p, want)| !self.met(p, want))
             .collect()
     }
 }

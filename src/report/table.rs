@@ -289,10 +289,32 @@ pub fn render_wide(report: &Report) -> String {
     out
 }
 
-/// One line per expectation the sweep did not meet.
-fn unmet_lines(report: &Report) -> String {
+/// One line per design some of whose seeds were cut by the events budget: their figures are
+/// those of the runs so far, and no expectation is met.
+fn budget_lines(report: &Report) -> String {
     let mut out = String::new();
     for r in &report.results {
+        let n = r.metrics.budget_runs;
+        if n > 0 {
+            let note = format!(
+                "events budget: {} stopped {n} of {} seeds after {} events, before the horizon; their figures are those of the run so far, and no property is shown to hold or to fail on them; shorten the horizon or the workload to finish within the budget",
+                r.design,
+                report.seed_count,
+                crate::world::MAX_EVENTS
+            );
+            out.push_str(&wrap("", &note, NOTE_WIDTH, "  "));
+        }
+    }
+    out
+}
+
+/// One line per expectation the sweep did not meet.
+fn unmet_lines(report: &Report) -> String {
+    let mut out = budget_lines(report);
+    for r in &report.results {
+        if r.metrics.budget_runs > 0 {
+            continue;
+        }
         for (p, want) in r.unmet() {
             let n = r.violations.of(p);
             let _ = match want {

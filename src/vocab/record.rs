@@ -96,4 +96,9 @@ pub enum End {
     /// [`World::run_observed`](crate::world::World::run_observed)): an explorer that has
     /// seen the state before. What the outcome shows is only the run so far.
     Pruned,
+    /// Stopped after [`MAX_EVENTS`](crate::world::MAX_EVENTS) events with events still
+    /// pending, before the horizon: the model asks for more work than one run may do. What
+    /// the outcome shows is only the run so far, and no verdict trusts it (see
+    /// [`RunSummary::budget`](crate::check::RunSummary::budget)).
+    Budget,
 }

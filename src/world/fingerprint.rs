@@ -194,7 +194,8 @@ impl World<'_> {
     ///
     /// Left out: the model and the design (fixed for a world), the trace (text only), which
     /// scripted faults fired (a warning for sweeps, accumulated across runs; a fault hits by
-    /// create number, never once only), and the command buffers, which are empty between
+    /// create number, never once only), the count of events handled (it matters only to a
+    /// run that reaches the events budget, and a search stops at such a run), and the command buffers, which are empty between
     /// events. Nothing is reduced by symmetry: ids are hashed as they are, since they name
     /// keys, calls and resources that later events refer to.
     pub fn fingerprint(&self) -> Option<u64> {
@@ -222,6 +223,7 @@ impl World<'_> {
             call_claims,
             current,
             end,
+            events: _,
             trace: _,
             exec_out,
             provider_out,
@@ -606,8 +608,9 @@ mod tests {
         }
 
         #[test]
-        fn the_trace_and_fired_faults_are_not_state() {
+        fn the_trace_fired_faults_and_event_count_are_not_state() {
             same(|w| w.trace = crate::vocab::trace::Trace::new(true));
+            same(|w| w.events += 1);
             same(|w| {
                 w.faults.drops_reply(AttemptId(1));
                 w.take_fired_faults();

@@ -38,6 +38,20 @@ use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 
+/// The most events one run handles (an event held back by a pause counts each time it comes
+/// up; a periodic timer counts one more for each unresolved operation, since it acts on
+/// each of them). A run that would handle more stops there and ends with [`End::Budget`]: every
+/// accepted model finishes in bounded time and memory, whatever its horizon and timers.
+///
+/// The bundled models take at most 824 events per run, so the budget is over 1 000 times
+/// that; a run of the model bound's 10 000 intents with the simplest agent takes about
+/// 90 000. A spent budget costs about a second of one core, up to a minute for a model built
+/// to be slow (a thousand workers sweeping ten thousand stuck operations every 2 ms). It is a
+/// constant rather than a model knob: it guards against a model that cannot end (a sweeper
+/// every 2 ms for 30 years), it is not a parameter of the scenario, and a model file cannot
+/// lift it.
+pub const MAX_EVENTS: u64 = 1_000_000;
+
 #[derive(Clone, Copy, Debug, Hash)]
 enum Event {
     Arrival,
@@ -150,6 +164,9 @@ pub struct World<'a> {
     /// world (it is part of the state: popped, not yet handled). `None` otherwise.
     current: Option<Event>,
     end: (End, Millis),
+    /// Events taken from the queue in the current run, as the budget counts them (see
+    /// [`MAX_EVENTS`]).
+    events: u64,
     trace: Trace,
     exec_out: Vec<ExecCommand>,
     provider_out: Vec<ProviderOut>,
@@ -181,6 +198,7 @@ impl<'a> World<'a> {
             call_claims: Vec::new(),
             current: None,
             end: (End::Quiescent, 0),
+            events: 0,
             trace: Trace::new(trace),
             exec_out: Vec::new(),
             provider_out: Vec::new(),
@@ -231,6 +249,7 @@ impl<'a> World<'a> {
         self.claims.clear();
         self.current = None;
         self.end = (End::Quiescent, 0);
+        self.events = 0;
         self.trace.clear();
     }
 
@@ -277,6 +296,24 @@ impl<'a> World<'a> {
                 self.end = (End::Horizon, self.model.horizon_ms);
                 return;
             }
+            // A periodic timer acts on the unresolved operations (the contract of
+            // `set_periodic_timer`): it costs one event for each of them, so that a
+            // sweeper's rounds cannot each take the whole journal for one event.
+            let cost = if event.periodic() {
+                1 + self.journal.get_mut().unresolved_count() as u64
+            } else {
+                1
+            };
+            if self.events + cost > MAX_EVENTS {
+                self.end = (End::Budget, self.now);
+                self.trace.log(self.now, Component::Workload, || {
+                    format!(
+                        "the run stops here: its budget of {MAX_EVENTS} events is spent, with events still pending"
+                    )
+                });
+                return;
+            }
+            self.events += cost;
             self.now = at;
             let worker = self.event_worker(&event);
             if let Some(until) = event
@@ -894,6 +931,12 @@ impl<'a> World<'a> {
     /// How the last run ended, and when.
     pub fn end(&self) -> (End, Millis) {
         self.end
+    }
+
+    /// Events the last run took from its queue, as the budget counts them (at most
+    /// [`MAX_EVENTS`]).
+    pub fn events(&self) -> u64 {
+        self.events
     }
 
     pub fn trace(&self) -> &Trace {

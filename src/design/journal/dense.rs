@@ -95,11 +95,14 @@ impl Hash for IdSet {
 #[derive(Debug, Clone, Default)]
 pub(super) struct IdSet {
     words: Vec<u64>,
+    /// How many ids are in the set (what the bits say; not hashed separately).
+    len: usize,
 }
 
 impl IdSet {
     pub(super) fn clear(&mut self) {
         self.words.clear();
+        self.len = 0;
     }
 
     pub(super) fn insert(&mut self, id: OpId) {
@@ -107,14 +110,21 @@ impl IdSet {
         if self.words.len() <= w {
             self.words.resize(w + 1, 0);
         }
+        self.len += usize::from(self.words[w] & (1 << b) == 0);
         self.words[w] |= 1 << b;
     }
 
     pub(super) fn remove(&mut self, id: OpId) {
         let (w, b) = (id.0 as usize / 64, id.0 % 64);
         if let Some(word) = self.words.get_mut(w) {
+            self.len -= usize::from(*word & (1 << b) != 0);
             *word &= !(1 << b);
         }
+    }
+
+    /// How many ids are in the set.
+    pub(super) fn len(&self) -> usize {
+        self.len
     }
 
     /// The ids in the set, ascending.
@@ -166,7 +176,12 @@ mod tests {
         }
         s.remove(OpId(63));
         assert_eq!(s.iter().map(|i| i.0).collect::<Vec<_>>(), [0, 3, 64, 130]);
+        assert_eq!(s.len(), 4);
+        s.insert(OpId(3));
+        s.remove(OpId(63));
+        assert_eq!(s.len(), 4);
         s.retain(|id| id.0 % 2 == 0);
         assert_eq!(s.iter().map(|i| i.0).collect::<Vec<_>>(), [0, 64, 130]);
+        assert_eq!(s.len(), 3);
     }
 }

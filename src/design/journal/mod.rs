@@ -236,6 +236,11 @@ impl Journal {
         self.ops.values()
     }
 
+    /// How many operations are neither settled nor escalated.
+    pub fn unresolved_count(&self) -> usize {
+        self.unresolved.len()
+    }
+
     /// The operations that are neither settled nor escalated, oldest first.
     pub fn unresolved(&self) -> impl Iterator<Item = &Operation> {
         self.unresolved.iter().filter_map(|id| self.ops.get(&id))
