@@ -6,6 +6,7 @@
 
 mod check;
 mod explore;
+mod model_info;
 mod progress;
 mod report;
 mod run;
@@ -73,6 +74,13 @@ enum Command {
     Replay(ReplayArgs),
     /// List the built-in executor designs.
     Designs,
+    /// List the built-in provider presets: dedup, key scope, retention, source.
+    Presets,
+    /// Print the effective model of a file: every field, and whether the file, the provider
+    /// preset or the default sets it.
+    ShowModel(model_info::ShowModelArgs),
+    /// Print the JSON Schema of model files (committed as models/schema.json).
+    Schema(model_info::SchemaArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -408,13 +416,10 @@ fn execute(command: Command) -> Result<(), CliError> {
         Command::Report(a) => report::report(a),
         Command::Trace(a) => trace(a),
         Command::Replay(a) => replay(a),
-        Command::Designs => {
-            let mut text = String::new();
-            for d in design::all() {
-                text.push_str(&format!("{:<24} {}\n", d.name(), d.summary()));
-            }
-            emit(&text)
-        }
+        Command::Designs => model_info::designs(),
+        Command::Presets => model_info::presets(),
+        Command::ShowModel(a) => model_info::show_model(a),
+        Command::Schema(a) => model_info::schema(a),
     }
 }
 
