@@ -163,12 +163,16 @@ impl SchemaWalk {
     /// What a value described by `s` looks like, with an example: `an array such as
     /// [{"drop_reply": {"attempt": 1}}]`. None when the schema gives no example.
     pub(crate) fn shape(&self, s: &Value) -> Option<String> {
-        let example = s
-            .get("examples")
-            .or_else(|| self.resolve(s).0.get("examples"))
-            .and_then(Value::as_array)?;
-        let examples: Vec<String> = example.iter().map(compact).collect();
+        let examples = self.examples(s);
+        if examples.is_empty() {
+            return None;
+        }
+        let examples: Vec<String> = examples.iter().map(compact).collect();
         let (r, name) = self.resolve(s);
+        let integer = match r.get("format").and_then(Value::as_str) {
+            Some("uint32") => "a non-negative integer no larger than 4294967295",
+            _ => "a non-negative integer",
+        };
         let what = match (name, r.get("type").and_then(Value::as_str)) {
             (Some("Range"), _) => "a duration in milliseconds or {\"min\": .., \"max\": ..}",
             (Some("Ratio"), _) => "a probability",
@@ -177,7 +181,7 @@ impl SchemaWalk {
             (Some("Fault"), _) => "a one-key object",
             (_, Some("array")) => "an array",
             (_, Some("object")) => "an object",
-            (_, Some("integer")) => "a non-negative integer",
+            (_, Some("integer")) => integer,
             (_, Some("string")) => "a string",
             (_, Some("boolean")) => "true or false",
             _ if self.object(s).is_some() => "an object",
@@ -186,15 +190,47 @@ impl SchemaWalk {
         Some(format!("{what} such as {}", examples.join(" or ")))
     }
 
-    /// Every required member missing from `value` (and from the objects inside it), as
-    /// (path of the object, member name, the member's description).
-    pub(crate) fn missing(&self, value: &Value) -> Vec<(String, String, String)> {
+    /// The examples of `s`: its own, its definition's, or for an object with required
+    /// fields, one made of theirs.
+    fn examples(&self, s: &Value) -> Vec<Value> {
+        let own = s
+            .get("examples")
+            .or_else(|| self.resolve(s).0.get("examples"))
+            .and_then(Value::as_array);
+        if let Some(e) = own {
+            return e.clone();
+        }
+        if let Some(v) = s.get("enum").or_else(|| self.resolve(s).0.get("enum")) {
+            return v.as_array().into_iter().flatten().take(2).cloned().collect();
+        }
+        let required = self.required(s);
+        if required.is_empty() {
+            return Vec::new();
+        }
+        let mut example = serde_json::Map::new();
+        for name in required {
+            let Some(first) = self
+                .property(s, name)
+                .map(|p| self.examples(p))
+                .and_then(|e| e.into_iter().next())
+            else {
+                return Vec::new();
+            };
+            example.insert(name.to_string(), first);
+        }
+        vec![Value::Object(example)]
+    }
+
+    /// What the schema finds wrong in `value` without reading it into the types: every
+    /// required member missing (at the object that lacks it) and every value of the wrong
+    /// JSON type (which is not looked into further).
+    pub(crate) fn findings(&self, value: &Value) -> Vec<Finding> {
         let mut out = Vec::new();
-        self.missing_in(&mut out, "", value, &self.root);
+        self.findings_in(&mut out, "", value, &self.root);
         out
     }
 
-    fn missing_in(&self, out: &mut Vec<(String, String, String)>, path: &str, v: &Value, s: &Value) {
+    fn findings_in(&self, out: &mut Vec<Finding>, path: &str, v: &Value, s: &Value) {
         let join = |k: &str| {
             if path.is_empty() {
                 k.to_string()
@@ -202,6 +238,16 @@ impl SchemaWalk {
                 format!("{path}.{k}")
             }
         };
+        if let Some(types) = self.types(s) {
+            if !types.iter().any(|t| json_type_matches(t, v)) {
+                let expected = self.shape(s).unwrap_or_else(|| types.join(" or "));
+                out.push(Finding::WrongType {
+                    path: path.to_string(),
+                    message: format!("invalid type: {}, expected {expected}", unexpected(v)),
+                });
+                return;
+            }
+        }
         match v {
             Value::Object(members) => {
                 // In a choice between objects (a fault), the branch is the member's name:
@@ -209,31 +255,64 @@ impl SchemaWalk {
                 if !self.is_choice_of_objects(s) {
                     for name in self.required(s) {
                         if !members.contains_key(name) {
+                            let shape = self
+                                .property(s, name)
+                                .and_then(|p| self.shape(p))
+                                .map(|x| format!(" ({x})"))
+                                .unwrap_or_default();
                             let description = self
                                 .property(s, name)
                                 .and_then(|p| p.get("description"))
                                 .and_then(Value::as_str)
                                 .unwrap_or_default();
-                            let at = if path.is_empty() { "(root)" } else { path };
-                            out.push((at.to_string(), name.to_string(), description.to_string()));
+                            let object = if path.is_empty() { "(root)" } else { path };
+                            out.push(Finding::Missing {
+                                object: object.to_string(),
+                                message: format!("missing field `{name}`{shape}: {description}"),
+                            });
                         }
                     }
                 }
                 for (k, x) in members {
                     if let Some(sub) = self.property(s, k) {
-                        self.missing_in(out, &join(k), x, sub);
+                        self.findings_in(out, &join(k), x, sub);
                     }
                 }
             }
             Value::Array(items) => {
                 if let Some(sub) = self.items(s) {
                     for (i, x) in items.iter().enumerate() {
-                        self.missing_in(out, &format!("{path}[{i}]"), x, sub);
+                        self.findings_in(out, &format!("{path}[{i}]"), x, sub);
                     }
                 }
             }
             _ => {}
         }
+    }
+
+    /// The JSON types a value described by `s` may have; None when the schema does not say.
+    fn types(&self, s: &Value) -> Option<Vec<String>> {
+        let (r, _) = self.resolve(s);
+        match r.get("type") {
+            Some(Value::String(t)) => return Some(vec![t.clone()]),
+            Some(Value::Array(ts)) => {
+                return Some(ts.iter().filter_map(|t| t.as_str().map(String::from)).collect());
+            }
+            _ => {}
+        }
+        let mut all = Vec::new();
+        let mut any = false;
+        for k in ["anyOf", "oneOf"] {
+            for b in r.get(k).and_then(Value::as_array).into_iter().flatten() {
+                any = true;
+                for t in self.types(b)? {
+                    if !all.contains(&t) {
+                        all.push(t);
+                    }
+                }
+            }
+        }
+        if any { Some(all) } else { None }
     }
 
     fn is_choice_of_objects(&self, s: &Value) -> bool {
@@ -248,6 +327,37 @@ impl SchemaWalk {
     }
 }
 
+/// A problem the schema finds in a model's JSON before serde reads it.
+pub(crate) enum Finding {
+    /// A required member is absent from the object at `object`.
+    Missing { object: String, message: String },
+    /// The value at `path` has the wrong JSON type.
+    WrongType { path: String, message: String },
+}
+
+fn json_type_matches(t: &str, v: &Value) -> bool {
+    match (t, v) {
+        ("null", Value::Null) | ("boolean", Value::Bool(_)) | ("string", Value::String(_)) => true,
+        ("array", Value::Array(_)) | ("object", Value::Object(_)) => true,
+        ("number", Value::Number(_)) => true,
+        ("integer", Value::Number(n)) => n.is_u64() || n.is_i64(),
+        _ => false,
+    }
+}
+
+/// A value as serde names what it did not expect: `integer `2``, `map`, `sequence`.
+fn unexpected(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
+        Value::Number(n) => format!("integer `{n}`"),
+        Value::String(s) => format!("string {}", Value::from(s.as_str())),
+        Value::Array(_) => "sequence".into(),
+        Value::Object(_) => "map".into(),
+    }
+}
+
 /// One-line JSON with a space after `:` and `,`.
 pub(crate) fn compact(v: &Value) -> String {
     match v {
@@ -256,8 +366,13 @@ pub(crate) fn compact(v: &Value) -> String {
             format!("[{}]", items.join(", "))
         }
         Value::Object(m) => {
-            let members: Vec<String> = m
-                .iter()
+            // A range reads min first.
+            let mut members: Vec<(&String, &Value)> = m.iter().collect();
+            if m.len() == 2 && m.contains_key("min") && m.contains_key("max") {
+                members.reverse();
+            }
+            let members: Vec<String> = members
+                .into_iter()
                 .map(|(k, v)| format!("{}: {}", Value::from(k.as_str()), compact(v)))
                 .collect();
             format!("{{{}}}", members.join(", "))
@@ -269,4 +384,18 @@ pub(crate) fn compact(v: &Value) -> String {
 /// The defaults table of the README's model reference: one row per field.
 pub fn defaults_markdown() -> String {
     String::from("TODO\n")
+}
+
+/// Whether the file at `path` is a JSON Schema (such as `models/schema.json`) rather than a
+/// model: commands that take many model files (`check models/*.json`) pass over it.
+pub fn is_schema_file(path: &std::path::Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&text) else {
+        return false;
+    };
+    o.get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.starts_with("http://json-schema.org/"))
 }

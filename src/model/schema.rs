@@ -70,6 +70,7 @@ pub struct Model {
 #[serde(deny_unknown_fields)]
 pub struct ExploreBound {
     /// Most non-default fault choices (a lost message, a crash, a provider error...) per run.
+    #[schemars(example = 2)]
     pub max_faults: u32,
     /// Most runs of the search; it stops there, incomplete.
     #[serde(default = "default_explore_runs")]
@@ -581,18 +582,22 @@ pub enum Fault {
     /// The request of this attempt never reaches the provider.
     DropRequest {
         /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
     },
     /// The reply to this attempt is lost (after the provider processed it).
     DropReply {
         /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
     },
     /// The worker handling this attempt crashes at `point`.
     CrashWorker {
         /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
         /// Where the worker crashes: `before_dispatch`, `after_send` or `after_reply`.
+        #[schemars(example = &"after_send")]
         point: CrashPoint,
         /// Only if this worker handles the attempt.
         #[serde(default)]
@@ -601,35 +606,44 @@ pub enum Fault {
     /// The provider crashes while processing this attempt.
     CrashProvider {
         /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
     },
     /// Processing of this attempt takes exactly this long (a delayed success).
     SlowProcessing {
         /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
         /// How long the provider processes it.
+        #[schemars(example = 30_000)]
         ms: Millis,
     },
     /// This attempt is sent to another region (a client failover).
     Reroute {
         /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
         /// The region it is sent to instead.
+        #[schemars(example = 1)]
         region: u32,
     },
     /// The provider refuses this create on its merits (400); nothing is done.
     Reject {
         /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
     },
     /// A component is frozen: its events in `[from_ms, from_ms + duration_ms)` wait until
     /// the end of the pause.
     Pause {
         /// What is frozen: `agent`, `executor` or `provider`.
+        #[schemars(example = &"provider")]
         component: Paused,
         /// When the pause starts.
+        #[schemars(example = 0)]
         from_ms: Millis,
         /// How long it lasts.
+        #[schemars(example = 5_000)]
         duration_ms: Millis,
         /// With `component: executor`: only this worker stalls (a long GC pause, a frozen
         /// VM), while the others go on.
