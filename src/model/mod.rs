@@ -194,12 +194,25 @@ fn parse(text: &str) -> Result<Model, Vec<Problem>> {
     if serde.message.starts_with("missing field") && !problems.is_empty() {
         // One of those the schema found.
     } else if let Some(i) = problems.iter().position(found) {
-        problems[i] = serde;
+        // serde points at the last character it read: the end of a scalar, but the blank
+        // before an object or an array it refused without reading; the schema's position,
+        // the value's start, is kept for those.
+        if !char_at(text, serde.line, serde.column).is_some_and(char::is_whitespace) {
+            problems[i].line = serde.line;
+            problems[i].column = serde.column;
+        }
+        problems[i].message = serde.message;
     } else {
         problems.push(serde);
     }
     problems.sort_by_key(|p| (p.line, p.column));
     Err(problems)
+}
+
+/// The character at a 1-based line and column.
+fn char_at(text: &str, line: usize, column: usize) -> Option<char> {
+    let l = text.split('\n').nth(line.checked_sub(1)?)?;
+    l.get(column.checked_sub(1)?..)?.chars().next()
 }
 
 /// What the schema finds in the text (when it is JSON): every required field absent, at the

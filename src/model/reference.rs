@@ -165,7 +165,14 @@ impl SchemaWalk {
     pub(crate) fn shape(&self, s: &Value) -> Option<String> {
         let examples = self.examples(s);
         if examples.is_empty() {
-            return None;
+            // Without an example, an object names its fields.
+            let fields: Vec<String> = self
+                .properties(s)
+                .into_iter()
+                .map(|(k, _)| format!("`{k}`"))
+                .collect();
+            return (!fields.is_empty())
+                .then(|| format!("an object with the fields {}", fields.join(", ")));
         }
         let examples: Vec<String> = examples.iter().map(compact).collect();
         let (r, name) = self.resolve(s);

@@ -39,12 +39,15 @@ pub struct Model {
     pub agent: AgentModel,
     /// Settings of the executor, shared by every design of the model.
     #[serde(default)]
+    #[schemars(example = json!({"attempts": 3, "timeout_ms": 5000}))]
     pub executor: ExecutorModel,
     /// The processes that run the executor.
     #[serde(default)]
+    #[schemars(example = json!({"count": 2, "journal": "durable"}))]
     pub workers: WorkersModel,
     /// Each request and reply.
     #[serde(default)]
+    #[schemars(example = json!({"latency_ms": {"min": 5, "max": 80}, "reply_loss": "1/10"}))]
     pub network: NetworkModel,
     /// The remote API and its idempotency contract: a preset name, a preset with changed
     /// knobs, or every knob written out.
