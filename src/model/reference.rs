@@ -13,7 +13,30 @@ pub fn schema() -> Value {
         o.insert("title".into(), "retrylab model".into());
     }
     unwrap_descriptions(&mut root);
+    describe_fault_kinds(&mut root);
+    // `$schema` is read and never written: not a reason to mark it write-only for editors.
+    if let Some(Value::Object(o)) = root.pointer_mut("/properties/$schema") {
+        o.remove("writeOnly");
+    }
     root
+}
+
+/// A fault is a one-key object: its key gets the description of its kind, which editors show
+/// on the key.
+fn describe_fault_kinds(root: &mut Value) {
+    let Some(Value::Array(kinds)) = root.pointer_mut("/definitions/Fault/oneOf") else {
+        return;
+    };
+    for kind in kinds {
+        let description = kind.get("description").cloned();
+        if let (Some(d), Some(Value::Object(p))) = (description, kind.get_mut("properties")) {
+            for body in p.values_mut() {
+                if let Value::Object(b) = body {
+                    b.entry("description").or_insert(d.clone());
+                }
+            }
+        }
+    }
 }
 
 /// Doc comments arrive with their line breaks; a description is one paragraph.
@@ -388,9 +411,181 @@ pub(crate) fn compact(v: &Value) -> String {
     }
 }
 
-/// The defaults table of the README's model reference: one row per field.
+/// The defaults table of the README's model reference (`retrylab schema --markdown`): one
+/// row per field, in the order the types declare them, with its kind, its default (or
+/// "required") and its description, all read from [`schema`].
 pub fn defaults_markdown() -> String {
-    String::from("TODO\n")
+    let walk = SchemaWalk::new();
+    let mut rows = Vec::new();
+    walk.rows(&mut rows, "", &declared_order(), walk.root());
+    let mut out = String::from("| field | kind | default | what it is |\n|---|---|---|---|\n");
+    for [field, kind, default, description] in rows {
+        out.push_str(&format!(
+            "| {field} | {kind} | {default} | {} |\n",
+            description.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// The fields of a model as serde writes them: in the order the types declare them.
+fn declared_order() -> super::effective::Ordered {
+    const SMALLEST: &str = r#"{"name": "", "horizon_ms": 1, "designs": [], "workload": {"intents": 1},
+        "agent": {"tool_timeout_ms": 1, "max_calls": 1, "on_failure": {}, "on_unknown": {}},
+        "provider": {"dedup": "none"}}"#;
+    let model: Model = serde_json::from_str(SMALLEST).expect("the smallest model reads");
+    super::effective::Ordered::of(&model)
+}
+
+impl SchemaWalk {
+    fn rows(
+        &self,
+        out: &mut Vec<[String; 4]>,
+        prefix: &str,
+        order: &super::effective::Ordered,
+        s: &Value,
+    ) {
+        use super::effective::Ordered;
+        let mut names: Vec<String> = match order {
+            Ordered::Object(m) => m.iter().map(|(k, _)| k.clone()).collect(),
+            _ => Vec::new(),
+        };
+        let properties = self.properties(s);
+        // Fields serde does not write (`$schema`, a provider's `preset`) or leaves out at their
+        // default: `$schema` and `preset` first, the others last.
+        for (k, _) in &properties {
+            if !names.contains(k) {
+                if k.starts_with('$') || k == "preset" {
+                    names.insert(0, k.clone());
+                } else {
+                    names.push(k.clone());
+                }
+            }
+        }
+        let required = self.required(s);
+        for name in names {
+            let Some(p) = properties.iter().find(|(k, _)| *k == name).map(|(_, p)| *p) else {
+                continue;
+            };
+            let field = format!("{prefix}{name}");
+            let sub = match order {
+                Ordered::Object(m) => m.iter().find(|(k, _)| *k == name).map(|(_, v)| v),
+                _ => None,
+            };
+            let section = self
+                .object(p)
+                .filter(|o| o.get("properties").is_some() && self.resolve(p).1 != Some("Fault"));
+            if let (Some(o), Some(sub)) = (section, sub) {
+                let description = p.get("description").and_then(Value::as_str).unwrap_or_default();
+                out.push([
+                    format!("**`{field}`**"),
+                    "section".into(),
+                    String::new(),
+                    description.to_string(),
+                ]);
+                self.rows(out, &format!("{field}."), sub, o);
+                continue;
+            }
+            let default = if required.contains(&name.as_str()) {
+                "required".to_string()
+            } else {
+                p.get("default").map(show_default).unwrap_or_default()
+            };
+            let description = p.get("description").and_then(Value::as_str).unwrap_or_default();
+            out.push([format!("`{field}`"), self.kind(&name, p), default, description.to_string()]);
+            if name == "faults" {
+                self.fault_rows(out, p);
+            }
+        }
+    }
+
+    /// One row per kind of fault.
+    fn fault_rows(&self, out: &mut Vec<[String; 4]>, faults: &Value) {
+        let Some(fault) = self.items(faults) else {
+            return;
+        };
+        let (r, _) = self.resolve(fault);
+        for b in r.get("oneOf").and_then(Value::as_array).into_iter().flatten() {
+            let Some((kind, body)) = b
+                .get("properties")
+                .and_then(Value::as_object)
+                .and_then(|p| p.iter().next())
+            else {
+                continue;
+            };
+            let fields: Vec<String> = self
+                .properties(body)
+                .into_iter()
+                .map(|(k, _)| {
+                    if self.required(body).contains(&k.as_str()) {
+                        format!("`{k}`")
+                    } else {
+                        format!("`{k}`?")
+                    }
+                })
+                .collect();
+            let description = b.get("description").and_then(Value::as_str).unwrap_or_default();
+            out.push([
+                format!("`faults[]`: `{kind}`"),
+                format!("fault: {}", fields.join(", ")),
+                String::new(),
+                description.to_string(),
+            ]);
+        }
+    }
+
+    /// A short name of what a field holds: `ms`, `range`, `probability`, `a` / `b`...
+    fn kind(&self, name: &str, s: &Value) -> String {
+        let (r, def) = self.resolve(s);
+        match def {
+            Some("Range") => return "range (ms)".into(),
+            Some("Ratio") => return "probability".into(),
+            Some("Provider") => return "preset or object".into(),
+            _ => {}
+        }
+        let values: Vec<String> = r
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b.get("const").and_then(Value::as_str))
+            .map(|c| format!("`{c}`"))
+            .collect();
+        if !values.is_empty() {
+            return values.join(" / ");
+        }
+        let types = self.types(s).unwrap_or_default();
+        let optional = types.iter().any(|t| t == "null");
+        let base = match types.iter().find(|t| *t != "null").map(String::as_str) {
+            Some("integer") if name.ends_with("_ms") => "ms",
+            Some("integer") => "integer",
+            Some("boolean") => "boolean",
+            Some("string") => "string",
+            Some("array") => "array",
+            Some("object") => "object",
+            _ if self.object(s).is_some() => "object",
+            _ => "value",
+        };
+        if optional {
+            format!("{base} or absent")
+        } else {
+            base.into()
+        }
+    }
+}
+
+/// A default as a model would write it: a constant range as its constant, `"0/1"` as `0`,
+/// `null` as absent.
+fn show_default(v: &Value) -> String {
+    match v {
+        Value::Null => "absent".into(),
+        Value::String(s) if s == "0/1" => "`0`".into(),
+        Value::Object(m) if m.len() == 2 && m.get("min").is_some() && m.get("min") == m.get("max") => {
+            format!("`{}`", m["min"])
+        }
+        Value::String(s) if s.is_empty() => "`\"\"`".into(),
+        v => format!("`{}`", compact(v)),
+    }
 }
 
 /// Whether the file at `path` is a JSON Schema (such as `models/schema.json`) rather than a
