@@ -9,7 +9,10 @@
 //!   offending token (the closing quote of a string or key, the last digit of a number, the
 //!   closing brace of an object);
 //! - problems found by the checks after parsing (zero counts, unknown designs, impossible
-//!   faults) point at the first character of the offending value.
+//!   faults) point at the first character of the offending value;
+//! - when parsing fails, the schema of the format finds every missing required field (at the
+//!   closing brace of the object that lacks it) and every value of the wrong JSON type (at
+//!   its first character, or where serde stopped when serde found it too).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -770,7 +773,15 @@ fn missing_fields_inside_a_fault_and_an_explore_bound() {
 #[test]
 fn wrong_shapes_name_the_expected_shape_with_an_example() {
     // (edit from, edit to, path, line:column, text there, message)
-    let cases: [(&str, &str, &str, (usize, usize), &str, &str); 7] = [
+    let cases: [(&str, &str, &str, (usize, usize), &str, &str); 8] = [
+        (
+            "\"count\": 1",
+            "\"count\": 1, \"journal\": 3",
+            "workers.journal",
+            (14, 39),
+            "3 }",
+            "invalid type: integer `3`, expected one of \"durable\", \"volatile\"",
+        ),
         (
             "[{ \"drop_reply\": { \"attempt\": 1 } }]",
             "{ \"drop_reply\": { \"attempt\": 1 } }",

@@ -187,13 +187,15 @@ fn parse(text: &str) -> Result<Model, Vec<Problem>> {
     let walk = reference::SchemaWalk::new();
     let mut problems = schema_problems(text, &walk);
     let serde = teach(problem, &walk);
-    // serde's own problem unless the schema found it too (the same missing field, the same
-    // wrong type: serde's position is then replaced by the start of the value).
+    // serde's own problem unless the schema found it too: the same missing field, or a
+    // wrong type at the same path (which serde may word as a bare "expected value").
     let wrong_type = |p: &Problem| p.message.starts_with("invalid type");
-    let found = |p: &Problem| p.path == serde.path && wrong_type(p) && wrong_type(&serde);
     if serde.message.starts_with("missing field") && !problems.is_empty() {
         // One of those the schema found.
-    } else if let Some(i) = problems.iter().position(found) {
+    } else if let Some(i) = problems
+        .iter()
+        .position(|p| p.path == serde.path && wrong_type(p))
+    {
         // serde points at the last character it read: the end of a scalar, but the blank
         // before an object or an array it refused without reading; the schema's position,
         // the value's start, is kept for those.
@@ -201,7 +203,9 @@ fn parse(text: &str) -> Result<Model, Vec<Problem>> {
             problems[i].line = serde.line;
             problems[i].column = serde.column;
         }
-        problems[i].message = serde.message;
+        if wrong_type(&serde) {
+            problems[i].message = serde.message;
+        }
     } else {
         problems.push(serde);
     }

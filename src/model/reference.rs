@@ -186,6 +186,11 @@ impl SchemaWalk {
     /// What a value described by `s` looks like, with an example: `an array such as
     /// [{"drop_reply": {"attempt": 1}}]`. None when the schema gives no example.
     pub(crate) fn shape(&self, s: &Value) -> Option<String> {
+        let values = self.enum_values(s);
+        if !values.is_empty() {
+            let values: Vec<String> = values.iter().map(|v| format!("\"{v}\"")).collect();
+            return Some(format!("one of {}", values.join(", ")));
+        }
         let examples = self.examples(s);
         if examples.is_empty() {
             // Without an example, an object names its fields.
@@ -218,6 +223,18 @@ impl SchemaWalk {
             _ => "a value",
         };
         Some(format!("{what} such as {}", examples.join(" or ")))
+    }
+
+    /// The values of an enumeration (`"durable"`, `"volatile"`), in declaration order.
+    fn enum_values<'a>(&'a self, s: &'a Value) -> Vec<&'a str> {
+        let (r, _) = self.resolve(s);
+        r.get("oneOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|b| b.get("const").and_then(Value::as_str))
+            .collect::<Option<Vec<&str>>>()
+            .unwrap_or_default()
     }
 
     /// The examples of `s`: its own, its definition's, or for an object with required
@@ -600,4 +617,65 @@ pub fn is_schema_file(path: &std::path::Path) -> bool {
     o.get("$schema")
         .and_then(Value::as_str)
         .is_some_and(|s| s.starts_with("http://json-schema.org/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every bundled model file (not the presets, not the schema).
+    fn bundled() -> Vec<std::path::PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+        let mut out = Vec::new();
+        for dir in ["", "windows", "bad", "guarantees"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "json") && !p.ends_with("schema.json") {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn the_schema_finds_nothing_wrong_in_the_bundled_models() {
+        let walk = SchemaWalk::new();
+        let files = bundled();
+        assert!(files.len() > 40);
+        for path in files {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let found: Vec<String> = walk
+                .findings(&v)
+                .into_iter()
+                .map(|f| match f {
+                    Finding::Missing { object, message } | Finding::WrongType { path: object, message } => {
+                        format!("{object}: {message}")
+                    }
+                })
+                .collect();
+            assert!(found.is_empty(), "{}: {found:?}", path.display());
+        }
+    }
+
+    #[test]
+    fn schema_paths_reach_every_kind_of_field() {
+        let walk = SchemaWalk::new();
+        for (path, what) in [
+            ("faults", "an array such as"),
+            ("faults[3].crash_worker", "an object such as {\"attempt\": 1, \"point\": \"after_send\"}"),
+            ("provider", "a preset name or a provider object such as \"stripe_v1\""),
+            ("provider.processing_ms", "a duration in milliseconds"),
+            ("network.reply_loss", "a probability such as \"1/20\""),
+            ("expect.same_key.hold[0]", "a property name such as \"no_duplicate\""),
+            ("expect.same_key", "an object with the fields `hold`, `violate`"),
+            ("workers.journal", "one of \"durable\", \"volatile\""),
+        ] {
+            let s = walk.at(path).unwrap_or_else(|| panic!("{path}"));
+            let shape = walk.shape(s).unwrap_or_else(|| panic!("{path} has no shape"));
+            assert!(shape.starts_with(what), "{path}: {shape}");
+        }
+        assert!(walk.at("provider.nope").is_none());
+    }
 }
