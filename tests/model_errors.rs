@@ -718,7 +718,9 @@ fn every_missing_required_field_is_reported_at_once() {
         "agent",
         (8, 3),
         "},",
-        &["missing field `max_calls` (a non-negative integer no larger than 4294967295 such as 3): Most tool calls the agent makes for one intent"],
+        &[
+            "missing field `max_calls` (a non-negative integer no larger than 4294967295 such as 3): Most tool calls the agent makes for one intent",
+        ],
     );
     assert_problem(
         &text,
@@ -726,7 +728,9 @@ fn every_missing_required_field_is_reported_at_once() {
         "agent",
         (8, 3),
         "},",
-        &["missing field `on_failure` (an object such as {\"replan\": 1}): Reaction weights after a definite failure."],
+        &[
+            "missing field `on_failure` (an object such as {\"replan\": 1}): Reaction weights after a definite failure.",
+        ],
     );
     assert_problem(
         &text,
@@ -734,7 +738,9 @@ fn every_missing_required_field_is_reported_at_once() {
         "(root)",
         (19, 1),
         "}",
-        &["missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time"],
+        &[
+            "missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time",
+        ],
     );
     assert_problem(
         &text,
@@ -749,7 +755,10 @@ fn every_missing_required_field_is_reported_at_once() {
 #[test]
 fn missing_fields_inside_a_fault_and_an_explore_bound() {
     let text = edit("{ \"attempt\": 1 }", "{}");
-    let text = format!("{}, \"explore\": {{ \"max_runs\": 5 }} }}\n", text.trim_end().trim_end_matches('}').trim_end());
+    let text = format!(
+        "{}, \"explore\": {{ \"max_runs\": 5 }} }}\n",
+        text.trim_end().trim_end_matches('}').trim_end()
+    );
     let ps = problems(&text);
     assert_eq!(ps.len(), 2, "{ps:?}\n{text}");
     assert_problem(
@@ -758,7 +767,9 @@ fn missing_fields_inside_a_fault_and_an_explore_bound() {
         "faults[0].drop_reply",
         (22, 31),
         "} }]",
-        &["missing field `attempt` (a non-negative integer no larger than 4294967295 such as 1): The create request, numbered from 1 across the run."],
+        &[
+            "missing field `attempt` (a non-negative integer no larger than 4294967295 such as 1): The create request, numbered from 1 across the run.",
+        ],
     );
     assert_problem(
         &text,
@@ -766,14 +777,17 @@ fn missing_fields_inside_a_fault_and_an_explore_bound() {
         "explore",
         (22, 64),
         "} }",
-        &["missing field `max_faults` (a non-negative integer no larger than 4294967295 such as 2)"],
+        &[
+            "missing field `max_faults` (a non-negative integer no larger than 4294967295 such as 2)",
+        ],
     );
 }
 
 #[test]
 fn wrong_shapes_name_the_expected_shape_with_an_example() {
-    // (edit from, edit to, path, line:column, text there, message)
-    let cases: [(&str, &str, &str, (usize, usize), &str, &str); 8] = [
+    /// (edit from, edit to, path, line:column, text there, message)
+    type Case<'a> = (&'a str, &'a str, &'a str, (usize, usize), &'a str, &'a str);
+    let cases: [Case; 8] = [
         (
             "\"count\": 1",
             "\"count\": 1, \"journal\": 3",
@@ -856,16 +870,30 @@ fn wrong_shapes_after_a_missing_field_are_reported_too() {
     let text = edited(&text, "[{ \"drop_reply\": { \"attempt\": 1 } }]", "{}");
     let text = edited(&text, "\"reply_loss\": 0", "\"reply_loss\": [0]");
     let ps = problems(&text);
-    let located: Vec<(&str, usize, usize)> =
-        ps.iter().map(|p| (p.path.as_str(), p.line, p.column)).collect();
+    let located: Vec<(&str, usize, usize)> = ps
+        .iter()
+        .map(|p| (p.path.as_str(), p.line, p.column))
+        .collect();
     assert_eq!(
         located,
-        [("agent", 11, 3), ("network.reply_loss", 14, 69), ("faults", 21, 13)],
+        [
+            ("agent", 11, 3),
+            ("network.reply_loss", 14, 69),
+            ("faults", 21, 13)
+        ],
         "{ps:?}"
     );
     assert!(ps[0].message.starts_with("missing field `max_calls`"));
-    assert!(ps[1].message.starts_with("invalid type: sequence, expected a probability such as"));
-    assert!(ps[2].message.starts_with("invalid type: map, expected an array such as"));
+    assert!(
+        ps[1]
+            .message
+            .starts_with("invalid type: sequence, expected a probability such as")
+    );
+    assert!(
+        ps[2]
+            .message
+            .starts_with("invalid type: map, expected an array such as")
+    );
 }
 
 #[test]
@@ -880,8 +908,12 @@ fn cli_missing_fields_each_on_its_own_line() {
     assert_eq!(
         lines,
         [
-            format!("{f}:21:1: (root): missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time; whatever is still open then is unresolved."),
-            format!("{f}:21:1: (root): missing field `workload` (an object such as {{\"intents\": 1}}): Intents arriving over time."),
+            format!(
+                "{f}:21:1: (root): missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time; whatever is still open then is unresolved."
+            ),
+            format!(
+                "{f}:21:1: (root): missing field `workload` (an object such as {{\"intents\": 1}}): Intents arriving over time."
+            ),
         ],
         "{stderr}"
     );

@@ -112,8 +112,8 @@ fn every_field_has_a_description_and_every_optional_field_a_default() {
             assert!(!d.contains('\n'), "{name}: `{field}`: {d:?}");
             // A fault's kind is its one required key; the rest either is required or has a
             // default. The provider's `preset` has none: without it, `dedup` is required.
-            let fault_kind = o["properties"].as_object().unwrap().len() == 1
-                && required == [field.as_str()];
+            let fault_kind =
+                o["properties"].as_object().unwrap().len() == 1 && required == [field.as_str()];
             if !required.contains(&field.as_str()) && field != "preset" && !fault_kind {
                 assert!(
                     p.get("default").is_some(),
@@ -129,7 +129,10 @@ fn every_field_has_a_description_and_every_optional_field_a_default() {
 fn schema_describes_what_the_hand_written_readers_accept() {
     let s = schema();
     let d = &s["definitions"];
-    assert_eq!(d["Range"]["examples"], serde_json::json!([50, {"min": 20, "max": 300}]));
+    assert_eq!(
+        d["Range"]["examples"],
+        serde_json::json!([50, {"min": 20, "max": 300}])
+    );
     assert_eq!(d["Ratio"]["examples"], serde_json::json!(["1/20", 0.05, 0]));
     assert_eq!(
         d["Property"]["examples"],
@@ -227,8 +230,13 @@ fn readme() -> String {
 fn readme_defaults_table_is_current() {
     let readme = readme();
     let begin = "<!-- defaults:begin -->\n";
-    let start = readme.find(begin).expect("the defaults table's begin marker") + begin.len();
-    let end = readme.find("<!-- defaults:end -->").expect("its end marker");
+    let start = readme
+        .find(begin)
+        .expect("the defaults table's begin marker")
+        + begin.len();
+    let end = readme
+        .find("<!-- defaults:end -->")
+        .expect("its end marker");
     assert!(
         readme[start..end] == defaults_markdown(),
         "the README's defaults table is stale: replace the lines between the markers with the output of\n  cargo run --release -- schema --markdown"
@@ -249,7 +257,9 @@ fn readme_defaults_table_is_current() {
 #[test]
 fn readme_complete_model_loads_and_runs() {
     let readme = readme();
-    let at = readme.find("A complete model:").expect("the complete model");
+    let at = readme
+        .find("A complete model:")
+        .expect("the complete model");
     let start = readme[at..].find("```json\n").unwrap() + at + "```json\n".len();
     let end = readme[start..].find("```").unwrap() + start;
     let m = Model::from_json(&readme[start..end], "README.md").unwrap_or_else(|e| panic!("{e}"));
@@ -301,8 +311,14 @@ fn show_model_prints_every_field_and_where_it_comes_from() {
         ("provider.key_scope = \"tenant\"", "preset stripe_v1"),
         ("provider.retention_ms = 86400000", "preset stripe_v1"),
         ("provider.retention_max_ms = 259200000", "preset stripe_v1"),
-        ("provider.retention_from = \"first_request\"", "preset stripe_v1"),
-        ("provider.after_expiry = \"new_request\"", "preset stripe_v1"),
+        (
+            "provider.retention_from = \"first_request\"",
+            "preset stripe_v1",
+        ),
+        (
+            "provider.after_expiry = \"new_request\"",
+            "preset stripe_v1",
+        ),
         ("provider.in_progress_expiry_ms = null", "default"),
         ("provider.atomicity = \"atomic\"", "preset stripe_v1"),
         ("provider.in_flight = \"reject\"", "preset stripe_v1"),
@@ -323,9 +339,20 @@ fn show_model_prints_every_field_and_where_it_comes_from() {
         expected.push(line(field, origin));
     }
     let notes: Vec<&str> = lines[from + 6..notes_end].to_vec();
-    assert!(notes.iter().all(|l| l.starts_with("#   ") && l.len() <= 100), "{notes:?}");
-    assert!(notes[0].starts_with("#   Keys are per account."), "{notes:?}");
-    let mut got: Vec<String> = lines[from..from + 6].iter().map(|l| l.to_string()).collect();
+    assert!(
+        notes
+            .iter()
+            .all(|l| l.starts_with("#   ") && l.len() <= 100),
+        "{notes:?}"
+    );
+    assert!(
+        notes[0].starts_with("#   Keys are per account."),
+        "{notes:?}"
+    );
+    let mut got: Vec<String> = lines[from..from + 6]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
     got.extend(lines[notes_end..=to].iter().map(|l| l.to_string()));
     assert_eq!(got, expected, "{text}");
     // Elsewhere: what the file sets, defaults filled in, faults one per line, ranges read as
@@ -342,7 +369,10 @@ fn show_model_prints_every_field_and_where_it_comes_from() {
         ("explore.max_faults = 2", "set"),
         ("explore.max_runs = 1000000", "default"),
     ] {
-        assert!(lines.contains(&line(field, origin).as_str()), "{field}\n{text}");
+        assert!(
+            lines.contains(&line(field, origin).as_str()),
+            "{field}\n{text}"
+        );
     }
     // No `$schema`: it is not part of the model.
     assert!(!text.contains("$schema"));
@@ -378,7 +408,12 @@ fn show_model_json_lists_the_same_fields() {
         find("executor.lease_ms"),
         &serde_json::json!({"path": "executor.lease_ms", "value": 30000, "from": "default"})
     );
-    assert!(find("provider.notes")["value"].as_str().unwrap().starts_with("Keys are per account."));
+    assert!(
+        find("provider.notes")["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("Keys are per account.")
+    );
     // As many fields as the text shows (source and notes are comment blocks there).
     let shown = stdout_of(&["show-model", "models/windows/retention_expired.json"]);
     let field_lines = shown.lines().filter(|l| l.contains(" = ")).count();
@@ -415,7 +450,11 @@ fn presets_one_line_each() {
 fn designs_fit_100_columns() {
     let text = stdout_of(&["designs"]);
     for line in text.lines() {
-        assert!(line.chars().count() <= 100, "{} columns: {line}", line.len());
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.len()
+        );
     }
     // Every design is named at the start of a line, its summary whole across its lines.
     for d in retrylab::design::all() {
@@ -430,8 +469,15 @@ fn designs_fit_100_columns() {
                 .take_while(|l| l.starts_with(' '))
                 .map(str::trim),
         );
-        assert_eq!(summary.join(" "), d.summary().split_whitespace().collect::<Vec<_>>().join(" "));
+        assert_eq!(
+            summary.join(" "),
+            d.summary().split_whitespace().collect::<Vec<_>>().join(" ")
+        );
     }
     // The old list ran to 108 columns.
-    assert!(retrylab::design::all().iter().any(|d| 25 + d.summary().len() > 100));
+    assert!(
+        retrylab::design::all()
+            .iter()
+            .any(|d| 25 + d.summary().len() > 100)
+    );
 }

@@ -47,8 +47,9 @@ pub(super) fn schema(a: SchemaArgs) -> Result<(), CliError> {
 /// `retrylab show-model FILE`: the effective model and where each value comes from.
 pub(super) fn show_model(a: ShowModelArgs) -> Result<(), CliError> {
     let model = load(&a.model)?;
-    let text = std::fs::read_to_string(&a.model)
-        .map_err(|e| CliError::Input(format!("{}: cannot read the file: {e}", a.model.display())))?;
+    let text = std::fs::read_to_string(&a.model).map_err(|e| {
+        CliError::Input(format!("{}: cannot read the file: {e}", a.model.display()))
+    })?;
     let effective = Effective::of(&model, &text);
     match a.format {
         ShowFormat::Text => emit(&format!(
@@ -104,7 +105,12 @@ fn presets_text() -> String {
 
 /// A retention as a person writes it: `24 h`, `7 d`, `10 min`, or milliseconds.
 fn duration(ms: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1_000, "s")];
+    const UNITS: [(u64, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "min"),
+        (1_000, "s"),
+    ];
     for (unit, name) in UNITS {
         // A day count from two days on: "24 h" reads better than "1 d".
         if ms >= unit * if name == "d" { 2 } else { 1 } && ms % unit == 0 {

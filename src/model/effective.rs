@@ -221,7 +221,12 @@ impl Effective {
         let lines: Vec<(String, String)> = self
             .fields
             .iter()
-            .map(|f| (format!("{} = {}", f.path, f.value.compact()), f.origin.to_string()))
+            .map(|f| {
+                (
+                    format!("{} = {}", f.path, f.value.compact()),
+                    f.origin.to_string(),
+                )
+            })
             .collect();
         let width = lines
             .iter()
@@ -324,7 +329,13 @@ impl Walk {
         }
     }
 
-    fn value(&self, out: &mut Vec<Field>, path: &[String], value: &Ordered, schema: Option<&Value>) {
+    fn value(
+        &self,
+        out: &mut Vec<Field>,
+        path: &[String],
+        value: &Ordered,
+        schema: Option<&Value>,
+    ) {
         let section = schema.filter(|s| self.schema.is_section(s));
         if let (true, Some(name)) = (path == ["provider"], &self.preset) {
             out.push(Field {

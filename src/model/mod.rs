@@ -4,11 +4,11 @@
 //! found it (bad JSON, wrong type, unknown field, negative number) or the checks after parsing
 //! did (impossible or inconsistent values, unknown designs).
 
+pub mod effective;
 mod json_schema;
 pub mod locate;
 pub mod provider;
 pub mod range;
-pub mod effective;
 pub mod reference;
 pub mod schema;
 mod validate;

@@ -109,7 +109,8 @@ impl SchemaWalk {
         if name == Some("Range") {
             return None;
         }
-        if s.get("properties").is_some() || s.get("additionalProperties").is_some_and(Value::is_object)
+        if s.get("properties").is_some()
+            || s.get("additionalProperties").is_some_and(Value::is_object)
         {
             return Some(s);
         }
@@ -248,7 +249,13 @@ impl SchemaWalk {
             return e.clone();
         }
         if let Some(v) = s.get("enum").or_else(|| self.resolve(s).0.get("enum")) {
-            return v.as_array().into_iter().flatten().take(2).cloned().collect();
+            return v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .take(2)
+                .cloned()
+                .collect();
         }
         let required = self.required(s);
         if required.is_empty() {
@@ -343,7 +350,11 @@ impl SchemaWalk {
         match r.get("type") {
             Some(Value::String(t)) => return Some(vec![t.clone()]),
             Some(Value::Array(ts)) => {
-                return Some(ts.iter().filter_map(|t| t.as_str().map(String::from)).collect());
+                return Some(
+                    ts.iter()
+                        .filter_map(|t| t.as_str().map(String::from))
+                        .collect(),
+                );
             }
             _ => {}
         }
@@ -493,7 +504,10 @@ impl SchemaWalk {
                 .object(p)
                 .filter(|o| o.get("properties").is_some() && self.resolve(p).1 != Some("Fault"));
             if let (Some(o), Some(sub)) = (section, sub) {
-                let description = p.get("description").and_then(Value::as_str).unwrap_or_default();
+                let description = p
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 out.push([
                     format!("**`{field}`**"),
                     "section".into(),
@@ -508,8 +522,16 @@ impl SchemaWalk {
             } else {
                 p.get("default").map(show_default).unwrap_or_default()
             };
-            let description = p.get("description").and_then(Value::as_str).unwrap_or_default();
-            out.push([format!("`{field}`"), self.kind(&name, p), default, description.to_string()]);
+            let description = p
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            out.push([
+                format!("`{field}`"),
+                self.kind(&name, p),
+                default,
+                description.to_string(),
+            ]);
             if name == "faults" {
                 self.fault_rows(out, p);
             }
@@ -522,7 +544,12 @@ impl SchemaWalk {
             return;
         };
         let (r, _) = self.resolve(fault);
-        for b in r.get("oneOf").and_then(Value::as_array).into_iter().flatten() {
+        for b in r
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let Some((kind, body)) = b
                 .get("properties")
                 .and_then(Value::as_object)
@@ -541,7 +568,10 @@ impl SchemaWalk {
                     }
                 })
                 .collect();
-            let description = b.get("description").and_then(Value::as_str).unwrap_or_default();
+            let description = b
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             out.push([
                 format!("`faults[]`: `{kind}`"),
                 format!("fault: {}", fields.join(", ")),
@@ -597,7 +627,9 @@ fn show_default(v: &Value) -> String {
     match v {
         Value::Null => "absent".into(),
         Value::String(s) if s == "0/1" => "`0`".into(),
-        Value::Object(m) if m.len() == 2 && m.get("min").is_some() && m.get("min") == m.get("max") => {
+        Value::Object(m)
+            if m.len() == 2 && m.get("min").is_some() && m.get("min") == m.get("max") =>
+        {
             format!("`{}`", m["min"])
         }
         Value::String(s) if s.is_empty() => "`\"\"`".into(),
@@ -650,7 +682,11 @@ mod tests {
                 .findings(&v)
                 .into_iter()
                 .map(|f| match f {
-                    Finding::Missing { object, message } | Finding::WrongType { path: object, message } => {
+                    Finding::Missing { object, message }
+                    | Finding::WrongType {
+                        path: object,
+                        message,
+                    } => {
                         format!("{object}: {message}")
                     }
                 })
@@ -664,16 +700,30 @@ mod tests {
         let walk = SchemaWalk::new();
         for (path, what) in [
             ("faults", "an array such as"),
-            ("faults[3].crash_worker", "an object such as {\"attempt\": 1, \"point\": \"after_send\"}"),
-            ("provider", "a preset name or a provider object such as \"stripe_v1\""),
+            (
+                "faults[3].crash_worker",
+                "an object such as {\"attempt\": 1, \"point\": \"after_send\"}",
+            ),
+            (
+                "provider",
+                "a preset name or a provider object such as \"stripe_v1\"",
+            ),
             ("provider.processing_ms", "a duration in milliseconds"),
             ("network.reply_loss", "a probability such as \"1/20\""),
-            ("expect.same_key.hold[0]", "a property name such as \"no_duplicate\""),
-            ("expect.same_key", "an object with the fields `hold`, `violate`"),
+            (
+                "expect.same_key.hold[0]",
+                "a property name such as \"no_duplicate\"",
+            ),
+            (
+                "expect.same_key",
+                "an object with the fields `hold`, `violate`",
+            ),
             ("workers.journal", "one of \"durable\", \"volatile\""),
         ] {
             let s = walk.at(path).unwrap_or_else(|| panic!("{path}"));
-            let shape = walk.shape(s).unwrap_or_else(|| panic!("{path} has no shape"));
+            let shape = walk
+                .shape(s)
+                .unwrap_or_else(|| panic!("{path} has no shape"));
             assert!(shape.starts_with(what), "{path}: {shape}");
         }
         assert!(walk.at("provider.nope").is_none());

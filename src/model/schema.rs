@@ -92,6 +92,9 @@ fn default_explore_runs() -> u64 {
 /// seed (`hold`) or must violate on at least one (`violate`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    description = "Properties that one design must satisfy on every seed (`hold`) or must violate on at least one (`violate`): `no_duplicate`, `no_false_success`, `no_false_failure`, `no_merged_repeat`, `no_drift`, `no_masked_mismatch`, `no_false_resolution`, `resolved_within(T)`."
+)]
 pub struct Expectation {
     /// Properties that must hold on every seed.
     #[serde(default)]
@@ -367,7 +370,9 @@ pub struct CrashModel {
 }
 
 /// Named points at which a worker can crash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CrashPoint {
     /// The operation is recorded as dispatched but the request has not left.
