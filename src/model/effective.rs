@@ -384,3 +384,56 @@ impl Walk {
 fn lookup<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
     path.iter().try_fold(v, |v, k| v.as_object()?.get(k))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = r#"{
+      "name": "m", "horizon_ms": 1000, "designs": ["same_key"],
+      "workload": {"intents": 1},
+      "agent": {"tool_timeout_ms": 100, "max_calls": 1, "on_failure": {"replan": 1}, "on_unknown": {"replan": 1}},
+      "network": {"latency_ms": {"min": 5, "max": 80}},
+      "provider": "stripe_v1"
+    }"#;
+
+    fn field<'a>(e: &'a Effective, path: &str) -> &'a Field {
+        e.fields
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("no {path}"))
+    }
+
+    #[test]
+    fn a_preset_by_name_sets_its_knobs_and_the_rest_is_default() {
+        let model = Model::from_json(TEXT, "m.json").unwrap();
+        let e = Effective::of(&model, TEXT);
+        assert_eq!(e.preset.as_deref(), Some("stripe_v1"));
+        let preset = Origin::Preset("stripe_v1".into());
+        assert_eq!(field(&e, "provider.preset").origin, Origin::Set);
+        assert_eq!(field(&e, "provider.retention_ms").origin, preset);
+        assert_eq!(field(&e, "provider.dedup").origin, preset);
+        assert_eq!(field(&e, "provider.processing_ms").origin, Origin::Default);
+        assert_eq!(field(&e, "provider.processing_ms").value.compact(), "50");
+        assert_eq!(field(&e, "network.latency_ms").origin, Origin::Set);
+        assert_eq!(
+            field(&e, "network.latency_ms").value.compact(),
+            "{\"min\": 5, \"max\": 80}"
+        );
+        // Left out by serde at their defaults, shown all the same.
+        assert_eq!(field(&e, "faults").value.compact(), "[]");
+        assert_eq!(field(&e, "expect").value.compact(), "{}");
+        assert_eq!(field(&e, "explore").value.compact(), "null");
+        assert_eq!(
+            field(&e, "workload.repeat_across_tenants").origin,
+            Origin::Default
+        );
+    }
+
+    #[test]
+    fn wraps_words_within_the_width() {
+        assert_eq!(wrap("a bb ccc dddd", 6), ["a bb", "ccc", "dddd"]);
+        assert_eq!(wrap("", 6), Vec::<String>::new());
+        assert_eq!(wrap("toolongword x", 4), ["toolongword", "x"]);
+    }
+}
