@@ -897,6 +897,55 @@ fn wrong_shapes_after_a_missing_field_are_reported_too() {
 }
 
 #[test]
+fn every_unknown_field_is_reported_at_once() {
+    // Three misspelt fields: serde stops at the first (and keeps its message and position,
+    // the end of the key); the others are found by the schema, each where its value starts.
+    // A misspelt required field is missing too.
+    let text = edit("\"retention_ms\"", "\"retention_msec\"");
+    let text = edited(&text, "\"tool_timeout_ms\"", "\"tool_timeout\"");
+    let text = edited(&text, "\"reply_loss\"", "\"reply_lost\"");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 4, "{ps:?}");
+    assert_problem(
+        &text,
+        &ps[0],
+        "agent.tool_timeout",
+        (7, 18),
+        "\": 60000",
+        &["unknown field `tool_timeout`, expected one of `tool_timeout_ms`, `max_calls`"],
+    );
+    assert_problem(
+        &text,
+        &ps[1],
+        "agent",
+        (12, 3),
+        "},",
+        &["missing field `tool_timeout_ms` (a non-negative integer such as 60000)"],
+    );
+    assert_problem(
+        &text,
+        &ps[2],
+        "network.reply_lost",
+        (15, 69),
+        "0 }",
+        &[
+            "unknown field `reply_lost`, expected one of `duplicate`, `latency_ms`, `reply_loss`, `request_loss`",
+        ],
+    );
+    assert_problem(
+        &text,
+        &ps[3],
+        "provider.retention_msec",
+        (18, 23),
+        "86400000,",
+        &[
+            "unknown field `retention_msec`, expected one of",
+            "`retention_ms`",
+        ],
+    );
+}
+
+#[test]
 fn cli_missing_fields_each_on_its_own_line() {
     let dir = Scratch::new("missing_fields");
     let text = edit("  \"horizon_ms\": 600000,\n", "");

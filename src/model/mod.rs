@@ -190,8 +190,16 @@ fn parse(text: &str) -> Result<Model, Vec<Problem>> {
     // serde's own problem unless the schema found it too: the same missing field, or a
     // wrong type at the same path (which serde may word as a bare "expected value").
     let wrong_type = |p: &Problem| p.message.starts_with("invalid type");
+    let unknown = |p: &Problem| p.message.starts_with("unknown field");
     if serde.message.starts_with("missing field") && !problems.is_empty() {
         // One of those the schema found.
+    } else if let Some(i) = problems
+        .iter()
+        .position(|p| p.path == serde.path && unknown(p) && unknown(&serde))
+    {
+        // serde's words (the fields in the order the types declare them) and position (the
+        // end of the key).
+        problems[i] = serde;
     } else if let Some(i) = problems
         .iter()
         .position(|p| p.path == serde.path && wrong_type(p))
@@ -220,8 +228,8 @@ fn char_at(text: &str, line: usize, column: usize) -> Option<char> {
 }
 
 /// What the schema finds in the text (when it is JSON): every required field absent, at the
-/// closing brace of the object that lacks it, and every value of the wrong JSON type, where
-/// it starts; each with what is expected and an example.
+/// closing brace of the object that lacks it; every value of the wrong JSON type and every
+/// unknown field, where its value starts; each with what is expected and an example.
 fn schema_problems(text: &str, walk: &reference::SchemaWalk) -> Vec<Problem> {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
         return Vec::new();
@@ -234,7 +242,7 @@ fn schema_problems(text: &str, walk: &reference::SchemaWalk) -> Vec<Problem> {
                     let at = locate::locate_end(text, &locate::parse_path(&object));
                     (object, message, at)
                 }
-                reference::Finding::WrongType { path, message } => {
+                reference::Finding::At { path, message } => {
                     let at = locate::locate(text, &locate::parse_path(&path));
                     (path, message, at)
                 }

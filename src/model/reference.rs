@@ -276,8 +276,8 @@ impl SchemaWalk {
     }
 
     /// What the schema finds wrong in `value` without reading it into the types: every
-    /// required member missing (at the object that lacks it) and every value of the wrong
-    /// JSON type (which is not looked into further).
+    /// required member missing (at the object that lacks it), every unknown member, and every
+    /// value of the wrong JSON type (which is not looked into further).
     pub(crate) fn findings(&self, value: &Value) -> Vec<Finding> {
         let mut out = Vec::new();
         self.findings_in(&mut out, "", value, &self.root);
@@ -295,7 +295,7 @@ impl SchemaWalk {
         if let Some(types) = self.types(s) {
             if !types.iter().any(|t| json_type_matches(t, v)) {
                 let expected = self.shape(s).unwrap_or_else(|| types.join(" or "));
-                out.push(Finding::WrongType {
+                out.push(Finding::At {
                     path: path.to_string(),
                     message: format!("invalid type: {}, expected {expected}", unexpected(v)),
                 });
@@ -323,6 +323,27 @@ impl SchemaWalk {
                             out.push(Finding::Missing {
                                 object: object.to_string(),
                                 message: format!("missing field `{name}`{shape}: {description}"),
+                            });
+                        }
+                    }
+                    let closed = self
+                        .object(s)
+                        .filter(|o| o.get("additionalProperties") == Some(&Value::Bool(false)));
+                    if let Some(o) = closed {
+                        let known: Vec<&String> = o
+                            .get("properties")
+                            .and_then(Value::as_object)
+                            .map(|p| p.keys().collect())
+                            .unwrap_or_default();
+                        for k in members.keys().filter(|k| !known.contains(k)) {
+                            let list: Vec<String> =
+                                known.iter().map(|k| format!("`{k}`")).collect();
+                            out.push(Finding::At {
+                                path: join(k),
+                                message: format!(
+                                    "unknown field `{k}`, expected one of {}",
+                                    list.join(", ")
+                                ),
                             });
                         }
                     }
@@ -389,8 +410,8 @@ impl SchemaWalk {
 pub(crate) enum Finding {
     /// A required member is absent from the object at `object`.
     Missing { object: String, message: String },
-    /// The value at `path` has the wrong JSON type.
-    WrongType { path: String, message: String },
+    /// The member at `path` has the wrong JSON type, or is unknown.
+    At { path: String, message: String },
 }
 
 fn json_type_matches(t: &str, v: &Value) -> bool {
@@ -683,7 +704,7 @@ mod tests {
                 .into_iter()
                 .map(|f| match f {
                     Finding::Missing { object, message }
-                    | Finding::WrongType {
+                    | Finding::At {
                         path: object,
                         message,
                     } => {
