@@ -30,7 +30,8 @@ fn model_files() -> Vec<(String, PathBuf)> {
             .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
         for entry in entries {
             let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-            if path.extension().is_some_and(|x| x == "json") {
+            // models/schema.json is the JSON Schema of the models, not a model.
+            if path.extension().is_some_and(|x| x == "json") && !path.ends_with("schema.json") {
                 let stem = path.file_stem().unwrap_or_default().to_string_lossy();
                 files.push((format!("{prefix}{stem}"), path));
             }

@@ -9,7 +9,10 @@
 //!   offending token (the closing quote of a string or key, the last digit of a number, the
 //!   closing brace of an object);
 //! - problems found by the checks after parsing (zero counts, unknown designs, impossible
-//!   faults) point at the first character of the offending value.
+//!   faults) point at the first character of the offending value;
+//! - when parsing fails, the schema of the format finds every missing required field (at the
+//!   closing brace of the object that lacks it) and every value of the wrong JSON type (at
+//!   its first character, or where serde stopped when serde found it too).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -320,7 +323,11 @@ fn wrong_type_nested_boolean_and_list() {
         "designs",
         (4, 23),
         "\",",
-        &["invalid type", "\"same_key\"", "expected a sequence"],
+        &[
+            "invalid type",
+            "\"same_key\"",
+            "expected an array such as [\"no_dedup\", \"same_key\", \"journal\"]",
+        ],
     );
 }
 
@@ -691,6 +698,273 @@ fn missing_required_field() {
         (11, 3),
         "},",
         &["missing field `max_calls`"],
+    );
+}
+
+#[test]
+fn every_missing_required_field_is_reported_at_once() {
+    // Four required fields left out, two at the top level and two in `agent`: serde alone
+    // stops at the first; all four are reported, in the order of the text, each at the
+    // closing brace of the object that lacks it, with what the field is and an example.
+    let text = edit("  \"horizon_ms\": 600000,\n", "");
+    let text = edited(&text, "  \"designs\": [\"no_dedup\", \"same_key\"],\n", "");
+    let text = edited(&text, "    \"max_calls\": 2,\n", "");
+    let text = edited(&text, "    \"on_failure\": { \"replan\": 1 },\n", "");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 4, "{ps:?}");
+    assert_problem(
+        &text,
+        &ps[0],
+        "agent",
+        (8, 3),
+        "},",
+        &[
+            "missing field `max_calls` (a non-negative integer no larger than 4294967295 such as 3): Most tool calls the agent makes for one intent",
+        ],
+    );
+    assert_problem(
+        &text,
+        &ps[1],
+        "agent",
+        (8, 3),
+        "},",
+        &[
+            "missing field `on_failure` (an object such as {\"replan\": 1}): Reaction weights after a definite failure.",
+        ],
+    );
+    assert_problem(
+        &text,
+        &ps[2],
+        "(root)",
+        (19, 1),
+        "}",
+        &[
+            "missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time",
+        ],
+    );
+    assert_problem(
+        &text,
+        &ps[3],
+        "(root)",
+        (19, 1),
+        "}",
+        &["missing field `designs` (an array such as [\"no_dedup\", \"same_key\", \"journal\"])"],
+    );
+}
+
+#[test]
+fn missing_fields_inside_a_fault_and_an_explore_bound() {
+    let text = edit("{ \"attempt\": 1 }", "{}");
+    let text = format!(
+        "{}, \"explore\": {{ \"max_runs\": 5 }} }}\n",
+        text.trim_end().trim_end_matches('}').trim_end()
+    );
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 2, "{ps:?}\n{text}");
+    assert_problem(
+        &text,
+        &ps[0],
+        "faults[0].drop_reply",
+        (22, 31),
+        "} }]",
+        &[
+            "missing field `attempt` (a non-negative integer no larger than 4294967295 such as 1): The create request, numbered from 1 across the run.",
+        ],
+    );
+    assert_problem(
+        &text,
+        &ps[1],
+        "explore",
+        (22, 64),
+        "} }",
+        &[
+            "missing field `max_faults` (a non-negative integer no larger than 4294967295 such as 2)",
+        ],
+    );
+}
+
+#[test]
+fn wrong_shapes_name_the_expected_shape_with_an_example() {
+    /// (edit from, edit to, path, line:column, text there, message)
+    type Case<'a> = (&'a str, &'a str, &'a str, (usize, usize), &'a str, &'a str);
+    let cases: [Case; 8] = [
+        (
+            "\"count\": 1",
+            "\"count\": 1, \"journal\": 3",
+            "workers.journal",
+            (14, 39),
+            "3 }",
+            "invalid type: integer `3`, expected one of \"durable\", \"volatile\"",
+        ),
+        (
+            "[{ \"drop_reply\": { \"attempt\": 1 } }]",
+            "{ \"drop_reply\": { \"attempt\": 1 } }",
+            "faults",
+            (22, 13),
+            "{ \"drop_reply\"",
+            "invalid type: map, expected an array such as [{\"drop_reply\": {\"attempt\": 1}}, {\"crash_worker\": {\"attempt\": 2, \"point\": \"after_send\"}}]",
+        ),
+        (
+            "{ \"attempt\": 1 }",
+            "1",
+            "faults[0].drop_reply",
+            (22, 30),
+            "1 }]",
+            "invalid type: integer `1`, expected an object such as {\"attempt\": 1}",
+        ),
+        (
+            "{ \"min\": 5, \"max\": 80 }",
+            "\"fast\"",
+            "network.latency_ms",
+            (15, 35),
+            "\",",
+            "invalid type: string \"fast\", expected a duration in milliseconds or {\"min\": .., \"max\": ..} such as 50 or {\"min\": 20, \"max\": 300}",
+        ),
+        (
+            "\"reply_loss\": 0",
+            "\"reply_loss\": true",
+            "network.reply_loss",
+            (15, 72),
+            "e }",
+            "invalid type: boolean `true`, expected a probability such as \"1/20\" or 0.05 or 0",
+        ),
+        (
+            "\"intents\": 1",
+            "\"intents\": 1, \"steps\": [\"ticket\", \"notify\"]",
+            "workload.steps",
+            (5, 40),
+            "[\"ticket\"",
+            "invalid type: sequence, expected a non-negative integer no larger than 4294967295 such as 2",
+        ),
+        (
+            "\"workers\": { \"count\": 1 }",
+            "\"workers\": 2",
+            "workers",
+            (14, 14),
+            "2,",
+            "invalid type: integer `2`, expected an object such as {\"count\": 2, \"journal\": \"durable\"}",
+        ),
+        (
+            "{ \"replan\": 1 },\n    \"on_unknown\"",
+            "\"replan\",\n    \"on_unknown\"",
+            "agent.on_failure",
+            (10, 26),
+            "\",",
+            "invalid type: string \"replan\", expected an object such as {\"replan\": 1}",
+        ),
+    ];
+    for (from, to, path, at_pos, at, message) in cases {
+        let text = edit(from, to);
+        let ps = problems(&text);
+        assert_eq!(ps.len(), 1, "{ps:?}");
+        assert_problem(&text, &ps[0], path, at_pos, at, &[message]);
+        assert!(!ps[0].message.contains("Fault::"), "{:?}", ps[0].message);
+    }
+}
+
+#[test]
+fn wrong_shapes_after_a_missing_field_are_reported_too() {
+    // serde stops at the missing field; the schema finds the wrong shapes after it, each at
+    // the start of the value.
+    let text = edit("    \"max_calls\": 2,\n", "");
+    let text = edited(&text, "[{ \"drop_reply\": { \"attempt\": 1 } }]", "{}");
+    let text = edited(&text, "\"reply_loss\": 0", "\"reply_loss\": [0]");
+    let ps = problems(&text);
+    let located: Vec<(&str, usize, usize)> = ps
+        .iter()
+        .map(|p| (p.path.as_str(), p.line, p.column))
+        .collect();
+    assert_eq!(
+        located,
+        [
+            ("agent", 11, 3),
+            ("network.reply_loss", 14, 69),
+            ("faults", 21, 13)
+        ],
+        "{ps:?}"
+    );
+    assert!(ps[0].message.starts_with("missing field `max_calls`"));
+    assert!(
+        ps[1]
+            .message
+            .starts_with("invalid type: sequence, expected a probability such as")
+    );
+    assert!(
+        ps[2]
+            .message
+            .starts_with("invalid type: map, expected an array such as")
+    );
+}
+
+#[test]
+fn every_unknown_field_is_reported_at_once() {
+    // Three misspelt fields: serde stops at the first (and keeps its message and position,
+    // the end of the key); the others are found by the schema, each where its value starts.
+    // A misspelt required field is missing too.
+    let text = edit("\"retention_ms\"", "\"retention_msec\"");
+    let text = edited(&text, "\"tool_timeout_ms\"", "\"tool_timeout\"");
+    let text = edited(&text, "\"reply_loss\"", "\"reply_lost\"");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 4, "{ps:?}");
+    assert_problem(
+        &text,
+        &ps[0],
+        "agent.tool_timeout",
+        (7, 18),
+        "\": 60000",
+        &["unknown field `tool_timeout`, expected one of `tool_timeout_ms`, `max_calls`"],
+    );
+    assert_problem(
+        &text,
+        &ps[1],
+        "agent",
+        (12, 3),
+        "},",
+        &["missing field `tool_timeout_ms` (a non-negative integer such as 60000)"],
+    );
+    assert_problem(
+        &text,
+        &ps[2],
+        "network.reply_lost",
+        (15, 69),
+        "0 }",
+        &[
+            "unknown field `reply_lost`, expected one of `duplicate`, `latency_ms`, `reply_loss`, `request_loss`",
+        ],
+    );
+    assert_problem(
+        &text,
+        &ps[3],
+        "provider.retention_msec",
+        (18, 23),
+        "86400000,",
+        &[
+            "unknown field `retention_msec`, expected one of",
+            "`retention_ms`",
+        ],
+    );
+}
+
+#[test]
+fn cli_missing_fields_each_on_its_own_line() {
+    let dir = Scratch::new("missing_fields");
+    let text = edit("  \"horizon_ms\": 600000,\n", "");
+    let text = edited(&text, "  \"workload\": { \"intents\": 1 },\n", "");
+    let file = dir.write("first.json", &text);
+    let stderr = assert_input_error(&retrylab(&["run", arg(&file)]));
+    let lines = problem_lines(&stderr, &file);
+    let f = file.display();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "{f}:21:1: (root): missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time; whatever is still open then is unresolved."
+            ),
+            format!(
+                "{f}:21:1: (root): missing field `workload` (an object such as {{\"intents\": 1}}): Intents arriving over time."
+            ),
+        ],
+        "{stderr}"
     );
 }
 

@@ -45,7 +45,8 @@ fn models() -> Vec<String> {
     for dir in ["models", "models/windows"] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "json") {
+            // models/schema.json is the JSON Schema of the models, not a model.
+            if path.extension().is_some_and(|e| e == "json") && !path.ends_with("schema.json") {
                 let name = path.file_name().unwrap().to_string_lossy().into_owned();
                 files.push(format!("{dir}/{name}"));
             }

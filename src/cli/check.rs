@@ -16,6 +16,13 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
     let mut models: Vec<(PathBuf, Model)> = Vec::new();
     let mut refused = Vec::new();
     for path in &a.models {
+        if crate::model::reference::is_schema_file(path) {
+            ctx.eprintln(&format!(
+                "{}: the JSON Schema of model files, not a model: skipped",
+                path.display()
+            ));
+            continue;
+        }
         match ctx.load(path) {
             Ok(m) => models.push((path.clone(), m)),
             Err(CliError::Model(lines)) => refused.push(lines),

@@ -19,6 +19,7 @@
 
 mod check;
 mod explore;
+mod model_info;
 mod progress;
 mod report;
 mod run;
@@ -90,6 +91,13 @@ enum Command {
     Replay(ReplayArgs),
     /// List the executor designs: the built-in ones, then the program's own.
     Designs,
+    /// List the built-in provider presets: dedup, key scope, retention, source.
+    Presets,
+    /// Print the effective model of a file: every field, and whether the file, the provider
+    /// preset or the default sets it.
+    ShowModel(model_info::ShowModelArgs),
+    /// Print the JSON Schema of model files (committed as models/schema.json).
+    Schema(model_info::SchemaArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -687,13 +695,10 @@ fn execute(command: Command, ctx: &Ctx) -> Result<(), CliError> {
         Command::Report(a) => report::report(a, ctx),
         Command::Trace(a) => trace(a, ctx),
         Command::Replay(a) => replay(a, ctx),
-        Command::Designs => {
-            let mut text = String::new();
-            for d in ctx.designs.all() {
-                text.push_str(&format!("{:<24} {}\n", d.name(), d.summary()));
-            }
-            ctx.print(&text)
-        }
+        Command::Designs => model_info::designs(ctx),
+        Command::Presets => model_info::presets(ctx),
+        Command::ShowModel(a) => model_info::show_model(a, ctx),
+        Command::Schema(a) => model_info::schema(a, ctx),
     }
 }
 

@@ -29,6 +29,7 @@ pub(super) fn model_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
             let mut files: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+                .filter(|p| !crate::model::reference::is_schema_file(p))
                 .collect();
             if files.is_empty() {
                 return Err(CliError::Input(format!(

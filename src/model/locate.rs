@@ -48,6 +48,19 @@ pub fn locate(text: &str, path: &[Segment]) -> (usize, usize) {
     line_column(text, pos)
 }
 
+/// The 1-based (line, column) of the last character of the value at `path` in `text` (the
+/// closing brace of an object, where serde reports a missing field).
+pub fn locate_end(text: &str, path: &[Segment]) -> (usize, usize) {
+    let mut s = Scanner {
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
+    s.skip_ws();
+    s.pos = s.descend(path);
+    s.skip_value();
+    line_column(text, s.pos.saturating_sub(1))
+}
+
 fn line_column(text: &str, pos: usize) -> (usize, usize) {
     let before = &text[..pos.min(text.len())];
     let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
@@ -217,6 +230,15 @@ mod tests {
         assert_eq!(at("a.b[1].c"), (2, 25));
         assert_eq!(at("a.b[2]"), (2, 34));
         assert_eq!(at("d"), (3, 8));
+    }
+
+    #[test]
+    fn finds_where_values_end() {
+        let end = |path: &str| locate_end(TEXT, &parse_path(path));
+        assert_eq!(end("a"), (2, 37));
+        assert_eq!(end("a.b[1]"), (2, 31));
+        assert_eq!(end("d"), (3, 8));
+        assert_eq!(end(""), (4, 1));
     }
 
     #[test]

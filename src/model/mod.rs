@@ -4,9 +4,12 @@
 //! found it (bad JSON, wrong type, unknown field, negative number) or the checks after parsing
 //! did (impossible or inconsistent values, unknown designs).
 
+pub mod effective;
+mod json_schema;
 pub mod locate;
 pub mod provider;
 pub mod range;
+pub mod reference;
 pub mod schema;
 mod validate;
 
@@ -159,9 +162,9 @@ impl Model {
         origin: &str,
         designs: &crate::design::Registry,
     ) -> Result<Model, ModelError> {
-        let model = parse(text).map_err(|p| ModelError {
+        let model = parse(text).map_err(|problems| ModelError {
             origin: origin.to_string(),
-            problems: vec![p],
+            problems,
         })?;
         let problems: Vec<Problem> = validate::check(&model, Some(designs))
             .into_iter()
@@ -186,13 +189,109 @@ impl Model {
     }
 }
 
-fn parse(text: &str) -> Result<Model, Problem> {
+/// Reads the model; on failure, every missing required field at once (serde stops at the
+/// first), and serde's problem when it is another one, in the order of the text.
+fn parse(text: &str) -> Result<Model, Vec<Problem>> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let model: Model = serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| serde_problem(path_name(e.path()), e.into_inner()))?;
-    de.end()
-        .map_err(|e| serde_problem("(root)".to_string(), e))?;
-    Ok(model)
+    let parsed: Result<Model, Problem> = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| serde_problem(path_name(e.path()), e.into_inner()))
+        .and_then(|m| {
+            de.end()
+                .map_err(|e| serde_problem("(root)".to_string(), e))?;
+            Ok(m)
+        });
+    let problem = match parsed {
+        Ok(model) => return Ok(model),
+        Err(p) => p,
+    };
+    // Only now the schema: a valid model never pays for it.
+    let walk = reference::SchemaWalk::new();
+    let mut problems = schema_problems(text, &walk);
+    let serde = teach(problem, &walk);
+    // serde's own problem unless the schema found it too: the same missing field, or a
+    // wrong type at the same path (which serde may word as a bare "expected value").
+    let wrong_type = |p: &Problem| p.message.starts_with("invalid type");
+    let unknown = |p: &Problem| p.message.starts_with("unknown field");
+    if serde.message.starts_with("missing field") && !problems.is_empty() {
+        // One of those the schema found.
+    } else if let Some(i) = problems
+        .iter()
+        .position(|p| p.path == serde.path && unknown(p) && unknown(&serde))
+    {
+        // serde's words (the fields in the order the types declare them) and position (the
+        // end of the key).
+        problems[i] = serde;
+    } else if let Some(i) = problems
+        .iter()
+        .position(|p| p.path == serde.path && wrong_type(p))
+    {
+        // serde points at the last character it read: the end of a scalar, but the blank
+        // before an object or an array it refused without reading; the schema's position,
+        // the value's start, is kept for those.
+        if !char_at(text, serde.line, serde.column).is_some_and(char::is_whitespace) {
+            problems[i].line = serde.line;
+            problems[i].column = serde.column;
+        }
+        if wrong_type(&serde) {
+            problems[i].message = serde.message;
+        }
+    } else {
+        problems.push(serde);
+    }
+    problems.sort_by_key(|p| (p.line, p.column));
+    Err(problems)
+}
+
+/// The character at a 1-based line and column.
+fn char_at(text: &str, line: usize, column: usize) -> Option<char> {
+    let l = text.split('\n').nth(line.checked_sub(1)?)?;
+    l.get(column.checked_sub(1)?..)?.chars().next()
+}
+
+/// What the schema finds in the text (when it is JSON): every required field absent, at the
+/// closing brace of the object that lacks it; every value of the wrong JSON type and every
+/// unknown field, where its value starts; each with what is expected and an example.
+fn schema_problems(text: &str, walk: &reference::SchemaWalk) -> Vec<Problem> {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    walk.findings(&value)
+        .into_iter()
+        .map(|f| {
+            let (path, message, (line, column)) = match f {
+                reference::Finding::Missing { object, message } => {
+                    let at = locate::locate_end(text, &locate::parse_path(&object));
+                    (object, message, at)
+                }
+                reference::Finding::At { path, message } => {
+                    let at = locate::locate(text, &locate::parse_path(&path));
+                    (path, message, at)
+                }
+            };
+            Problem {
+                path,
+                line,
+                column,
+                message,
+            }
+        })
+        .collect()
+}
+
+/// serde's "invalid type: X, expected Y" with Y as the schema describes it, with an example
+/// (`expected an array such as [{"drop_reply": {"attempt": 1}}]`).
+fn teach(mut p: Problem, walk: &reference::SchemaWalk) -> Problem {
+    let Some(rest) = p.message.strip_prefix("invalid type: ") else {
+        return p;
+    };
+    let Some((got, _)) = rest.split_once(", expected ") else {
+        return p;
+    };
+    let path = if p.path == "(root)" { "" } else { &p.path };
+    if let Some(shape) = walk.at(path).and_then(|s| walk.shape(s)) {
+        p.message = format!("invalid type: {got}, expected {shape}");
+    }
+    p
 }
 
 /// The path serde stopped at, written like validation paths (`faults[0].drop_reply.attempt`).

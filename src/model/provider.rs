@@ -31,6 +31,19 @@ macro_rules! provider_knobs {
             }
         }
 
+        /// Every knob with its default, as the JSON Schema describes the provider object.
+        #[derive(Serialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields, default)]
+        pub(crate) struct ProviderKnobs {
+            $( $(#[$doc])* $name: $ty, )*
+        }
+
+        impl Default for ProviderKnobs {
+            fn default() -> Self {
+                Self { $( $name: $default, )* }
+            }
+        }
+
         /// Knobs a model or preset sets; the others keep the preset's (or default) value.
         #[derive(Debug, Default, Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -58,6 +71,8 @@ provider_knobs! {
     dedup: Dedup = Dedup::None;
     /// Where the key comes from: the caller, or a hash of the payload.
     key_source: KeySource = KeySource::Client;
+    /// Which requests share a key space: `global`, `tenant`, `tenant_endpoint`,
+    /// `tenant_region`.
     key_scope: KeyScope = KeyScope::Tenant;
     /// Records are kept at least this long; absent means forever.
     retention_ms: Option<Millis> = None;
@@ -65,15 +80,22 @@ provider_knobs! {
     /// and this (purpose `pruning`), so a retry after the floor may still be answered from
     /// it. Absent: pruned exactly at the floor.
     retention_max_ms: Option<Millis> = None;
+    /// When the retention period starts.
     retention_from: RetentionFrom = RetentionFrom::FirstRequest;
+    /// What a request under an expired key gets: processed as new, or refused.
     after_expiry: AfterExpiry = AfterExpiry::NewRequest;
     /// An in-progress record older than this is treated as absent and the next request
     /// executes again (a Lambda whose function timed out); absent means never.
     in_progress_expiry_ms: Option<Millis> = None;
+    /// The order in which the key record and the effect are written.
     atomicity: Atomicity = Atomicity::Atomic;
+    /// What a request gets while another under the same key is still processing.
     in_flight: InFlight = InFlight::Reject;
+    /// What a request gets that reuses a key with other parameters.
     mismatch: Mismatch = Mismatch::Reject;
+    /// Which final results are stored under the key and replayed.
     stored_outcomes: StoredOutcomes = StoredOutcomes::All;
+    /// What a deduplicated request gets back.
     replay: ReplayMode = ReplayMode::StoredResponse;
     /// Creates are answered 202 Accepted with a status handle at once and processed after;
     /// the outcome is read by polling the handle (Azure long-running operations, RFC 9110
@@ -83,12 +105,14 @@ provider_knobs! {
     async_failure: Ratio = Ratio::ZERO;
     /// A create without a key is rejected with 400 (IETF draft).
     require_key: bool = false;
+    /// How an outcome can be read back: `none`, `by_key`, `by_resource_id`, `search`.
     lookup: Lookup = Lookup::None;
     /// What a lookup by key can see after the record is gone: nothing (`record`), or the
     /// resource created under the key, as long as it exists (`resource`).
     key_lifetime: KeyLifetime = KeyLifetime::Record;
     /// Time from commit until a lookup can see the effect.
     visibility_lag_ms: Range = Range::constant(0);
+    /// Time the provider takes to process a create.
     processing_ms: Range = default_processing();
     /// Probability that processing fails before anything is committed (a 5xx).
     error_before_commit: Ratio = Ratio::ZERO;

@@ -5,49 +5,75 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 pub use super::provider::ProviderModel;
 use super::range::Range;
 use crate::sim::{Millis, Ratio};
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Model {
+    /// The JSON Schema the file follows (`"schema.json"` beside the bundled models), for
+    /// editors; ignored by retrylab.
+    #[serde(rename = "$schema", default, skip_serializing)]
+    #[schemars(extend("default" = null), example = &"schema.json")]
+    pub schema: Option<String>,
+    /// The model's name, printed in tables and reports.
+    #[schemars(example = &"ticket_lost_response")]
     pub name: String,
+    /// What the scenario is about, in a sentence or two.
     #[serde(default)]
     pub description: String,
     /// A run stops at this virtual time; whatever is still open then is unresolved.
+    #[schemars(example = 600_000)]
     pub horizon_ms: Millis,
-    /// Designs compared when the command line names none.
+    /// Designs compared when the command line names none (`retrylab designs` lists them).
+    #[schemars(example = json!(["no_dedup", "same_key", "journal"]))]
     pub designs: Vec<String>,
+    /// Intents arriving over time.
     pub workload: WorkloadModel,
+    /// The LLM planner's reaction to an error or an unknown outcome.
     pub agent: AgentModel,
+    /// Settings of the executor, shared by every design of the model.
     #[serde(default)]
+    #[schemars(example = json!({"attempts": 3, "timeout_ms": 5000}))]
     pub executor: ExecutorModel,
+    /// The processes that run the executor.
     #[serde(default)]
+    #[schemars(example = json!({"count": 2, "journal": "durable"}))]
     pub workers: WorkersModel,
+    /// Each request and reply.
     #[serde(default)]
+    #[schemars(example = json!({"latency_ms": {"min": 5, "max": 80}, "reply_loss": "1/10"}))]
     pub network: NetworkModel,
+    /// The remote API and its idempotency contract: a preset name, a preset with changed
+    /// knobs, or every knob written out.
     pub provider: ProviderModel,
-    /// Faults that happen exactly, beside the random ones.
+    /// Faults that happen exactly, beside the random ones: an array of one-key objects.
     #[serde(default)]
+    #[schemars(example = json!([{"drop_reply": {"attempt": 1}}, {"crash_worker": {"attempt": 2, "point": "after_send"}}]))]
     pub faults: Vec<Fault>,
     /// What must hold, or must be violated, per design: checked by `retrylab check`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("default" = {}), example = json!({"same_key": {"hold": ["no_duplicate"], "violate": ["no_false_failure"]}}))]
     pub expect: BTreeMap<String, Expectation>,
     /// A bound for exhaustive search: `retrylab explore` takes it as its default, and `check`
     /// also searches every schedule within it for each design with expectations, checking
     /// the properties the design must hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null), example = json!({"max_faults": 2}))]
     pub explore: Option<ExploreBound>,
 }
 
 /// The bound of an exhaustive search of a model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExploreBound {
     /// Most non-default fault choices (a lost message, a crash, a provider error...) per run.
+    #[schemars(example = 2)]
     pub max_faults: u32,
     /// Most runs of the search; it stops there, incomplete.
     #[serde(default = "default_explore_runs")]
@@ -64,20 +90,28 @@ fn default_explore_runs() -> u64 {
 
 /// Properties (named as in [`crate::check::Property`]) that one design must satisfy on every
 /// seed (`hold`) or must violate on at least one (`violate`).
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    description = "Properties that one design must satisfy on every seed (`hold`) or must violate on at least one (`violate`): `no_duplicate`, `no_false_success`, `no_false_failure`, `no_merged_repeat`, `no_drift`, `no_masked_mismatch`, `no_false_resolution`, `resolved_within(T)`."
+)]
 pub struct Expectation {
+    /// Properties that must hold on every seed.
     #[serde(default)]
+    #[schemars(with = "Vec<super::json_schema::PropertyName>")]
     pub hold: Vec<String>,
+    /// Properties that must be violated on at least one seed.
     #[serde(default)]
+    #[schemars(with = "Vec<super::json_schema::PropertyName>")]
     pub violate: Vec<String>,
 }
 
 /// Intents arriving over time.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadModel {
     /// How many intents the user expresses in a run.
+    #[schemars(example = 1)]
     pub intents: u32,
     /// Time between two consecutive intents.
     #[serde(default)]
@@ -90,30 +124,36 @@ pub struct WorkloadModel {
     /// intent it repeats: another customer asking for exactly the same thing (identical
     /// arguments; each wants a resource of their own). No effect with one tenant.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[schemars(extend("default" = false))]
     pub repeat_across_tenants: bool,
     /// Intents are spread over this many tenants, round-robin.
     #[serde(default = "one")]
     pub tenants: u32,
     /// Actions per intent, run in order (a ticket, then its notification...): each is its own
-    /// tool call and its own effect; endpoint `k` for step `k`.
+    /// tool call and its own effect; endpoint `k` for step `k`. A count, not a list.
     #[serde(default = "one")]
+    #[schemars(example = 2)]
     pub steps: u32,
 }
 
 /// The LLM planner's reaction to an error or an unknown outcome.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentModel {
     /// How long the agent waits for a tool result before treating it as unknown.
+    #[schemars(example = 60_000)]
     pub tool_timeout_ms: Millis,
     /// Most tool calls the agent makes for one intent; then it reports what it last saw.
+    #[schemars(example = 3)]
     pub max_calls: u32,
     /// Time the agent takes before acting on a failure or an unknown outcome.
     #[serde(default)]
     pub think_ms: Range,
     /// Reaction weights after a definite failure.
+    #[schemars(example = json!({"replan": 1}))]
     pub on_failure: Reaction,
     /// Reaction weights after an unknown outcome (timeout, indeterminate error).
+    #[schemars(example = json!({"retry_same": 1, "replan": 1}))]
     pub on_unknown: Reaction,
     /// What a replan after a later step's failure re-plans: that step, or the whole workflow
     /// from its first step.
@@ -128,6 +168,7 @@ pub struct AgentModel {
     /// action anew, and every call of the intent from then on carries a fresh authorization.
     /// A re-run of the same call (`retry_same`) keeps its authorization. 0 by default.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = "0/1"))]
     pub authorization_loss: Ratio,
 }
 
@@ -139,16 +180,18 @@ fn is_zero(r: &Ratio) -> bool {
     r.is_zero()
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepFailure {
+    /// Re-plan the failed step alone.
     #[default]
     RetryStep,
+    /// Re-plan the whole workflow from its first step.
     RestartWorkflow,
 }
 
 /// Relative weights of the agent's possible reactions; at least one must be non-zero.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reaction {
     /// Re-run the same tool call (same call id).
@@ -182,7 +225,7 @@ impl Reaction {
 
 /// Settings of the executor, shared by every design of the model; each design uses the ones
 /// that apply to it.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExecutorModel {
     /// Creates per agent call before the executor reports to the agent (1 = no transport
@@ -190,6 +233,7 @@ pub struct ExecutorModel {
     pub attempts: u32,
     /// Wait before the n-th retry: `backoff_ms * 2^(n-1)`, at most `max_backoff_ms`.
     pub backoff_ms: Millis,
+    /// The longest wait between two retries.
     pub max_backoff_ms: Millis,
     /// Client timeout of one send; a reply after it is discarded.
     pub timeout_ms: Millis,
@@ -252,7 +296,7 @@ impl ExecutorModel {
 }
 
 /// Independent retry loops of `layered_retries`, each counting whole runs of the layer below.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Layers {
     /// The tool wrapper re-invokes the HTTP call (with a fresh request and key).
@@ -267,7 +311,7 @@ impl Default for Layers {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Durability {
     /// The journal survives a worker crash.
@@ -278,13 +322,16 @@ pub enum Durability {
 }
 
 /// The processes that run the executor.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkersModel {
+    /// How many worker processes share the executor's work.
     #[serde(default = "one")]
     pub count: u32,
+    /// Time a crashed worker takes to come back.
     #[serde(default = "default_restart_ms")]
     pub restart_delay_ms: Millis,
+    /// Whether the journal survives a worker crash (`durable`) or not (`volatile`).
     #[serde(default)]
     pub journal: Durability,
     /// Random crash probability at each crash point.
@@ -307,19 +354,25 @@ impl Default for WorkersModel {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CrashModel {
+    /// Probability of a crash after the operation is recorded as dispatched, before the
+    /// request leaves.
     #[serde(default)]
     pub before_dispatch: Ratio,
+    /// Probability of a crash after the request left, before its reply.
     #[serde(default)]
     pub after_send: Ratio,
+    /// Probability of a crash after the reply arrived, before it is recorded.
     #[serde(default)]
     pub after_reply: Ratio,
 }
 
 /// Named points at which a worker can crash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CrashPoint {
     /// The operation is recorded as dispatched but the request has not left.
@@ -341,14 +394,16 @@ impl CrashPoint {
 }
 
 /// Each request and reply.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkModel {
     /// One-way latency.
     #[serde(default = "default_latency")]
     pub latency_ms: Range,
+    /// Probability that a request is lost on its way to the provider.
     #[serde(default)]
     pub request_loss: Ratio,
+    /// Probability that a reply is lost on its way back (after the provider processed it).
     #[serde(default)]
     pub reply_loss: Ratio,
     /// Probability that a request is delivered twice.
@@ -367,7 +422,7 @@ impl Default for NetworkModel {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[derive(Default)]
 pub enum Dedup {
@@ -378,19 +433,22 @@ pub enum Dedup {
     ByKey,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyScope {
+    /// One key space for every tenant and endpoint.
     Global,
+    /// Per tenant (account).
     #[default]
     Tenant,
+    /// Per tenant and endpoint.
     TenantEndpoint,
     /// Per tenant and region: the same key sent to another region executes again (EC2).
     TenantRegion,
 }
 
 /// Where the provider takes the idempotency key from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum KeySource {
     /// The key the caller sends (a header or body field).
@@ -401,7 +459,7 @@ pub enum KeySource {
     Payload,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RetentionFrom {
     /// From the first request under the key reaching the provider.
@@ -416,7 +474,7 @@ pub enum RetentionFrom {
 }
 
 /// What a lookup by key can see once the provider no longer deduplicates under the key.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyLifetime {
     /// The key is a record of its own: a lookup finds the resource only while the record is
@@ -429,7 +487,7 @@ pub enum KeyLifetime {
     Resource,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AfterExpiry {
     /// The expired key is forgotten: the request is processed as new (Stripe).
@@ -439,7 +497,7 @@ pub enum AfterExpiry {
     Reject,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Atomicity {
     /// Key record and effect commit together; a crash leaves neither.
@@ -452,7 +510,7 @@ pub enum Atomicity {
     EffectThenKey,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InFlight {
     /// 409 Conflict, retryable; not stored.
@@ -464,7 +522,7 @@ pub enum InFlight {
     ProcessBoth,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mismatch {
     /// 422 (or 400): the key was used with other parameters.
@@ -476,7 +534,7 @@ pub enum Mismatch {
     TreatAsNew,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StoredOutcomes {
     /// Every final result is stored and replayed, 5xx included (Stripe v1).
@@ -492,7 +550,7 @@ pub enum StoredOutcomes {
     Committed,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayMode {
     /// The stored status and body.
@@ -508,47 +566,92 @@ pub enum ReplayMode {
     ReexecuteFailed,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Lookup {
+    /// No way to read an outcome back.
     #[default]
     None,
+    /// A read by idempotency key.
     ByKey,
+    /// A read by the resource id the create returned (known only if its reply arrived).
     ByResourceId,
+    /// A search by the request's parameters.
     Search,
 }
 
 /// A fault that happens exactly. `attempt` names a create request by its number, counted
 /// from 1 in the order executors ask to send creates, across the whole run; reads and status
 /// polls are not counted.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(example = json!({"drop_reply": {"attempt": 1}}), example = json!({"crash_worker": {"attempt": 1, "point": "after_send"}}), example = json!({"pause": {"component": "provider", "from_ms": 0, "duration_ms": 5000}}))]
 pub enum Fault {
     /// The request of this attempt never reaches the provider.
-    DropRequest { attempt: u32 },
+    DropRequest {
+        /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
+        attempt: u32,
+    },
     /// The reply to this attempt is lost (after the provider processed it).
-    DropReply { attempt: u32 },
+    DropReply {
+        /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
+        attempt: u32,
+    },
     /// The worker handling this attempt crashes at `point`.
     CrashWorker {
+        /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
         attempt: u32,
+        /// Where the worker crashes: `before_dispatch`, `after_send` or `after_reply`.
+        #[schemars(example = &"after_send")]
         point: CrashPoint,
         /// Only if this worker handles the attempt.
         #[serde(default)]
         worker: Option<u32>,
     },
     /// The provider crashes while processing this attempt.
-    CrashProvider { attempt: u32 },
+    CrashProvider {
+        /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
+        attempt: u32,
+    },
     /// Processing of this attempt takes exactly this long (a delayed success).
-    SlowProcessing { attempt: u32, ms: Millis },
+    SlowProcessing {
+        /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
+        attempt: u32,
+        /// How long the provider processes it.
+        #[schemars(example = 30_000)]
+        ms: Millis,
+    },
     /// This attempt is sent to another region (a client failover).
-    Reroute { attempt: u32, region: u32 },
+    Reroute {
+        /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
+        attempt: u32,
+        /// The region it is sent to instead.
+        #[schemars(example = 1)]
+        region: u32,
+    },
     /// The provider refuses this create on its merits (400); nothing is done.
-    Reject { attempt: u32 },
+    Reject {
+        /// The create request, numbered from 1 across the run.
+        #[schemars(example = 1)]
+        attempt: u32,
+    },
     /// A component is frozen: its events in `[from_ms, from_ms + duration_ms)` wait until
     /// the end of the pause.
     Pause {
+        /// What is frozen: `agent`, `executor` or `provider`.
+        #[schemars(example = &"provider")]
         component: Paused,
+        /// When the pause starts.
+        #[schemars(example = 0)]
         from_ms: Millis,
+        /// How long it lasts.
+        #[schemars(example = 5_000)]
         duration_ms: Millis,
         /// With `component: executor`: only this worker stalls (a long GC pause, a frozen
         /// VM), while the others go on.
@@ -557,11 +660,14 @@ pub enum Fault {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Paused {
+    /// The agent (LLM planner).
     Agent,
+    /// The executor's workers.
     Executor,
+    /// The provider.
     Provider,
 }
 

@@ -14,6 +14,8 @@ pub fn bundled_paths() -> Vec<PathBuf> {
         .flat_map(|dir| std::fs::read_dir(dir).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        // The JSON Schema of the models, not a model.
+        .filter(|p| !p.ends_with("schema.json"))
         .collect();
     paths.sort();
     paths
