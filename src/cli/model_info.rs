@@ -121,7 +121,7 @@ fn duration(ms: u64) -> String {
 
 /// `retrylab designs`: each design and its summary, wrapped to fit 100 columns.
 pub(super) fn designs(ctx: &Ctx) -> Result<(), CliError> {
-    ctx.print(&designs_text(&ctx.designs.all()))
+    ctx.print(&designs_text(ctx.designs.all()))
 }
 
 /// The width of the designs list; no line is longer.
