@@ -92,13 +92,26 @@ fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
 fn designs_lists_the_example_after_the_built_in_ones() {
     let out = example(&["designs"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let last = out.stdout.lines().last().unwrap();
-    assert_eq!(
-        last,
-        format!("{NAME:<24} {}", example::READ_BACK_AFTER_WAIT.summary())
+    // The example's entry comes last: its name, then its summary wrapped to 100 columns.
+    let entry = &out.stdout[out
+        .stdout
+        .find(&format!("\n{NAME} "))
+        .expect("the example is listed")
+        + 1..];
+    assert!(
+        entry.starts_with(NAME) && entry.lines().all(|l| l.len() <= 100),
+        "{entry}"
     );
     assert_eq!(
-        out.stdout.lines().count(),
+        entry.split_whitespace().skip(1).collect::<Vec<_>>(),
+        example::READ_BACK_AFTER_WAIT
+            .summary()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    );
+    // One entry per design (a wrapped summary continues on indented lines).
+    assert_eq!(
+        out.stdout.lines().filter(|l| !l.starts_with(' ')).count(),
         retrylab::design::all().len() + 1
     );
 }

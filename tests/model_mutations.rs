@@ -336,8 +336,9 @@ fn the_binary_refuses_mutations_with_exit_2_and_a_message() {
         ),
         (
             "duplicate key",
+            // The first key in key order is `$schema`.
             duplicated(&v, "", &json!(7)).unwrap(),
-            "duplicate field `agent`",
+            "duplicate field `$schema`",
         ),
         (
             "unknown design",

@@ -50,6 +50,7 @@ fn bundled() -> Vec<PathBuf> {
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter(|p| !retrylab::model::reference::is_schema_file(p))
             .collect();
         here.sort();
         files.extend(here);
