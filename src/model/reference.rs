@@ -65,17 +65,22 @@ pub fn schema_text() -> String {
 /// Reads the schema: follows references and picks the branch of a choice that describes an
 /// object.
 pub(crate) struct SchemaWalk {
-    root: Value,
+    root: &'static Value,
 }
 
 impl SchemaWalk {
+    /// A walk over the schema, generated once per process: a model refused is explained
+    /// from it, and generating it costs far more than reading a model.
     pub(crate) fn new() -> SchemaWalk {
-        SchemaWalk { root: schema() }
+        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        SchemaWalk {
+            root: SCHEMA.get_or_init(schema),
+        }
     }
 
     /// The schema of the whole model.
     pub(crate) fn root(&self) -> &Value {
-        &self.root
+        self.root
     }
 
     /// `s` with `$ref` (and a lone `allOf`, which schemars uses to give a reference a
@@ -174,7 +179,7 @@ impl SchemaWalk {
     /// The schema at a path such as `faults[0].drop_reply` (as problems name paths).
     pub(crate) fn at(&self, path: &str) -> Option<&Value> {
         use super::locate::Segment;
-        let mut s = &self.root;
+        let mut s: &Value = self.root;
         for seg in super::locate::parse_path(path) {
             s = match seg {
                 Segment::Key(k) => self.property(s, &k)?,
