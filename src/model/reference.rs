@@ -285,7 +285,7 @@ impl SchemaWalk {
     /// value of the wrong JSON type (which is not looked into further).
     pub(crate) fn findings(&self, value: &Value) -> Vec<Finding> {
         let mut out = Vec::new();
-        self.findings_in(&mut out, "", value, &self.root);
+        self.findings_in(&mut out, "", value, self.root);
         out
     }
 
