@@ -353,3 +353,17 @@ fn bad_arguments_exit_2_and_help_exits_0() {
     assert_eq!(out.code, 0);
     assert!(out.stdout.contains("Usage:"), "{}", out.stdout);
 }
+
+#[test]
+fn usage_and_help_name_the_program_as_invoked() {
+    let out = retrylab::cli::run_with(["target/debug/examples/my_tool", "run", "--help"], &[]);
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.contains("Usage: my_tool run [OPTIONS] <MODEL>"),
+        "{}",
+        out.stdout
+    );
+    let bad = retrylab::cli::run_with(["my_tool", "run"], &[]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("Usage: my_tool run"), "{}", bad.stderr);
+}

@@ -292,4 +292,23 @@ fn explore_certifies_nothing_past_a_budget_run() {
     assert_eq!(found.budget_runs, 1);
     assert_eq!(found.runs(), 1);
     assert!(!found.certified());
+    // The command says why its level stopped: not the run limit, the events budget.
+    let path = write("explore", &endless());
+    let out = retrylab(&[
+        "explore",
+        path.to_str().unwrap(),
+        "--design",
+        "journal",
+        "--max-faults",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("  0 faults: 1 run,")
+            && text.contains(": stopped at a run the events budget cut\n"),
+        "{text}"
+    );
+    assert!(!text.contains("run limit"), "{text}");
+    std::fs::remove_dir_all(path.parent().unwrap()).ok();
 }

@@ -54,8 +54,10 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    for level in &found.levels {
-        out.push_str(&level_line(strategy, level));
+    for (i, level) in found.levels.iter().enumerate() {
+        // The search stops at the first run the events budget cut: in the last level.
+        let cut = found.budget_runs > 0 && i + 1 == found.levels.len();
+        out.push_str(&level_line(strategy, level, cut));
     }
     if found.strategy == Strategy::Dfs && !found.pruning {
         out.push_str("  (no pruning: an executor of this design cannot fingerprint its memory)\n");
@@ -142,7 +144,8 @@ fn describe(strategy: Strategy, found: &Exploration) -> String {
     }
 }
 
-fn level_line(strategy: Strategy, l: &Level) -> String {
+/// One level's line; `cut`: the level stopped at a run the events budget cut.
+fn level_line(strategy: Strategy, l: &Level, cut: bool) -> String {
     match strategy {
         Strategy::Dfs => format!(
             "  {} fault{}: {} run{}, {} distinct states, {} pruned, depth {}, up to {} deviation{}: {}\n",
@@ -157,6 +160,8 @@ fn level_line(strategy: Strategy, l: &Level) -> String {
             if l.max_deviations == 1 { "" } else { "s" },
             if l.found {
                 "a violation"
+            } else if cut {
+                "stopped at a run the events budget cut"
             } else if !l.complete {
                 "stopped at the run limit"
             } else if l.saturated {

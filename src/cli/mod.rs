@@ -501,13 +501,26 @@ pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cli = Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let cli = parse_named(&args).unwrap_or_else(|e| e.exit());
     let ctx = Ctx {
         designs: registry,
         program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
         io: Io::Std,
     };
     ExitCode::from(ctx.finish(execute(cli.command, &ctx)))
+}
+
+/// The command line parsed, its usage and help naming the program as it was invoked (the
+/// file name of `args[0]`: `retrylab`, or a user's own binary of [`main_with`]).
+fn parse_named(args: &[OsString]) -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let name = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .map_or_else(|| "retrylab".into(), |n| n.to_string_lossy().into_owned());
+    let matches = Cli::command().bin_name(name).try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// What one command line printed, and its exit code: see [`run_with`].
@@ -547,7 +560,7 @@ where
         Err(e) => ctx.finish(Err(CliError::Input(e))),
         Ok(registry) => {
             ctx.designs = registry;
-            match Cli::try_parse_from(&args) {
+            match parse_named(&args) {
                 Ok(cli) => ctx.finish(execute(cli.command, &ctx)),
                 Err(e) => {
                     let text = e.render().to_string();
