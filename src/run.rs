@@ -17,7 +17,7 @@ pub fn run_seeds(
     seeds: impl IntoIterator<Item = u64>,
 ) -> Metrics {
     let mut world = World::new(model, design, false);
-    let mut chooser = RandomChooser::new(0);
+    let mut chooser = RandomChooser::for_model(model, 0);
     let mut metrics = Metrics::default();
     for seed in seeds {
         chooser.reset(seed);

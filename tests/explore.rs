@@ -47,7 +47,7 @@ fn the_shortest_counterexample_replays_as_printed() {
     // The lost reply is scripted: the duplicate needs no fault choice, and the first run
     // (every menu at its first entry) already shows it; shrunk, it needs no choice at all.
     assert!(
-        text.contains("  0 faults: 1 run, 16 distinct states, 0 pruned, depth 6, up to 0 deviations: a violation\n"),
+        text.contains("  0 faults: 1 run, 13 distinct states, 0 pruned, depth 6, up to 0 deviations: a violation\n"),
         "{text}"
     );
     assert!(

@@ -769,7 +769,7 @@ fn seed_range(first: u64, count: u64) -> Result<(u64, u64), CliError> {
 fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let d = ctx.find_design(&a.design)?;
-    let traced = run_traced(&model, d, &mut RandomChooser::new(a.seed));
+    let traced = run_traced(&model, d, &mut RandomChooser::for_model(&model, a.seed));
     a.filter.check(&traced)?;
     let header = format!(
         "trace of {} on model {}, seed {}{}",

@@ -264,7 +264,7 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
         let deterministic = designs
             .iter()
             .map(|d| {
-                run_traced(model, *d, &mut RandomChooser::new(first))
+                run_traced(model, *d, &mut RandomChooser::for_model(model, first))
                     .choices
                     .is_empty()
             })

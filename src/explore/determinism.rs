@@ -87,7 +87,7 @@ fn outcome_hash(o: &Outcome<'_>) -> u64 {
 
 /// Runs `seed` with tracing `traced`: hashes of outcome and timeline, and the choice vector.
 fn observe(world: &mut World<'_>, seed: u64) -> (u64, u64, ChoiceVector) {
-    let mut random = RandomChooser::new(seed);
+    let mut random = RandomChooser::for_model(world.model(), seed);
     let mut recorder = Recorder::new(&mut random);
     world.run(&mut recorder);
     let vector = ChoiceVector::from_choices(&recorder.choices);

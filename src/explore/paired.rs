@@ -244,7 +244,7 @@ pub fn paired(
                 (
                     World::new(model, design, false),
                     World::new(model, baseline, false),
-                    RandomChooser::new(0),
+                    RandomChooser::for_model(model, 0),
                 )
             },
             |(a, b, ch), c| {

@@ -508,8 +508,8 @@ struct SwarmChooser {
 }
 
 impl SwarmChooser {
-    fn new(seed: u64) -> Self {
-        let mut config = RandomChooser::new(seed ^ SWARM_SALT);
+    fn new(model: &Model, seed: u64) -> Self {
+        let mut config = RandomChooser::for_model(model, seed ^ SWARM_SALT);
         let mut scale = [0; Purpose::COUNT];
         for p in Purpose::ALL {
             match p.class() {
@@ -522,7 +522,7 @@ impl SwarmChooser {
             }
         }
         SwarmChooser {
-            random: RandomChooser::new(seed),
+            random: RandomChooser::for_model(model, seed),
             scale,
         }
     }
@@ -582,11 +582,11 @@ fn sample(
         let mut swarm;
         let inner: &mut dyn Chooser = match strategy {
             Strategy::Swarm => {
-                swarm = SwarmChooser::new(seed);
+                swarm = SwarmChooser::new(model, seed);
                 &mut swarm
             }
             _ => {
-                random = RandomChooser::new(seed);
+                random = RandomChooser::for_model(model, seed);
                 &mut random
             }
         };

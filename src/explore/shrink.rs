@@ -85,7 +85,7 @@ pub fn shrink_seed(
         runs: 0,
         ties: false,
     };
-    let v = t.run(&mut RandomChooser::new(seed))?;
+    let v = t.run(&mut RandomChooser::for_model(model, seed))?;
     Some(shrink(&mut t, v))
 }
 

@@ -113,7 +113,7 @@ pub fn sweep(spec: &Spec<'_>, progress: &(dyn Fn(u64) + Sync)) -> Sweep {
             || {
                 (
                     World::new(spec.model, spec.design, false),
-                    RandomChooser::new(0),
+                    RandomChooser::for_model(spec.model, 0),
                 )
             },
             |(world, chooser), i| {

@@ -10,33 +10,46 @@
 //! sets them aside ([`EventQueue::open_tie`]), the caller reads them and takes one
 //! ([`EventQueue::close_tie`]), and the others go back in their places, keeping their order.
 //!
-//! The heap holds only small keys (time, sequence, slot); the events themselves wait in a
-//! slab of slots. Sifting moves 24-byte keys instead of whole events (a request or an intent
-//! is several times that), and the slab, like the heap, keeps its memory across runs.
+//! A queued event can be cancelled through the [`Handle`] its push returned (a timer whose
+//! reason is gone): it never pops, and [`EventQueue::len`] no longer counts it, so a run whose
+//! only pending events are cancelled timers is over without popping them.
+//!
+//! The heap holds only 16-byte keys (time, sequence and slot packed in one integer, so that
+//! ordering two keys is one comparison); the events themselves wait in a slab of slots.
+//! Sifting moves keys instead of whole events, and the slab, like the heap, keeps its memory
+//! across runs.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::Millis;
 
-/// Time and sequence number packed into one integer (time in the high half), so that
-/// ordering two keys is one comparison.
+/// Time, sequence number and slot packed into one integer: time in the high 64 bits, then
+/// the sequence number in 32 bits, then the slot. Time and sequence are unique together, so
+/// the slot never decides an order.
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct Key {
-    when: u128,
-    slot: u32,
-}
+struct Key(u128);
+
+/// Sequence numbers of pushed events start here; deferred events count up from 0, so that
+/// at one instant every deferred event comes before every pushed one. A run pushes at most a
+/// few times [`crate::world::MAX_EVENTS`] events, far below 2³¹.
+const FIRST_PUSHED: u32 = 1 << 31;
 
 impl Key {
-    fn new(at_ms: Millis, seq: u64, slot: u32) -> Self {
-        Key {
-            when: u128::from(at_ms) << 64 | u128::from(seq),
-            slot,
-        }
+    fn new(at_ms: Millis, seq: u32, slot: u32) -> Self {
+        Key(u128::from(at_ms) << 64 | u128::from(seq) << 32 | u128::from(slot))
     }
 
     fn at_ms(self) -> Millis {
-        (self.when >> 64) as Millis
+        (self.0 >> 64) as Millis
+    }
+
+    fn seq(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    fn slot(self) -> usize {
+        self.0 as u32 as usize
     }
 }
 
@@ -48,26 +61,40 @@ impl PartialOrd for Key {
 
 impl Ord for Key {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest, then the first pushed.
-    /// (Time and sequence are unique together; the slot never decides.)
     fn cmp(&self, other: &Self) -> Ordering {
-        other.when.cmp(&self.when)
+        other.0.cmp(&self.0)
     }
+}
+
+/// Names one queued event, for [`EventQueue::cancel`]. A handle outlives its event harmlessly:
+/// once the event has popped or been cancelled, cancelling it again does nothing, even if its
+/// slot holds another event by then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handle {
+    slot: u32,
+    generation: u32,
+}
+
+/// Where an event waits. `event` is `None` while the slot is free (it is then on the free
+/// list) or once its event is cancelled (its key is still in the heap; the slot is freed when
+/// that key comes up).
+struct Slot<E> {
+    generation: u32,
+    event: Option<E>,
 }
 
 /// The discrete-event queue of one run.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Key>,
-    slots: Vec<Option<E>>,
+    slots: Vec<Slot<E>>,
     free: Vec<u32>,
-    next_seq: u64,
-    next_deferred: u64,
+    next_seq: u32,
+    next_deferred: u32,
+    /// Queued events not cancelled.
+    live: usize,
     /// The keys of an open tie, in pop order; empty between events.
     tie: Vec<Key>,
 }
-
-/// Sequence numbers of pushed events start here; deferred events count up from 0, so that
-/// at one instant every deferred event comes before every pushed one.
-const FIRST_PUSHED: u64 = 1 << 63;
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
@@ -77,6 +104,7 @@ impl<E> Default for EventQueue<E> {
             free: Vec::new(),
             next_seq: FIRST_PUSHED,
             next_deferred: 0,
+            live: 0,
             tie: Vec::new(),
         }
     }
@@ -84,25 +112,49 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     /// Schedules `event` at virtual time `at_ms`.
-    pub fn push(&mut self, at_ms: Millis, event: E) {
+    pub fn push(&mut self, at_ms: Millis, event: E) -> Handle {
         let seq = self.next_seq;
-        self.next_seq += 1;
-        self.insert(at_ms, seq, event);
+        self.next_seq = seq.checked_add(1).expect("fewer than 2^31 events pushed in a run");
+        self.insert(at_ms, seq, event)
     }
 
     /// Removes the earliest event (first pushed among equals).
     pub fn pop(&mut self) -> Option<(Millis, E)> {
         debug_assert!(self.tie.is_empty(), "pop while a tie is open");
-        let key = self.heap.pop()?;
-        Some(self.take(key))
+        loop {
+            let key = self.heap.pop()?;
+            if let Some(taken) = self.take(key) {
+                return Some(taken);
+            }
+        }
     }
 
-    fn take(&mut self, key: Key) -> (Millis, E) {
-        let event = self.slots[key.slot as usize]
-            .take()
-            .expect("a queued key has its event");
-        self.free.push(key.slot);
-        (key.at_ms(), event)
+    /// Cancels the event `handle` names, if it is still queued: it will not pop. Returns
+    /// whether it was.
+    pub fn cancel(&mut self, handle: Handle) -> bool {
+        let slot = &mut self.slots[handle.slot as usize];
+        if slot.generation != handle.generation || slot.event.is_none() {
+            return false;
+        }
+        slot.event = None;
+        self.live -= 1;
+        true
+    }
+
+    /// The event of `key`, which just left the heap, and its time; `None` if it was
+    /// cancelled. Either way its slot is free again.
+    fn take(&mut self, key: Key) -> Option<(Millis, E)> {
+        let slot = &mut self.slots[key.slot()];
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(key.slot() as u32);
+        let event = slot.event.take()?;
+        self.live -= 1;
+        Some((key.at_ms(), event))
+    }
+
+    /// Whether the event of `key` was cancelled.
+    fn cancelled(&self, key: Key) -> bool {
+        self.slots[key.slot()].event.is_none()
     }
 
     /// Sets aside every event due at the earliest time, in the order [`pop`](Self::pop)
@@ -110,14 +162,25 @@ impl<E> EventQueue<E> {
     /// them with [`tie`](Self::tie), then take one with [`close_tie`](Self::close_tie).
     pub fn open_tie(&mut self) -> usize {
         debug_assert!(self.tie.is_empty(), "a tie is already open");
-        let Some(first) = self.heap.pop() else {
-            return 0;
+        let first = loop {
+            let key = self.heap.pop();
+            match key {
+                None => return 0,
+                Some(k) if self.cancelled(k) => {
+                    self.take(k);
+                }
+                Some(k) => break k,
+            }
         };
         let at = first.at_ms();
         self.tie.push(first);
-        while self.heap.peek().is_some_and(|k| k.at_ms() == at) {
-            let key = self.heap.pop().expect("peeked");
-            self.tie.push(key);
+        while let Some(&key) = self.heap.peek().filter(|k| k.at_ms() == at) {
+            self.heap.pop();
+            if self.cancelled(key) {
+                self.take(key);
+            } else {
+                self.tie.push(key);
+            }
         }
         self.tie.len()
     }
@@ -125,7 +188,8 @@ impl<E> EventQueue<E> {
     /// Event `i` of the open tie (0 is the first queued), and when it is due.
     pub fn tie(&self, i: usize) -> (Millis, &E) {
         let key = self.tie[i];
-        let event = self.slots[key.slot as usize]
+        let event = self.slots[key.slot()]
+            .event
             .as_ref()
             .expect("a tied key has its event");
         (key.at_ms(), event)
@@ -138,30 +202,40 @@ impl<E> EventQueue<E> {
         for k in self.tie.drain(..) {
             self.heap.push(k);
         }
-        self.take(key)
+        self.take(key).expect("a tied key has its event")
     }
 
     /// Puts a popped event back at a later time `at_ms` (the end of a pause). Events are
     /// popped in the order they fall due, so deferring each as it is popped keeps that
-    /// order among them; they all come before events pushed for `at_ms` itself.
-    pub fn defer(&mut self, at_ms: Millis, event: E) {
+    /// order among them; they all come before events pushed for `at_ms` itself. The event
+    /// gets a new handle.
+    pub fn defer(&mut self, at_ms: Millis, event: E) -> Handle {
         let seq = self.next_deferred;
         self.next_deferred += 1;
-        self.insert(at_ms, seq, event);
+        debug_assert!(self.next_deferred < FIRST_PUSHED);
+        self.insert(at_ms, seq, event)
     }
 
-    fn insert(&mut self, at_ms: Millis, seq: u64, event: E) {
+    fn insert(&mut self, at_ms: Millis, seq: u32, event: E) -> Handle {
         let slot = match self.free.pop() {
             Some(slot) => {
-                self.slots[slot as usize] = Some(event);
+                self.slots[slot as usize].event = Some(event);
                 slot
             }
             None => {
-                self.slots.push(Some(event));
+                self.slots.push(Slot {
+                    generation: 0,
+                    event: Some(event),
+                });
                 (self.slots.len() - 1) as u32
             }
         };
+        self.live += 1;
         self.heap.push(Key::new(at_ms, seq, slot));
+        Handle {
+            slot,
+            generation: self.slots[slot as usize].generation,
+        }
     }
 
     /// Empties the queue and restarts the sequence, keeping the allocation for the next run.
@@ -171,35 +245,37 @@ impl<E> EventQueue<E> {
         self.free.clear();
         self.next_seq = FIRST_PUSHED;
         self.next_deferred = 0;
+        self.live = 0;
         self.tie.clear();
     }
 
+    /// Queued events, cancelled ones not counted.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.live
     }
 
     /// The queued events in the order they would pop, each with its time and whether it is
     /// held (put back by [`EventQueue::defer`]: an event deferred later to the same time
-    /// queues after it but before every pushed one). Read-only; it sorts a copy of the keys,
-    /// so it is for fingerprints of the state, not for the event loop.
+    /// queues after it but before every pushed one). Cancelled events are not listed.
+    /// Read-only; it sorts a copy of the keys, so it is for fingerprints of the state, not
+    /// for the event loop.
     pub fn in_pop_order(&self) -> impl Iterator<Item = (Millis, bool, &E)> {
         debug_assert!(
             self.tie.is_empty(),
             "a tie is open: its events are off the heap"
         );
         let mut keys: Vec<Key> = self.heap.iter().copied().collect();
-        keys.sort_unstable_by_key(|k| k.when);
-        keys.into_iter().map(move |k| {
-            let held = (k.when as u64) < FIRST_PUSHED;
-            let event = self.slots[k.slot as usize]
-                .as_ref()
-                .expect("a queued key has its event");
-            (k.at_ms(), held, event)
+        keys.sort_unstable_by_key(|k| k.0);
+        keys.into_iter().filter_map(move |k| {
+            let held = k.seq() < FIRST_PUSHED;
+            let event = self.slots[k.slot()].event.as_ref()?;
+            Some((k.at_ms(), held, event))
         })
     }
 
+    /// No event is queued but cancelled ones.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.live == 0
     }
 }
 
@@ -289,5 +365,51 @@ mod tests {
         let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         let listed: Vec<_> = listed.into_iter().map(|(t, _, e)| (t, e)).collect();
         assert_eq!(popped, listed);
+    }
+
+    #[test]
+    fn a_cancelled_event_never_pops_and_is_not_counted() {
+        let mut q = EventQueue::default();
+        let a = q.push(1, "a");
+        let b = q.push(2, "b");
+        q.push(3, "c");
+        assert_eq!(q.len(), 3);
+        assert!(q.cancel(b));
+        assert!(!q.cancel(b), "a second cancel does nothing");
+        assert_eq!(q.len(), 2);
+        let listed: Vec<_> = q.in_pop_order().map(|(t, _, &e)| (t, e)).collect();
+        assert_eq!(listed, vec![(1, "a"), (3, "c")]);
+        assert_eq!(q.pop(), Some((1, "a")));
+        assert!(!q.cancel(a), "a popped event cannot be cancelled");
+        // The slot of "a" is reused; its old handle does not reach the new event.
+        let d = q.push(4, "d");
+        assert!(!q.cancel(a));
+        assert_eq!(q.pop(), Some((3, "c")));
+        assert_eq!(q.len(), 1);
+        assert!(q.cancel(d));
+        assert!(q.is_empty());
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn a_tie_leaves_out_cancelled_events() {
+        let mut q = EventQueue::default();
+        let x = q.push(1, "x");
+        q.push(1, "a");
+        let y = q.push(1, "y");
+        q.push(1, "b");
+        q.push(2, "later");
+        q.cancel(x);
+        q.cancel(y);
+        assert_eq!(q.open_tie(), 2);
+        assert_eq!(q.tie(0), (1, &"a"));
+        assert_eq!(q.tie(1), (1, &"b"));
+        assert_eq!(q.close_tie(1), (1, "b"));
+        assert_eq!(q.pop(), Some((1, "a")));
+        let only_cancelled = q.push(3, "z");
+        q.cancel(only_cancelled);
+        assert_eq!(q.open_tie(), 1);
+        assert_eq!(q.close_tie(0), (2, "later"));
+        assert_eq!(q.open_tie(), 0);
     }
 }

@@ -294,6 +294,15 @@ impl Agent {
         self.serves(call).map(|(intent, _)| intent)
     }
 
+    /// Whether the agent still waits for issue `issue` of `call`: its tool timeout can
+    /// still fire. Once it does not, the timeout is moot.
+    pub(crate) fn awaits(&self, call: CallId, issue: u32) -> bool {
+        self.intent_of(call).is_some_and(|intent| {
+            self.heard[intent.0 as usize].told.is_none()
+                && state(&self.intents, intent).current == Some((call, issue))
+        })
+    }
+
     /// The executor reported `result` for issue `issue` of `call`.
     pub(crate) fn on_result(
         &mut self,

@@ -183,6 +183,12 @@ impl Faults {
 
     /// If `component` (of `worker`, for the executor's events) is paused at `now`, when the
     /// pause ends.
+    /// Whether the model pauses anything at all (most models do not: the event loop then
+    /// skips asking [`Faults::paused_until`] of every event).
+    pub fn any_pause(&self) -> bool {
+        !self.pauses.is_empty()
+    }
+
     pub fn paused_until(
         &self,
         component: Paused,

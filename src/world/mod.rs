@@ -36,6 +36,7 @@ use crate::design::context::Minted;
 use crate::design::journal::SharedJournal;
 use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
 use crate::model::{CrashPoint, Model, Paused};
+use crate::sim::queue::Handle;
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
 
 /// The most events one run handles (an event held back by a pause counts each time it comes
@@ -119,6 +120,24 @@ impl Event {
     }
 }
 
+/// A timeout event, by the index of the attempt or call it is for (see
+/// [`World::timer_slot`]).
+#[derive(Clone, Copy)]
+enum Timer {
+    Attempt(usize),
+    Agent(usize),
+}
+
+impl Timer {
+    fn of(event: &Event) -> Option<Timer> {
+        match *event {
+            Event::AttemptTimeout { attempt } => Some(Timer::Attempt(attempt.0 as usize - 1)),
+            Event::AgentTimeout { call, .. } => Some(Timer::Agent(call.0 as usize - 1)),
+            _ => None,
+        }
+    }
+}
+
 /// One send, as the transport sees it.
 #[derive(Clone, Copy, Debug, Hash)]
 struct AttemptInfo {
@@ -168,6 +187,12 @@ pub struct World<'a> {
     /// [`MAX_EVENTS`]).
     events: u64,
     trace: Trace,
+    /// The queued timeout of each attempt (by index), cancelled once the attempt closes.
+    attempt_timers: Vec<Option<Handle>>,
+    /// The queued tool timeout of each call (by index), cancelled once the agent stops
+    /// waiting for that issue of the call. Neither is part of the state: a cancelled timer
+    /// is a no-op that never pops.
+    agent_timers: Vec<Option<Handle>>,
     exec_out: Vec<ExecCommand>,
     provider_out: Vec<ProviderOut>,
 }
@@ -200,6 +225,8 @@ impl<'a> World<'a> {
             end: (End::Quiescent, 0),
             events: 0,
             trace: Trace::new(trace),
+            attempt_timers: Vec::new(),
+            agent_timers: Vec::new(),
             exec_out: Vec::new(),
             provider_out: Vec::new(),
         };
@@ -251,6 +278,8 @@ impl<'a> World<'a> {
         self.end = (End::Quiescent, 0);
         self.events = 0;
         self.trace.clear();
+        self.attempt_timers.clear();
+        self.agent_timers.clear();
     }
 
     /// Runs from time 0 to the horizon (or until nothing is left to happen), taking every
@@ -315,13 +344,17 @@ impl<'a> World<'a> {
             }
             self.events += cost;
             self.now = at;
-            let worker = self.event_worker(&event);
-            if let Some(until) = event
-                .component()
-                .and_then(|c| self.faults.paused_until(c, worker, at))
+            if self.faults.any_pause()
+                && let Some(until) = event
+                    .component()
+                    .and_then(|c| self.faults.paused_until(c, self.event_worker(&event), at))
             {
                 self.aperiodic += usize::from(!event.periodic());
-                self.queue.defer(until, event);
+                let timer = Timer::of(&event);
+                let handle = self.queue.defer(until, event);
+                if let Some(slot) = self.timer_slot(timer) {
+                    *slot = Some(handle);
+                }
                 continue;
             }
             if OBSERVED {
@@ -345,6 +378,10 @@ impl<'a> World<'a> {
     /// a choice (it is put off to the pause's end whatever the order), and past the horizon,
     /// or with only periodic timers left and nothing for them to act on, the run ends anyway.
     fn next_event(&mut self, ch: &mut dyn Chooser) -> Option<(Millis, Event)> {
+        // Only cancelled timers left (or nothing): the run is over without popping them.
+        if self.queue.is_empty() {
+            return None;
+        }
         if !ch.orders_ties() {
             return self.queue.pop();
         }
@@ -372,8 +409,53 @@ impl<'a> World<'a> {
 
     /// Queues `event` at `at_ms`.
     fn push(&mut self, at_ms: Millis, event: Event) {
+        self.enqueue(at_ms, event);
+    }
+
+    /// Queues `event` at `at_ms` and returns its handle.
+    fn enqueue(&mut self, at_ms: Millis, event: Event) -> Handle {
         self.aperiodic += usize::from(!event.periodic());
-        self.queue.push(at_ms, event);
+        self.queue.push(at_ms, event)
+    }
+
+    /// Queues a timeout `event` and keeps its handle in `slot` of `timers`, cancelling the
+    /// timer the slot held before (moot by now: a new one replaces it).
+    fn push_timer(&mut self, at_ms: Millis, event: Event) {
+        let timer = Timer::of(&event);
+        let handle = self.enqueue(at_ms, event);
+        if let Some(old) = self.timer_slot(timer).and_then(|s| s.replace(handle)) {
+            self.cancel(old);
+        }
+    }
+
+    /// Where the handle of a timeout is kept; `None` for an event that is not one.
+    fn timer_slot(&mut self, timer: Option<Timer>) -> Option<&mut Option<Handle>> {
+        let (timers, index) = match timer? {
+            Timer::Attempt(i) => (&mut self.attempt_timers, i),
+            Timer::Agent(i) => (&mut self.agent_timers, i),
+        };
+        if timers.len() <= index {
+            timers.resize(index + 1, None);
+        }
+        Some(&mut timers[index])
+    }
+
+    /// Cancels a queued timer whose reason is gone.
+    fn cancel(&mut self, handle: Handle) {
+        if self.queue.cancel(handle) {
+            self.aperiodic -= 1;
+        }
+    }
+
+    /// Cancels the timeout of `attempt`, which just closed.
+    fn cancel_attempt_timer(&mut self, attempt: AttemptId) {
+        if let Some(h) = self
+            .attempt_timers
+            .get_mut(attempt.0 as usize - 1)
+            .and_then(Option::take)
+        {
+            self.cancel(h);
+        }
     }
 
     /// Every operation is settled or escalated: a periodic timer has nothing to act on.
@@ -429,6 +511,14 @@ impl<'a> World<'a> {
                 let out = self
                     .agent
                     .on_result(call, issue, result, now, ch, &mut self.trace);
+                if !self.agent.awaits(call, issue)
+                    && let Some(h) = self
+                        .agent_timers
+                        .get_mut(call.0 as usize - 1)
+                        .and_then(Option::take)
+                {
+                    self.cancel(h);
+                }
                 self.agent_out(out, ch);
             }
             Event::CallDelivered { worker, call } => {
@@ -488,7 +578,7 @@ impl<'a> World<'a> {
                 let n = u64::from(self.model.workers.count);
                 let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
                 self.push(self.now, Event::CallDelivered { worker, call });
-                self.push(
+                self.push_timer(
                     timeout_at_ms,
                     Event::AgentTimeout {
                         call: call.call,
@@ -671,7 +761,7 @@ impl<'a> World<'a> {
                 request.kind
             )
         });
-        self.push(
+        self.push_timer(
             now + self.model.executor.timeout_ms,
             Event::AttemptTimeout { attempt },
         );
@@ -722,6 +812,7 @@ impl<'a> World<'a> {
         }
         info.open = false;
         let (worker, op) = (info.worker, info.op);
+        self.cancel_attempt_timer(attempt);
         if self.crash_check(worker, attempt, CrashPoint::AfterReply, ch) {
             // The reply died with the process: the outcome is unknown to the executor.
             self.unknown_from(attempt);
@@ -842,6 +933,7 @@ impl<'a> World<'a> {
                 a.open = false;
                 // Its answer will never reach anyone.
                 self.unknown_from(AttemptId(i as u32 + 1));
+                self.cancel_attempt_timer(AttemptId(i as u32 + 1));
             }
         }
         self.journal.get_mut().crash(worker);
