@@ -185,10 +185,10 @@ pub struct Totals {
 }
 
 /// A fast inline generator: wyrand, seeded through SplitMix64.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -209,7 +209,7 @@ impl Rng {
     }
 
     #[inline]
-    fn between(&mut self, (lo, hi): (u64, u64)) -> u64 {
+    pub(crate) fn between(&mut self, (lo, hi): (u64, u64)) -> u64 {
         if lo == hi {
             lo
         } else {

@@ -36,3 +36,23 @@ pub fn mean_outcome_ms(m: &Metrics) -> f64 {
     }
     if last == 0 { 0.0 } else { sum / last as f64 }
 }
+
+/// retrylab's exhaustive search (`dfs`) on `model` for `design`, within the model's own
+/// explore bound, checking `no_duplicate` only (the property whose verdict separates the
+/// designs; stateright checks the same).
+pub fn explore(model: &Model, design: &dyn Design) -> retrylab::explore::Exploration {
+    use retrylab::check::Property;
+    use retrylab::explore::{Bound, Strategy};
+    let mut bound = Bound::default();
+    if let Some(e) = model.explore {
+        bound.max_faults = e.max_faults;
+        bound.max_runs = e.max_runs;
+    }
+    retrylab::explore::explore(
+        model,
+        design,
+        &[Property::NoDuplicate],
+        Strategy::Dfs,
+        bound,
+    )
+}

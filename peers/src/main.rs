@@ -6,6 +6,8 @@
 
 mod bare;
 mod lab;
+mod stateright_peer;
+mod turmoil_peer;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -118,9 +120,11 @@ fn main() {
         Scenario::new(&five, "no_dedup"),
     ];
     let threads = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let turmoil_seeds = if args.quick { 10 } else { 60 };
     println!(
-        "peers benchmark: one thread; available_parallelism {threads}; {} rounds (median), \
-         {} retrylab seeds and {} bare-loop seeds per round and scenario",
+        "peers benchmark: one thread; available_parallelism {threads}; {} interleaved rounds \
+         (median reported); per round and scenario {} retrylab seeds, {} bare-loop seeds, \
+         {turmoil_seeds} turmoil seeds",
         args.rounds,
         args.seeds,
         args.seeds * BARE_FACTOR
@@ -131,8 +135,17 @@ fn main() {
     for s in &scenarios {
         all_ok &= cross_check(s);
     }
+    all_ok &= turmoil_check(&scenarios[..2], turmoil_seeds);
+    println!();
+    println!(
+        "exhaustive mode (no_duplicate; retrylab dfs within the model's explore bound, stateright dfs):"
+    );
+    let variants = explore_variants(&scenarios[..2]);
+    for v in &variants {
+        all_ok &= v.print_verdicts();
+    }
     if !all_ok {
-        eprintln!("the bare loop does not match retrylab: no timing");
+        eprintln!("a peer does not match retrylab: no timing");
         std::process::exit(1);
     }
     println!();
@@ -146,13 +159,21 @@ fn main() {
     let n = scenarios.len();
     let mut bare_rates = vec![Vec::new(); n];
     let mut lab_rates = vec![Vec::new(); n];
+    let mut turmoil_rates = vec![Vec::new(); n];
     let mut bare_events = vec![0.0; n];
     let mut bares: Vec<Bare> = scenarios.iter().map(|s| Bare::new(s.cfg.clone())).collect();
-    // Warm-up: one short pass of each, untimed.
+    // Warm-up: one short pass of each, untimed; and how many checks make an explore sample.
     for (s, b) in scenarios.iter().zip(&mut bares) {
         b.run_seeds(0..1_000);
         black_box(lab::run(&s.model, s.design, 0..1_000));
     }
+    let target = if args.quick { 0.05 } else { 0.2 };
+    let repeats: Vec<(u32, u32)> = variants
+        .iter()
+        .map(|v| (v.calibrate_lab(target), v.calibrate_sr(target)))
+        .collect();
+    let mut lab_explore = vec![Vec::new(); variants.len()];
+    let mut sr_explore = vec![Vec::new(); variants.len()];
     for round in 0..args.rounds as u64 {
         for (i, s) in scenarios.iter().enumerate() {
             let start = round * args.seeds * BARE_FACTOR;
@@ -172,6 +193,22 @@ fn main() {
             let secs = t.elapsed().as_secs_f64();
             black_box(m);
             lab_rates[i].push(args.seeds as f64 / secs);
+
+            if i < 2 {
+                let dedup = s.cfg.dedup;
+                let start = round * turmoil_seeds;
+                let t = Instant::now();
+                for seed in start..start + turmoil_seeds {
+                    black_box(turmoil_peer::run(seed, dedup));
+                }
+                let secs = t.elapsed().as_secs_f64();
+                turmoil_rates[i].push(turmoil_seeds as f64 / secs);
+            }
+        }
+        for (k, v) in variants.iter().enumerate() {
+            let (lab_n, sr_n) = repeats[k];
+            lab_explore[k].push(v.time_lab(lab_n));
+            sr_explore[k].push(v.time_sr(sr_n));
         }
     }
 
@@ -200,12 +237,177 @@ fn main() {
             l * lab_events[i]
         );
         ratios.push((format!("retrylab / bare, {}", s.name), l / b));
+        if i < 2 {
+            let t = median(&mut turmoil_rates[i]);
+            println!("{:<32} {:<10} {:>12.1}", "", "turmoil", t);
+            ratios.push((format!("retrylab / turmoil, {}", s.name), l / t));
+        }
     }
     println!();
-    println!("ratios (per seed):");
-    for (what, r) in ratios {
-        println!("  {what:<52} {r:>8.3}");
+    println!(
+        "{:<44} {:<11} {:>10} {:>12} {:>14}",
+        "exhaustive", "tool", "states", "time/check", "states/s"
+    );
+    for (k, v) in variants.iter().enumerate() {
+        let l = median(&mut lab_explore[k]);
+        let r = median(&mut sr_explore[k]);
+        let lab_states = v.lab.levels.iter().map(|l| l.states_visited).sum::<u64>();
+        println!(
+            "{:<44} {:<11} {:>10} {:>10.1} us {:>14.0}",
+            v.name,
+            "retrylab",
+            lab_states,
+            l * 1e6,
+            lab_states as f64 / l
+        );
+        println!(
+            "{:<44} {:<11} {:>10} {:>10.1} us {:>14.0}",
+            "",
+            "stateright",
+            v.sr.states,
+            r * 1e6,
+            v.sr.states as f64 / r
+        );
+        ratios.push((
+            format!("stateright time / retrylab time, {}", v.name),
+            r / l,
+        ));
     }
+    println!();
+    println!("ratios:");
+    for (what, r) in ratios {
+        println!("  {what:<72} {r:>10.3}");
+    }
+}
+
+/// One exhaustive comparison: retrylab's explore on a model and design, stateright's check
+/// of the protocol with the same fault budget.
+struct Variant<'a> {
+    name: String,
+    scenario: &'a Scenario,
+    model: Model,
+    max_faults: u8,
+    lab: retrylab::explore::Exploration,
+    sr: stateright_peer::Found,
+}
+
+fn explore_variants(ticket: &[Scenario]) -> Vec<Variant<'_>> {
+    let mut out = Vec::new();
+    for lossy in [false, true] {
+        for s in ticket {
+            let mut model = s.model.clone();
+            let max_faults = if lossy {
+                // Any request or reply may be lost, up to the model's fault budget.
+                let tenth = retrylab::sim::Ratio::new(1, 10).expect("a ratio");
+                model.network.request_loss = tenth;
+                model.network.reply_loss = tenth;
+                model.explore.map_or(2, |e| e.max_faults) as u8
+            } else {
+                // The model draws no fault: the scripted drop only.
+                0
+            };
+            let lab = lab::explore(&model, s.design);
+            let sr = stateright_peer::check(s.cfg.dedup, max_faults);
+            let name = format!("{}{}", s.name, if lossy { " +losses" } else { "" });
+            out.push(Variant {
+                name,
+                scenario: s,
+                model,
+                max_faults,
+                lab,
+                sr,
+            });
+        }
+    }
+    out
+}
+
+impl Variant<'_> {
+    /// Prints both verdicts; returns whether they agree with each other and with the design
+    /// (a duplicate exactly for `no_dedup`).
+    fn print_verdicts(&self) -> bool {
+        let expected = !self.scenario.cfg.dedup;
+        let lab_dup = !self.lab.violations.is_empty();
+        let lab_states: u64 = self.lab.levels.iter().map(|l| l.states_visited).sum();
+        let lab_verdict = if lab_dup {
+            "a duplicate (counterexample)".to_string()
+        } else if self.lab.certified() {
+            "no duplicate (certified)".to_string()
+        } else {
+            "no duplicate found, not certified".to_string()
+        };
+        let sr_verdict = if self.sr.duplicate {
+            "a duplicate (counterexample)"
+        } else {
+            "no duplicate (state space exhausted)"
+        };
+        let ok = lab_dup == expected
+            && self.sr.duplicate == expected
+            && (lab_dup || self.lab.certified());
+        println!(
+            "  {:<44} retrylab: {lab_verdict}, {} runs, {lab_states} states; stateright (fault budget {}): {sr_verdict}, {} states ({} unique)  {}",
+            self.name,
+            self.lab.runs(),
+            self.max_faults,
+            self.sr.states,
+            self.sr.unique_states,
+            if ok { "ok" } else { "MISMATCH" }
+        );
+        ok
+    }
+
+    fn time_lab(&self, n: u32) -> f64 {
+        let t = Instant::now();
+        for _ in 0..n {
+            black_box(lab::explore(&self.model, self.scenario.design));
+        }
+        t.elapsed().as_secs_f64() / f64::from(n)
+    }
+
+    fn time_sr(&self, n: u32) -> f64 {
+        let t = Instant::now();
+        for _ in 0..n {
+            black_box(stateright_peer::check(
+                self.scenario.cfg.dedup,
+                self.max_faults,
+            ));
+        }
+        t.elapsed().as_secs_f64() / f64::from(n)
+    }
+
+    /// Repeats that make a sample of about `target` seconds.
+    fn calibrate_lab(&self, target: f64) -> u32 {
+        let once = self.time_lab(3);
+        (target / once).clamp(1.0, 1e6) as u32
+    }
+
+    fn calibrate_sr(&self, target: f64) -> u32 {
+        let once = self.time_sr(3);
+        (target / once).clamp(1.0, 1e6) as u32
+    }
+}
+
+/// The turmoil peer on the lost-response scenario: every seed must make the tickets the
+/// design makes in retrylab (1 with `same_key`, 2 with `no_dedup`) and complete.
+fn turmoil_check(ticket: &[Scenario], seeds: u64) -> bool {
+    let mut ok = true;
+    for s in ticket {
+        let (mut tickets, mut completed) = (0, 0);
+        for seed in 0..seeds {
+            let o = turmoil_peer::run(seed, s.cfg.dedup);
+            tickets += u64::from(o.tickets);
+            completed += u64::from(o.completed);
+        }
+        let want = seeds * if s.cfg.dedup { 1 } else { 2 };
+        let agree = tickets == want && completed == seeds;
+        ok &= agree;
+        println!(
+            "  turmoil {:<32} {seeds} seeds: {tickets} tickets (expected {want}), {completed} completed  {}",
+            s.name,
+            if agree { "ok" } else { "MISMATCH" }
+        );
+    }
+    ok
 }
 
 fn median(v: &mut [f64]) -> f64 {
