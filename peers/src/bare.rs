@@ -374,6 +374,9 @@ pub struct Bare {
     /// effect may still be committed or a report made.
     live: u32,
     pub totals: Totals,
+    /// Run until the queue is empty, popping the timers that can no longer change anything
+    /// (as retrylab does), instead of stopping once nothing live is left.
+    pub drain: bool,
 }
 
 impl Bare {
@@ -395,6 +398,7 @@ impl Bare {
             told: 0,
             live: 0,
             totals: Totals::default(),
+            drain: false,
         }
     }
 
@@ -443,7 +447,7 @@ impl Bare {
             events += 1;
             self.now = at;
             self.handle(ev);
-            if self.live == 0 && self.told == self.cfg.intents {
+            if !self.drain && self.live == 0 && self.told == self.cfg.intents {
                 break;
             }
         }

@@ -11,7 +11,6 @@ mod turmoil_peer;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use retrylab::check::Metrics;
 use retrylab::design::Design;
@@ -161,7 +160,17 @@ fn main() {
     let mut lab_rates = vec![Vec::new(); n];
     let mut turmoil_rates = vec![Vec::new(); n];
     let mut bare_events = vec![0.0; n];
+    let mut drain_rates = vec![Vec::new(); n];
+    let mut drain_events = vec![0.0; n];
     let mut bares: Vec<Bare> = scenarios.iter().map(|s| Bare::new(s.cfg.clone())).collect();
+    let mut drains: Vec<Bare> = scenarios
+        .iter()
+        .map(|s| {
+            let mut b = Bare::new(s.cfg.clone());
+            b.drain = true;
+            b
+        })
+        .collect();
     // Warm-up: one short pass of each, untimed; and how many checks make an explore sample.
     for (s, b) in scenarios.iter().zip(&mut bares) {
         b.run_seeds(0..1_000);
@@ -172,6 +181,8 @@ fn main() {
         .iter()
         .map(|v| (v.calibrate_lab(target), v.calibrate_sr(target)))
         .collect();
+    let wall = std::time::Instant::now();
+    let cpu = Clock::now();
     let mut lab_explore = vec![Vec::new(); variants.len()];
     let mut sr_explore = vec![Vec::new(); variants.len()];
     for round in 0..args.rounds as u64 {
@@ -180,28 +191,37 @@ fn main() {
             let seeds = args.seeds * BARE_FACTOR;
             let b = &mut bares[i];
             b.totals = Totals::default();
-            let t = Instant::now();
+            let t = Clock::now();
             b.run_seeds(start..start + seeds);
-            let secs = t.elapsed().as_secs_f64();
+            let secs = t.elapsed();
             black_box(b.totals);
             bare_rates[i].push(seeds as f64 / secs);
             bare_events[i] = b.totals.events as f64 / seeds as f64;
 
+            let d = &mut drains[i];
+            d.totals = Totals::default();
+            let t = Clock::now();
+            d.run_seeds(start..start + seeds);
+            let secs = t.elapsed();
+            black_box(d.totals);
+            drain_rates[i].push(seeds as f64 / secs);
+            drain_events[i] = d.totals.events as f64 / seeds as f64;
+
             let start = round * args.seeds;
-            let t = Instant::now();
+            let t = Clock::now();
             let m = lab::run(&s.model, s.design, start..start + args.seeds);
-            let secs = t.elapsed().as_secs_f64();
+            let secs = t.elapsed();
             black_box(m);
             lab_rates[i].push(args.seeds as f64 / secs);
 
             if i < 2 {
                 let dedup = s.cfg.dedup;
                 let start = round * turmoil_seeds;
-                let t = Instant::now();
+                let t = Clock::now();
                 for seed in start..start + turmoil_seeds {
                     black_box(turmoil_peer::run(seed, dedup));
                 }
-                let secs = t.elapsed().as_secs_f64();
+                let secs = t.elapsed();
                 turmoil_rates[i].push(turmoil_seeds as f64 / secs);
             }
         }
@@ -212,6 +232,16 @@ fn main() {
         }
     }
 
+    let (wall, cpu) = (wall.elapsed().as_secs_f64(), cpu.elapsed());
+    println!(
+        "timed rounds: {wall:.1} s wall, {cpu:.1} s CPU ({}); rates are per CPU second of this process",
+        if cpu < 0.9 * wall {
+            "the machine was busy"
+        } else {
+            "the machine was quiet"
+        }
+    );
+    println!();
     println!(
         "{:<32} {:<10} {:>12} {:>12} {:>14}",
         "scenario", "tool", "seeds/s", "events/seed", "events/s"
@@ -228,6 +258,15 @@ fn main() {
             bare_events[i],
             b * bare_events[i]
         );
+        let d = median(&mut drain_rates[i]);
+        println!(
+            "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0}",
+            "",
+            "bare-drain",
+            d,
+            drain_events[i],
+            d * drain_events[i]
+        );
         println!(
             "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0}",
             "",
@@ -237,6 +276,7 @@ fn main() {
             l * lab_events[i]
         );
         ratios.push((format!("retrylab / bare, {}", s.name), l / b));
+        ratios.push((format!("retrylab / bare-drain, {}", s.name), l / d));
         if i < 2 {
             let t = median(&mut turmoil_rates[i]);
             println!("{:<32} {:<10} {:>12.1}", "", "turmoil", t);
@@ -357,22 +397,22 @@ impl Variant<'_> {
     }
 
     fn time_lab(&self, n: u32) -> f64 {
-        let t = Instant::now();
+        let t = Clock::now();
         for _ in 0..n {
             black_box(lab::explore(&self.model, self.scenario.design));
         }
-        t.elapsed().as_secs_f64() / f64::from(n)
+        t.elapsed() / f64::from(n)
     }
 
     fn time_sr(&self, n: u32) -> f64 {
-        let t = Instant::now();
+        let t = Clock::now();
         for _ in 0..n {
             black_box(stateright_peer::check(
                 self.scenario.cfg.dedup,
                 self.max_faults,
             ));
         }
-        t.elapsed().as_secs_f64() / f64::from(n)
+        t.elapsed() / f64::from(n)
     }
 
     /// Repeats that make a sample of about `target` seconds.
@@ -408,6 +448,34 @@ fn turmoil_check(ticket: &[Scenario], seeds: u64) -> bool {
         );
     }
     ok
+}
+
+/// The process's CPU time (every thread, user and system): on a machine shared with other
+/// work, a measurement counts only what this process spent, not the time it waited for a
+/// core. (It still shares caches and memory bandwidth with the rest.)
+struct Clock(f64);
+
+impl Clock {
+    fn cpu() -> f64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant of the
+        // platform.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    }
+
+    fn now() -> Clock {
+        Clock(Clock::cpu())
+    }
+
+    /// CPU seconds since `self`.
+    fn elapsed(&self) -> f64 {
+        Clock::cpu() - self.0
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -471,6 +539,21 @@ fn cross_check(s: &Scenario) -> bool {
     let lab_figures = lab_figures(&lab);
     let mut ok = true;
     println!("  {}", s.name);
+    // The early stop changes nothing: running until the queue is empty gives the same totals.
+    let mut d = Bare::new(s.cfg.clone());
+    d.drain = true;
+    d.run_seeds(0..CHECK_SEEDS);
+    let same = Totals {
+        events: b.totals.events,
+        ..d.totals
+    } == b.totals;
+    ok &= same;
+    println!(
+        "    early stop: {} events without it, {} with it, the same totals: {}",
+        d.totals.events,
+        b.totals.events,
+        if same { "ok" } else { "MISMATCH" }
+    );
     for k in 0..FIGURES {
         let mean = sum[k] / n;
         let var = (sq[k] / n - mean * mean).max(0.0);
