@@ -598,3 +598,105 @@ fn lab_figures(m: &Metrics) -> [f64; 10] {
         lab::mean_outcome_ms(m) * m.time_to_outcome_ms.count() as f64,
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ticket(design: &str) -> Scenario {
+        Scenario::new(&root().join("../models/ticket_lost_response.json"), design)
+    }
+
+    #[test]
+    fn the_bare_loop_makes_retrylabs_exact_figures_on_the_lost_response() {
+        for (design, effects, duplicates) in [("same_key", 1000, 0), ("no_dedup", 2000, 1000)] {
+            let s = ticket(design);
+            let mut b = Bare::new(s.cfg.clone());
+            b.run_seeds(0..1000);
+            let lab = lab::run(&s.model, s.design, 0..1000);
+            let t = b.totals;
+            assert_eq!(
+                (
+                    t.intents,
+                    t.effects,
+                    t.completed,
+                    t.duplicate_effects,
+                    t.unresolved
+                ),
+                (1000, effects, 1000, duplicates, 0),
+                "{design}"
+            );
+            assert_eq!(
+                (t.effects, t.completed, t.duplicate_effects, t.remote_calls),
+                (
+                    lab.effects,
+                    lab.completed,
+                    lab.duplicate_effects,
+                    lab.remote_calls
+                ),
+                "{design}"
+            );
+        }
+    }
+
+    #[test]
+    fn stopping_early_changes_no_total_and_saves_the_stale_timers() {
+        let s = ticket("same_key");
+        let mut early = Bare::new(s.cfg.clone());
+        let mut drain = Bare::new(s.cfg.clone());
+        drain.drain = true;
+        early.run_seeds(0..100);
+        drain.run_seeds(0..100);
+        assert_eq!(
+            Totals {
+                events: 0,
+                ..early.totals
+            },
+            Totals {
+                events: 0,
+                ..drain.totals
+            }
+        );
+        // Per seed: the answered attempt's timeout and the two calls' tool timeouts.
+        assert_eq!((early.totals.events, drain.totals.events), (700, 1000));
+    }
+
+    #[test]
+    fn the_bare_loop_refuses_what_it_does_not_implement() {
+        let s = ticket("same_key");
+        let err = Config::of(&s.model, "new_key_after_replan").unwrap_err();
+        assert!(err.contains("new_key_after_replan"), "{err}");
+        let mut model = s.model.clone();
+        model.network.duplicate = retrylab::sim::Ratio::new(1, 2).unwrap();
+        let err = Config::of(&model, "same_key").unwrap_err();
+        assert!(err.contains("network.duplicate"), "{err}");
+    }
+
+    #[test]
+    fn turmoil_makes_one_ticket_with_a_key_and_two_without() {
+        for seed in 0..3 {
+            assert_eq!(
+                turmoil_peer::run(seed, true),
+                turmoil_peer::Outcome {
+                    tickets: 1,
+                    completed: true
+                }
+            );
+            assert_eq!(
+                turmoil_peer::run(seed, false),
+                turmoil_peer::Outcome {
+                    tickets: 2,
+                    completed: true
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn stateright_finds_the_duplicate_only_without_a_key() {
+        for budget in [0, 2] {
+            assert!(!stateright_peer::check(true, budget).duplicate);
+            assert!(stateright_peer::check(false, budget).duplicate);
+        }
+    }
+}
