@@ -73,10 +73,10 @@ fn parse_args() -> Args {
         }
     }
     if args.seeds == 0 {
-        args.seeds = if args.quick { 25_000 } else { 100_000 };
+        args.seeds = if args.quick { 15_000 } else { 100_000 };
     }
     if args.rounds == 0 {
-        args.rounds = if args.quick { 3 } else { 9 };
+        args.rounds = if args.quick { 5 } else { 9 };
     }
     args
 }
@@ -119,7 +119,7 @@ fn main() {
         Scenario::new(&five, "no_dedup"),
     ];
     let threads = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let turmoil_seeds = if args.quick { 10 } else { 60 };
+    let turmoil_seeds = if args.quick { 8 } else { 60 };
     println!(
         "peers benchmark: one thread; available_parallelism {threads}; {} interleaved rounds \
          (median reported); per round and scenario {} retrylab seeds, {} bare-loop seeds, \
@@ -243,43 +243,54 @@ fn main() {
     );
     println!();
     println!(
-        "{:<32} {:<10} {:>12} {:>12} {:>14}",
-        "scenario", "tool", "seeds/s", "events/seed", "events/s"
+        "{:<32} {:<10} {:>12} {:>12} {:>14} {:>9}",
+        "scenario", "tool", "seeds/s", "events/seed", "events/s", "spread"
     );
     let mut ratios = Vec::new();
     for (i, s) in scenarios.iter().enumerate() {
         let b = median(&mut bare_rates[i]);
         let l = median(&mut lab_rates[i]);
         println!(
-            "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0}",
+            "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0} {:>8.0}%",
             s.name,
             "bare",
             b,
             bare_events[i],
-            b * bare_events[i]
+            b * bare_events[i],
+            spread(&bare_rates[i])
         );
         let d = median(&mut drain_rates[i]);
         println!(
-            "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0}",
+            "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0} {:>8.0}%",
             "",
             "bare-drain",
             d,
             drain_events[i],
-            d * drain_events[i]
+            d * drain_events[i],
+            spread(&drain_rates[i])
         );
         println!(
-            "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0}",
+            "{:<32} {:<10} {:>12.0} {:>12.1} {:>14.0} {:>8.0}%",
             "",
             "retrylab",
             l,
             lab_events[i],
-            l * lab_events[i]
+            l * lab_events[i],
+            spread(&lab_rates[i])
         );
         ratios.push((format!("retrylab / bare, {}", s.name), l / b));
         ratios.push((format!("retrylab / bare-drain, {}", s.name), l / d));
         if i < 2 {
             let t = median(&mut turmoil_rates[i]);
-            println!("{:<32} {:<10} {:>12.1}", "", "turmoil", t);
+            println!(
+                "{:<32} {:<10} {:>12.1} {:>12} {:>14} {:>8.0}%",
+                "",
+                "turmoil",
+                t,
+                "",
+                "",
+                spread(&turmoil_rates[i])
+            );
             ratios.push((format!("retrylab / turmoil, {}", s.name), l / t));
         }
     }
@@ -476,6 +487,14 @@ impl Clock {
     fn elapsed(&self) -> f64 {
         Clock::cpu() - self.0
     }
+}
+
+/// (max - min) / median of the rounds, in percent: how much the machine moved the figure.
+fn spread(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    let m = median(&mut v);
+    let (lo, hi) = (v[0], v[v.len() - 1]);
+    100.0 * (hi - lo) / m
 }
 
 fn median(v: &mut [f64]) -> f64 {
