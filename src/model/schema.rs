@@ -67,7 +67,7 @@ pub struct Model {
     #[schemars(extend("default" = null), example = json!({"max_faults": 2}))]
     pub explore: Option<ExploreBound>,
     /// The random generator behind every seed: `chacha8` (the default) or `splitmix64`
-    /// (cheaper to start per seed: about 12 % fewer instructions per seed on one-intent
+    /// (cheaper to start per seed: about 13 % fewer instructions per seed on one-intent
     /// models). A seed names a different run under each, so a `--seed` replay command is
     /// only good with the generator it was made with.
     #[serde(default, skip_serializing_if = "is_default_generator")]
