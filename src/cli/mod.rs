@@ -22,7 +22,9 @@ mod explore;
 mod model_info;
 mod progress;
 mod report;
+mod merge;
 mod run;
+mod shard;
 mod warnings;
 
 use std::ffi::OsString;
@@ -89,6 +91,10 @@ enum Command {
     Trace(TraceArgs),
     /// Rerun from a recorded choice vector and print the same timeline.
     Replay(ReplayArgs),
+    /// Add up the partial results of a command run with --shard I/N (every shard 1..N
+    /// once, in any order) and print what the command prints unsharded, with its exit code.
+    #[command(after_help = MERGE_AFTER_HELP)]
+    Merge(MergeArgs),
     /// List the executor designs: the built-in ones, then the program's own.
     Designs,
     /// List the built-in provider presets: dedup, key scope, retention, source.
@@ -104,6 +110,33 @@ enum Command {
 enum Format {
     Table,
     Json,
+}
+
+const MERGE_AFTER_HELP: &str = "\
+A sharded command: the same command line N times, each with --shard I/N --out FILE
+(I = 1..N), anywhere (a Kubernetes Indexed Job, a CI matrix); then one merge of the N files.
+retrylab schedules nothing. The merge refuses (exit 2) files of different commands, options
+or model contents, a missing or repeated shard, and a file that is not a partial. It needs
+no model file: the partials carry what the output names.
+
+Example:
+  for i in 1 2 3 4; do retrylab run models/ticket_chaos.json --seeds 100000 --shard $i/4 --out part$i.json; done
+  retrylab merge part*.json
+
+Exit codes: as the unsharded command (run: 1 a --fail-on property was violated; check: 1 an
+expectation is not met), 2 bad input.";
+
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// Partial files written by `run`, `check` or `report` with --shard I/N --out FILE.
+    #[arg(required = true, value_name = "PART")]
+    parts: Vec<PathBuf>,
+    /// Output format of a merged `run` (default: the format the shards were given).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Directory to write a merged `report` into (report.json, report.md, report.html).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -134,7 +167,7 @@ struct RunArgs {
     )]
     first_seed: u64,
     /// Run exactly this one seed.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", conflicts_with = "shard")]
     seed: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -150,9 +183,27 @@ struct RunArgs {
     #[arg(long)]
     wide: bool,
     /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
-    /// and exit 1 unless outcome and timeline hashes agree.
+    /// and exit 1 unless outcome and timeline hashes agree. With --shard, shard 1 does it
+    /// (on the sample of the whole range).
     #[arg(long)]
     check_determinism: bool,
+    #[command(flatten)]
+    shard: ShardArgs,
+}
+
+/// `--shard I/N --out FILE`.
+#[derive(clap::Args, Debug, Default)]
+struct ShardArgs {
+    /// Run only block I of N of the seeds (I from 1; contiguous blocks, I-th of the
+    /// range) and write a partial result to --out instead of the output; `retrylab merge`
+    /// of the N partials prints what the command prints unsharded. Work that is not per
+    /// seed (the determinism sample, explore certification, the guarantee matrix) is done
+    /// by shard 1 alone. A shard that wrote its partial exits 0; the merge has the verdict.
+    #[arg(long, value_name = "I/N", value_parser = shard::parse_shard, requires = "out")]
+    shard: Option<shard::Shard>,
+    /// With --shard: the partial result file to write.
+    #[arg(long = "out", value_name = "FILE", requires = "shard")]
+    out: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -167,9 +218,12 @@ struct CheckArgs {
     #[arg(long, value_name = "FIRST", default_value_t = 0)]
     first_seed: u64,
     /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
-    /// and exit 1 unless outcome and timeline hashes agree.
+    /// and exit 1 unless outcome and timeline hashes agree. With --shard, shard 1 does it
+    /// (on the sample of the whole range).
     #[arg(long)]
     check_determinism: bool,
+    #[command(flatten)]
+    shard: ShardArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -706,6 +760,7 @@ fn execute(command: Command, ctx: &Ctx) -> Result<(), CliError> {
         Command::Check(a) => check::check(a, ctx),
         Command::Explore(a) => explore::run(a, ctx),
         Command::Report(a) => report::report(a, ctx),
+        Command::Merge(a) => merge::merge(a, ctx),
         Command::Trace(a) => trace(a, ctx),
         Command::Replay(a) => replay(a, ctx),
         Command::Designs => model_info::designs(ctx),
@@ -728,28 +783,37 @@ fn load_as(model: Model, provider: Option<&str>) -> Result<Model, CliError> {
     }
 }
 
-/// The determinism self-check of `designs` on a sample of `first..=last`; one line on stderr
-/// when it passes, exit 1 when it does not.
-fn check_determinism(
-    ctx: &Ctx,
+/// The determinism self-check of `designs` on a sample of `first..=last`: the line printed
+/// on stderr when it passes, the failure (exit 1) when it does not.
+fn determinism(
     model: &Model,
     designs: &[&dyn Design],
     (first, last): (u64, u64),
-) -> Result<(), CliError> {
+) -> Result<String, String> {
     let seeds = crate::explore::determinism::sample(first, last);
     for d in designs {
         crate::explore::determinism::self_check(model, *d, &seeds)
-            .map_err(|m| CliError::Failed(format!("{}: {m}", model.name)))?;
+            .map_err(|m| format!("{}: {m}", model.name))?;
     }
-    ctx.eprintln(&format!(
+    Ok(format!(
         "determinism: {}: {} seed{} x {} design{}: silent, traced twice and replayed runs agree",
         model.name,
         seeds.len(),
         if seeds.len() == 1 { "" } else { "s" },
         designs.len(),
         if designs.len() == 1 { "" } else { "s" }
-    ));
-    Ok(())
+    ))
+}
+
+/// Prints the line of a determinism self-check that passed; exit 1 for one that did not.
+fn print_determinism(ctx: &Ctx, result: &Result<String, String>) -> Result<(), CliError> {
+    match result {
+        Ok(line) => {
+            ctx.eprintln(line);
+            Ok(())
+        }
+        Err(m) => Err(CliError::Failed(m.clone())),
+    }
 }
 
 /// Seeds `first..=first+count-1`, refused when empty or past `u64::MAX`.
