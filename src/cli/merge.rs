@@ -27,8 +27,7 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
                     "--out DIR: required to merge partials of report (where to write it)".into(),
                 )
             })?;
-            let _ = out;
-            Err(CliError::Input("report: not yet".into()))
+            super::report::render(ctx, &family.options()?, out, family.data()?)
         }
         other => Err(CliError::Input(format!(
             "{}: a partial of {other}, which this program does not merge",

@@ -232,7 +232,8 @@ struct ReportArgs {
     /// byte order of their names.
     #[arg(required_unless_present_any = ["each_provider", "matrix"], value_name = "MODEL")]
     models: Vec<PathBuf>,
-    /// Directory to write report.json, report.md and report.html into (created if needed).
+    /// Directory to write report.json, report.md and report.html into (created if needed);
+    /// with --shard, the partial result file to write.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Seeds per design, run as seeds FIRST..FIRST+N.
@@ -265,6 +266,13 @@ struct ReportArgs {
     /// left out by default for the same reason as --commit).
     #[arg(long)]
     record_threads: bool,
+    /// Run only block I of N of the seeds (I from 1) and write a partial result to --out,
+    /// which is then a file, not a directory; `retrylab merge PART... --out DIR` of the N
+    /// partials writes the report the unsharded command writes. Shard 1 alone does the
+    /// work that is not per seed (the guarantee matrix). A shard that wrote its partial
+    /// exits 0.
+    #[arg(long, value_name = "I/N", value_parser = shard::parse_shard)]
+    shard: Option<shard::Shard>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

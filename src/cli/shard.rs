@@ -178,7 +178,6 @@ pub(super) fn write_partial<O: Serialize, D: Serialize>(
 pub(super) struct Family {
     pub command: String,
     pub options: Value,
-    pub models: Vec<ModelFile>,
     /// `(file, partial)`, shard 1 first.
     pub parts: Vec<(PathBuf, Partial)>,
 }
@@ -322,7 +321,6 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
     Ok(Family {
         command: first.command.clone(),
         options: first.options.clone(),
-        models: first.models.clone(),
         parts,
     })
 }
@@ -599,11 +597,6 @@ pub(super) fn append(r: &mut DesignResult, later: &DesignResult, keep: usize) ->
     }
     r.unfired.retain(|i| later.unfired.contains(i));
     Ok(())
-}
-
-/// The result of a damaged partial, as bad input naming the file.
-pub(super) fn damaged(path: &Path) -> impl Fn(String) -> CliError + '_ {
-    move |e| CliError::Input(format!("{}: a damaged partial file: {e}", path.display()))
 }
 
 #[cfg(test)]
