@@ -11,8 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::shard::{self, ModelFile};
 use super::{
-    CheckArgs, CliError, Ctx, determinism, print_determinism, render_outcome, seed_range,
-    warnings,
+    CheckArgs, CliError, Ctx, determinism, print_determinism, render_outcome, seed_range, warnings,
 };
 use crate::check::Property;
 use crate::design::{Judgement, assumptions};
@@ -101,7 +100,10 @@ pub(super) struct Explored {
 }
 
 /// Reads the models of `a`: the model files, and the lines about skipped ones.
-fn load(ctx: &Ctx, a: &CheckArgs) -> Result<(Vec<(PathBuf, Model)>, Vec<String>), CliError> {
+/// The models read, each with its path, and the lines about skipped files.
+type Loaded = (Vec<(PathBuf, Model)>, Vec<String>);
+
+fn load(ctx: &Ctx, a: &CheckArgs) -> Result<Loaded, CliError> {
     let mut models: Vec<(PathBuf, Model)> = Vec::new();
     let mut skipped = Vec::new();
     let mut refused = Vec::new();
@@ -237,7 +239,7 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
                 .iter()
                 .map(|(path, _)| ModelFile::read(path))
                 .collect::<Result<Vec<_>, _>>()?;
-            shard::write_partial(ctx, out, "check", s, block, &options, files, &data)
+            shard::write_partial(ctx, out, "check", s.info(block), &options, files, &data)
         }
         _ => render(ctx, &options, vec![data]),
     }
@@ -295,11 +297,7 @@ fn append(d: &mut CheckData, later: CheckData) -> Result<(), String> {
 
 /// Renders what every block of seeds showed (in seed order, the first one carrying the
 /// work done once) as `check` prints it, with its exit code.
-pub(super) fn render(
-    ctx: &Ctx,
-    o: &CheckOptions,
-    blocks: Vec<CheckData>,
-) -> Result<(), CliError> {
+pub(super) fn render(ctx: &Ctx, o: &CheckOptions, blocks: Vec<CheckData>) -> Result<(), CliError> {
     let mut blocks = blocks.into_iter();
     let mut all = blocks
         .next()
@@ -379,7 +377,9 @@ pub(super) fn render(
     warnings::print(ctx, &warned);
     if o.check_determinism {
         let results = all.determinism.as_ref().ok_or_else(|| {
-            CliError::Input("a damaged partial result: shard 1 without its determinism check".into())
+            CliError::Input(
+                "a damaged partial result: shard 1 without its determinism check".into(),
+            )
         })?;
         for r in results {
             print_determinism(ctx, r)?;

@@ -19,10 +19,10 @@
 
 mod check;
 mod explore;
+mod merge;
 mod model_info;
 mod progress;
 mod report;
-mod merge;
 mod run;
 mod shard;
 mod warnings;

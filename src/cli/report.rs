@@ -11,13 +11,13 @@ use crate::explore::check::counterexample;
 use crate::explore::paired::{Paired, paired};
 use crate::explore::{Comparison, compare};
 use crate::model::Model;
-use crate::report::{ReplayCommand, Report};
 use crate::report::html::{matrix_html, render_html};
 use crate::report::matrix::{broken_assumptions, guarantee_matrix};
 use crate::report::research::{
     MatrixView, ModelPart, PROGRAM, Provenance, Research, Shown, file_hash, render_json,
     render_markdown,
 };
+use crate::report::{ReplayCommand, Report};
 use crate::run::run_traced;
 use crate::sim::RandomChooser;
 
@@ -425,7 +425,9 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
     progress.finish();
     let data = ReportData { parts, matrix };
     match a.shard {
-        Some(s) => shard::write_partial(ctx, &a.out, "report", s, block, &options, files, &data),
+        Some(s) => {
+            shard::write_partial(ctx, &a.out, "report", s.info(block), &options, files, &data)
+        }
         None => render(ctx, &options, &a.out, vec![data]),
     }
 }

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::shard::{self, ModelFile, ResultData, Shard};
+use super::shard::{self, ModelFile, ResultData};
 use super::{CliError, Ctx, Format, RunArgs, determinism, print_determinism, seed_range, warnings};
 use crate::check::Property;
 use crate::explore::{Comparison, compare};
@@ -125,22 +125,12 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
             .then(|| determinism(&model, &designs, (first, last))),
     };
     match (a.shard.shard, &a.shard.out) {
-        (Some(s), Some(out)) => write(ctx, out, s, block, &options, &a, data),
+        (Some(s), Some(out)) => {
+            let models = vec![ModelFile::read(&a.model)?];
+            shard::write_partial(ctx, out, "run", s.info(block), &options, models, &data)
+        }
         _ => render(ctx, &options, None, vec![data]),
     }
-}
-
-fn write(
-    ctx: &Ctx,
-    out: &std::path::Path,
-    s: Shard,
-    block: (u64, u64),
-    options: &RunOptions,
-    a: &RunArgs,
-    data: RunData,
-) -> Result<(), CliError> {
-    let models = vec![ModelFile::read(&a.model)?];
-    shard::write_partial(ctx, out, "run", s, block, options, models, &data)
 }
 
 /// Renders the sweep of every block of seeds (in seed order, the first one carrying the
@@ -218,7 +208,9 @@ pub(super) fn render(
     }
     if o.check_determinism {
         let result = first.determinism.as_ref().ok_or_else(|| {
-            CliError::Input("a damaged partial result: shard 1 without its determinism check".into())
+            CliError::Input(
+                "a damaged partial result: shard 1 without its determinism check".into(),
+            )
         })?;
         print_determinism(ctx, result)?;
     }

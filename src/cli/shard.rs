@@ -64,9 +64,7 @@ pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
         return Err("N in I/N must be at least 1".into());
     }
     if index == 0 || index > count {
-        return Err(format!(
-            "I in I/N runs from 1 to N ({count}); got {index}"
-        ));
+        return Err(format!("I in I/N runs from 1 to N ({count}); got {index}"));
     }
     Ok(Shard { index, count })
 }
@@ -77,6 +75,16 @@ impl Shard {
         let at = |i: u64| (u128::from(seeds) * u128::from(i) / u128::from(self.count)) as u64;
         let (start, end) = (at(self.index - 1), at(self.index));
         (first + start, end - start)
+    }
+
+    /// This shard with its block of seeds, as a partial records it.
+    pub fn info(self, (first_seed, seeds): (u64, u64)) -> ShardInfo {
+        ShardInfo {
+            index: self.index,
+            count: self.count,
+            first_seed,
+            seeds,
+        }
     }
 
     /// Whether this is shard 1, which alone does the work that is not per seed.
@@ -95,8 +103,8 @@ pub(super) struct ModelFile {
 impl ModelFile {
     /// The file at `path`, hashed.
     pub fn read(path: &Path) -> Result<ModelFile, CliError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
         Ok(ModelFile {
             path: path.display().to_string(),
             hash: crate::report::research::file_hash(&bytes),
@@ -125,13 +133,13 @@ pub(super) struct Partial {
     pub data: Value,
 }
 
-/// Writes the partial of shard `shard` (block `block`) to `out` and says so on stdout.
+/// Writes the partial of a shard (`shard`: which, and its block of seeds) to `out` and says
+/// so on stdout.
 pub(super) fn write_partial<O: Serialize, D: Serialize>(
     ctx: &Ctx,
     out: &Path,
     command: &str,
-    shard: Shard,
-    block: (u64, u64),
+    shard: ShardInfo,
     options: &O,
     models: Vec<ModelFile>,
     data: &D,
@@ -143,12 +151,7 @@ pub(super) fn write_partial<O: Serialize, D: Serialize>(
         format: FORMAT.into(),
         version: VERSION,
         command: command.into(),
-        shard: ShardInfo {
-            index: shard.index,
-            count: shard.count,
-            first_seed: block.0,
-            seeds: block.1,
-        },
+        shard,
         options: to_value(serde_json::to_value(options))?,
         models,
         data: to_value(serde_json::to_value(data))?,
@@ -158,6 +161,11 @@ pub(super) fn write_partial<O: Serialize, D: Serialize>(
     text.push('\n');
     std::fs::write(out, text)
         .map_err(|e| CliError::Other(format!("cannot write {}: {e}", out.display())))?;
+    let block = (shard.first_seed, shard.seeds);
+    let shard = Shard {
+        index: shard.index,
+        count: shard.count,
+    };
     let seeds = match block.1 {
         0 => "no seed (more shards than seeds)".to_string(),
         1 => format!("seed {}", block.0),
@@ -219,7 +227,10 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
         let value: Value = serde_json::from_str(&text).map_err(|e| {
-            CliError::Input(format!("{}: not a partial file (not JSON: {e})", path.display()))
+            CliError::Input(format!(
+                "{}: not a partial file (not JSON: {e})",
+                path.display()
+            ))
         })?;
         if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
             return Err(CliError::Input(format!(
@@ -305,7 +316,6 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
             missing.join(", ")
         )));
     }
-    let mut parts = parts;
     parts.sort_by_key(|(_, p)| p.shard.index);
     // The blocks must be the command's: contiguous, in order.
     for w in parts.windows(2) {
@@ -336,7 +346,8 @@ fn option_difference(here: &Value, there: &Value) -> Option<String> {
     for k in keys {
         let (x, y) = (a.get(k), b.get(k));
         if x != y {
-            let show = |v: Option<&Value>| v.map_or_else(|| "nothing".to_string(), Value::to_string);
+            let show =
+                |v: Option<&Value>| v.map_or_else(|| "nothing".to_string(), Value::to_string);
             return Some(format!(
                 "different {}: {} here, {} there",
                 option_name(k),
@@ -370,13 +381,8 @@ fn model_difference(here: &[ModelFile], there: &[ModelFile]) -> Option<String> {
             ));
         }
     }
-    (here.len() != there.len()).then(|| {
-        format!(
-            "{} model files here, {} there",
-            here.len(),
-            there.len()
-        )
-    })
+    (here.len() != there.len())
+        .then(|| format!("{} model files here, {} there", here.len(), there.len()))
 }
 
 /// A histogram as its buckets and exact maximum.
@@ -574,11 +580,14 @@ impl ResultData {
 /// Appends `later` (the result of the seeds after those of `r`) to `r`: counts add up,
 /// histograms merge, the first `keep` violating seeds are kept, a fault is unfired when it
 /// fired in neither.
-pub(super) fn append(r: &mut DesignResult, later: &DesignResult, keep: usize) -> Result<(), String> {
+pub(super) fn append(
+    r: &mut DesignResult,
+    later: &DesignResult,
+    keep: usize,
+) -> Result<(), String> {
     if r.design != later.design
         || r.violations.counts.len() != later.violations.counts.len()
-        || r
-            .violations
+        || r.violations
             .counts
             .iter()
             .zip(&later.violations.counts)
