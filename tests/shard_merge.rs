@@ -462,6 +462,20 @@ fn merge_refuses_what_is_not_one_family() {
         &[],
         &format!("{later}: partial format version 2, but this program reads version 1"),
     );
+    let other_tool = dir.path("other_tool.json");
+    std::fs::write(
+        &other_tool,
+        whole.replacen("\"tool\":\"retrylab ", "\"tool\":\"retrylab 0.0.0-", 1),
+    )
+    .unwrap();
+    assert_refused(
+        std::slice::from_ref(&other_tool),
+        &[],
+        &format!(
+            "{other_tool}: written by retrylab 0.0.0-{v}, but this is retrylab {v}: run the shards and the merge with one build",
+            v = env!("CARGO_PKG_VERSION")
+        ),
+    );
     // A damaged count: the merge does not add up what it cannot read.
     let damaged = dir.path("damaged.json");
     std::fs::write(

@@ -1,4 +1,5 @@
-//! The command line: `run`, `check`, `explore`, `report`, `trace`, `replay`, `designs`.
+//! The command line: `run`, `check`, `explore`, `report`, `merge`, `trace`, `replay`,
+//! `designs`.
 //!
 //! [`main`] is the `retrylab` binary. A program with designs of its own gets every command
 //! with them beside the built-in ones from [`main_with`]; [`run_with`] runs one command line
@@ -13,8 +14,8 @@
 //! }
 //! ```
 //!
-//! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`) or an
-//! output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
+//! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`, and
+//! `merge` of their shards) or an output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
 //! no violation but stopped at a limit before covering its bound.
 
 mod check;
@@ -53,6 +54,8 @@ Examples:
   retrylab run models/ticket_lost_response.json
   retrylab run models/ticket_chaos.json --fail-on no_duplicate --show-failures 3
   retrylab check models/*.json models/windows/*.json
+  retrylab run models/ticket_chaos.json --seeds 100000 --shard 1/4 --out part1.json  # ... 4/4
+  retrylab merge part1.json part2.json part3.json part4.json
   retrylab explore models/ticket_lost_response.json --design new_key_after_replan --max-faults 2
   retrylab trace models/ticket_lost_response.json --design no_dedup --seed 3
   retrylab replay models/ticket_lost_response.json --design no_dedup --choices 12,40,7";
@@ -194,8 +197,8 @@ struct RunArgs {
 /// `--shard I/N --out FILE`.
 #[derive(clap::Args, Debug, Default)]
 struct ShardArgs {
-    /// Run only block I of N of the seeds (I from 1; contiguous blocks, I-th of the
-    /// range) and write a partial result to --out instead of the output; `retrylab merge`
+    /// Run only the I-th of N contiguous blocks of the seeds (I from 1) and write a
+    /// partial result to --out instead of the output; `retrylab merge`
     /// of the N partials prints what the command prints unsharded. Work that is not per
     /// seed (the determinism sample, explore certification, the guarantee matrix) is done
     /// by shard 1 alone. A shard that wrote its partial exits 0; the merge has the verdict.
@@ -266,8 +269,8 @@ struct ReportArgs {
     /// left out by default for the same reason as --commit).
     #[arg(long)]
     record_threads: bool,
-    /// Run only block I of N of the seeds (I from 1) and write a partial result to --out,
-    /// which is then a file, not a directory; `retrylab merge PART... --out DIR` of the N
+    /// Run only the I-th of N contiguous blocks of the seeds (I from 1) and write a partial
+    /// result to --out, which is then a file, not a directory; `retrylab merge PART... --out DIR` of the N
     /// partials writes the report the unsharded command writes. Shard 1 alone does the
     /// work that is not per seed (the guarantee matrix). A shard that wrote its partial
     /// exits 0.

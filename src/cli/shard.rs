@@ -4,7 +4,8 @@
 //!
 //! A partial is a JSON object:
 //!
-//! - `format`: `"retrylab-partial"`, `version`: 1;
+//! - `format`: `"retrylab-partial"`, `version`: 1, `tool`: `"retrylab VERSION"` (a merge
+//!   takes partials of its own version only);
 //! - `command`: `run`, `check` or `report`;
 //! - `shard`: `{index, count, first_seed, seeds}`, the shard I/N and its block of seeds;
 //! - `options`: every option that determines the output, as the command line gave it;
@@ -35,6 +36,12 @@ use crate::report::DesignResult;
 pub(super) const FORMAT: &str = "retrylab-partial";
 /// The `version` of the partial format this program writes and reads.
 pub(super) const VERSION: u32 = 1;
+
+/// This program as a partial names it: figures may change between versions, so a merge
+/// takes partials of its own version only.
+fn tool() -> String {
+    format!("retrylab {}", env!("CARGO_PKG_VERSION"))
+}
 
 /// `--shard I/N`: shard I (from 1) of N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +133,8 @@ pub(super) struct ShardInfo {
 pub(super) struct Partial {
     pub format: String,
     pub version: u32,
+    /// The program that wrote it: `retrylab` and its version.
+    pub tool: String,
     pub command: String,
     pub shard: ShardInfo,
     pub options: Value,
@@ -150,6 +159,7 @@ pub(super) fn write_partial<O: Serialize, D: Serialize>(
     let partial = Partial {
         format: FORMAT.into(),
         version: VERSION,
+        tool: tool(),
         command: command.into(),
         shard,
         options: to_value(serde_json::to_value(options))?,
@@ -251,6 +261,14 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
         let partial: Partial = serde_json::from_value(value).map_err(|e| {
             CliError::Input(format!("{}: a damaged partial file: {e}", path.display()))
         })?;
+        if partial.tool != tool() {
+            return Err(CliError::Input(format!(
+                "{}: written by {}, but this is {}: run the shards and the merge with one build",
+                path.display(),
+                partial.tool,
+                tool()
+            )));
+        }
         let s = partial.shard;
         if s.count == 0 || s.index == 0 || s.index > s.count {
             return Err(CliError::Input(format!(
