@@ -476,14 +476,47 @@ fn merge_refuses_what_is_not_one_family() {
             v = env!("CARGO_PKG_VERSION")
         ),
     );
-    // A damaged count: the merge does not add up what it cannot read.
+    // Damaged files: the merge does not add up what it cannot read.
     let damaged = dir.path("damaged.json");
     std::fs::write(
         &damaged,
         whole.replacen("\"seeds\":5", "\"seeds\":\"5\"", 1),
     )
     .unwrap();
-    assert_refused(&[damaged], &[], "a damaged partial file");
+    assert_refused(
+        std::slice::from_ref(&damaged),
+        &[],
+        &format!("{damaged}: a damaged partial file: "),
+    );
+    let with = |text: String| {
+        std::fs::write(&damaged, text).unwrap();
+        vec![damaged.clone(), p[1].clone(), p[2].clone(), p[3].clone()]
+    };
+    let moved = whole.replacen(
+        "\"first_seed\":0,\"seeds\":5",
+        "\"first_seed\":1,\"seeds\":5",
+        1,
+    );
+    assert_ne!(moved, whole);
+    assert_refused(
+        &with(moved),
+        &[],
+        &format!(
+            "{damaged}: a damaged partial file: shard 1/4 does not hold its block of the seeds"
+        ),
+    );
+    let data = whole.find("\"data\":").unwrap();
+    let unknown = format!(
+        "{}{}",
+        &whole[..data],
+        whole[data..].replacen("\"no_duplicate\"", "\"no_such_property\"", 1)
+    );
+    assert_ne!(unknown, whole);
+    assert_refused(
+        &with(unknown),
+        &[],
+        &format!("{damaged}: a damaged partial file: unknown property"),
+    );
     // --out is for a report's partials, --format for run's.
     assert_refused(
         &p,

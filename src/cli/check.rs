@@ -99,6 +99,20 @@ pub(super) struct Explored {
     pub violations: Vec<(String, String)>,
 }
 
+impl CheckData {
+    /// Whether every expectation reads back.
+    pub fn check(&self) -> Result<(), String> {
+        for m in &self.models {
+            for d in &m.designs {
+                for j in &d.judged {
+                    judged(&d.design, j, 0)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads the models of `a`: the model files, and the lines about skipped ones.
 /// The models read, each with its path, and the lines about skipped files.
 type Loaded = (Vec<(PathBuf, Model)>, Vec<String>);

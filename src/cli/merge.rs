@@ -19,15 +19,29 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
         )));
     }
     match family.command.as_str() {
-        "run" => super::run::render(ctx, &family.options()?, a.format, family.data()?),
-        "check" => super::check::render(ctx, &family.options()?, family.data()?),
+        "run" => super::run::render(
+            ctx,
+            &family.options()?,
+            a.format,
+            family.data(super::run::RunData::check)?,
+        ),
+        "check" => super::check::render(
+            ctx,
+            &family.options()?,
+            family.data(super::check::CheckData::check)?,
+        ),
         "report" => {
             let out = a.out.as_deref().ok_or_else(|| {
                 CliError::Input(
                     "--out DIR: required to merge partials of report (where to write it)".into(),
                 )
             })?;
-            super::report::render(ctx, &family.options()?, out, family.data()?)
+            super::report::render(
+                ctx,
+                &family.options()?,
+                out,
+                family.data(super::report::ReportData::check)?,
+            )
         }
         other => Err(CliError::Input(format!(
             "{}: a partial of {other}, which this program does not merge",

@@ -217,6 +217,21 @@ impl ShownData {
     }
 }
 
+impl ReportData {
+    /// Whether every result and counterexample reads back.
+    pub fn check(&self) -> Result<(), String> {
+        for p in &self.parts {
+            for r in p.results.iter().flatten() {
+                r.result()?;
+            }
+            for s in p.shown.iter().flatten().flatten() {
+                s.shown()?;
+            }
+        }
+        Ok(())
+    }
+}
+
 pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
     let baseline = ctx.designs.find(&a.baseline).ok_or_else(|| {

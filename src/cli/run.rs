@@ -42,6 +42,16 @@ pub(super) struct RunData {
     pub determinism: Option<Result<String, String>>,
 }
 
+impl RunData {
+    /// Whether every result reads back (properties, histograms).
+    pub fn check(&self) -> Result<(), String> {
+        for r in self.results.iter().flatten() {
+            r.result()?;
+        }
+        Ok(())
+    }
+}
+
 fn format_name(f: Format) -> &'static str {
     match f {
         Format::Table => "table",

@@ -212,18 +212,22 @@ impl Family {
         })
     }
 
-    /// Each shard's data, decoded, in shard order.
-    pub fn data<D: for<'de> Deserialize<'de>>(&self) -> Result<Vec<D>, CliError> {
+    /// Each shard's data, decoded and checked by `check` (which says what is wrong), in
+    /// shard order.
+    pub fn data<D: for<'de> Deserialize<'de>>(
+        &self,
+        check: impl Fn(&D) -> Result<(), String>,
+    ) -> Result<Vec<D>, CliError> {
         self.parts
             .iter()
             .map(|(path, p)| {
-                serde_json::from_value(p.data.clone()).map_err(|e| {
-                    CliError::Input(format!(
-                        "{}: not a partial result of {} that this program can read: {e}",
-                        path.display(),
-                        self.command
-                    ))
-                })
+                let damaged = |e: String| {
+                    CliError::Input(format!("{}: a damaged partial file: {e}", path.display()))
+                };
+                let data: D =
+                    serde_json::from_value(p.data.clone()).map_err(|e| damaged(e.to_string()))?;
+                check(&data).map_err(damaged)?;
+                Ok(data)
             })
             .collect()
     }
@@ -335,14 +339,24 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
         )));
     }
     parts.sort_by_key(|(_, p)| p.shard.index);
-    // The blocks must be the command's: contiguous, in order.
-    for w in parts.windows(2) {
-        let (a, b) = (&w[0].1.shard, &w[1].1.shard);
-        if a.first_seed.checked_add(a.seeds) != Some(b.first_seed) {
+    // The blocks must be those of the command's seeds.
+    let seeds = first.options.get("seeds").and_then(Value::as_u64);
+    let first_seed = first.options.get("first_seed").and_then(Value::as_u64);
+    for (path, p) in &parts {
+        let s = p.shard;
+        let expected = seeds.zip(first_seed).map(|(seeds, first_seed)| {
+            Shard {
+                index: s.index,
+                count: s.count,
+            }
+            .block(first_seed, seeds)
+        });
+        if expected != Some((s.first_seed, s.seeds)) {
             return Err(CliError::Input(format!(
-                "{}: a damaged partial file: its seeds do not follow those of {}",
-                w[1].0.display(),
-                w[0].0.display()
+                "{}: a damaged partial file: shard {}/{} does not hold its block of the seeds",
+                path.display(),
+                s.index,
+                s.count
             )));
         }
     }
