@@ -101,6 +101,39 @@ impl Histogram {
             .collect()
     }
 
+    /// Every recorded bucket in increasing order, as (its value to the histogram's
+    /// precision, the values in it), and the exact maximum: enough to rebuild the histogram
+    /// exactly with [`Histogram::from_buckets`] (a shard's partial result carries them).
+    pub fn buckets(&self) -> (Vec<(Millis, u64)>, Millis) {
+        let pairs = self
+            .hdr
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        (pairs, self.max)
+    }
+
+    /// The histogram [`Histogram::buckets`] describes; `None` when a count is zero, a
+    /// value is not its bucket's or the maximum lies outside the last bucket.
+    pub fn from_buckets(pairs: &[(Millis, u64)], max: Millis) -> Option<Histogram> {
+        let mut h = Histogram::default();
+        for &(value, count) in pairs {
+            if count == 0 || h.hdr.highest_equivalent(value) != value {
+                return None;
+            }
+            h.hdr.record_n(value, count).ok()?;
+        }
+        match pairs.last() {
+            None if max != 0 => return None,
+            Some(&(last, _)) if h.hdr.lowest_equivalent(last) > max || max > last => {
+                return None;
+            }
+            _ => {}
+        }
+        h.max = max;
+        Some(h)
+    }
+
     /// Count, p50, p90, p99 and max.
     pub fn percentiles(&self) -> Percentiles {
         Percentiles {
@@ -196,5 +229,24 @@ mod tests {
         assert_eq!(ab, all);
         assert_eq!(ba, all);
         assert_eq!(ab.percentiles(), all.percentiles());
+    }
+
+    #[test]
+    fn buckets_rebuild_the_histogram_exactly() {
+        let mut h = Histogram::default();
+        for v in 0..5_000u64 {
+            h.record(v * v % 170_001);
+        }
+        let (pairs, max) = h.buckets();
+        let back = Histogram::from_buckets(&pairs, max).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.cdf(), h.cdf());
+        assert_eq!(back.buckets(), (pairs.clone(), max));
+        let empty = Histogram::default();
+        assert_eq!(Histogram::from_buckets(&[], 0), Some(empty));
+        // A value that is not its bucket's, a zero count, a maximum past the last bucket.
+        assert_eq!(Histogram::from_buckets(&[(100_000, 1)], 100_000), None);
+        assert_eq!(Histogram::from_buckets(&[(5, 0)], 5), None);
+        assert_eq!(Histogram::from_buckets(&[(5, 1)], 6), None);
     }
 }

@@ -27,7 +27,7 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
     let assumed = crate::design::assumptions::judge(design, &model);
     super::warnings::print(
         ctx,
-        &super::warnings::assumptions(&model, design.name(), &assumed),
+        &super::warnings::assumptions(&model.name, design.name(), &assumed),
     );
     let strategy = a.strategy.into();
     let progress = ctx.progress(bound.max_runs, "runs");
@@ -223,6 +223,22 @@ pub(super) fn explain(
     ties: bool,
     replay: &crate::report::ReplayCommand,
 ) -> String {
+    let (mut out, vector) = explain_run(model, design, v, ties);
+    let mut command = replay.choices(design.name(), &vector);
+    if ties {
+        command.push_str(" --ties");
+    }
+    let _ = writeln!(out, "replay: {command}");
+    out
+}
+
+/// What [`explain`] prints but its replay line, and the choice vector that line replays.
+pub(super) fn explain_run(
+    model: &Model,
+    design: &dyn crate::design::Design,
+    v: &Violation,
+    ties: bool,
+) -> (String, String) {
     let mut out = String::new();
     let shrunk = shrink_values(model, design, v.property, &v.values, ties);
     let vector = shrunk
@@ -261,10 +277,5 @@ pub(super) fn explain(
         &traced,
         &super::named_properties(model, design.name()),
     ));
-    let mut command = replay.choices(design.name(), &vector.to_string());
-    if ties {
-        command.push_str(" --ties");
-    }
-    let _ = writeln!(out, "replay: {command}");
-    out
+    (out, vector.to_string())
 }

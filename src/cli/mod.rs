@@ -1,4 +1,5 @@
-//! The command line: `run`, `check`, `explore`, `report`, `trace`, `replay`, `designs`.
+//! The command line: `run`, `check`, `explore`, `report`, `merge`, `trace`, `replay`,
+//! `designs`.
 //!
 //! [`main`] is the `retrylab` binary. A program with designs of its own gets every command
 //! with them beside the built-in ones from [`main_with`]; [`run_with`] runs one command line
@@ -13,16 +14,18 @@
 //! }
 //! ```
 //!
-//! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`) or an
-//! output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
+//! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`, and
+//! `merge` of their shards) or an output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
 //! no violation but stopped at a limit before covering its bound.
 
 mod check;
 mod explore;
+mod merge;
 mod model_info;
 mod progress;
 mod report;
 mod run;
+mod shard;
 mod warnings;
 
 use std::ffi::OsString;
@@ -51,6 +54,8 @@ Examples:
   retrylab run models/ticket_lost_response.json
   retrylab run models/ticket_chaos.json --fail-on no_duplicate --show-failures 3
   retrylab check models/*.json models/windows/*.json
+  retrylab run models/ticket_chaos.json --seeds 100000 --shard 1/4 --out part1.json  # ... 4/4
+  retrylab merge part1.json part2.json part3.json part4.json
   retrylab explore models/ticket_lost_response.json --design new_key_after_replan --max-faults 2
   retrylab trace models/ticket_lost_response.json --design no_dedup --seed 3
   retrylab replay models/ticket_lost_response.json --design no_dedup --choices 12,40,7";
@@ -89,6 +94,10 @@ enum Command {
     Trace(TraceArgs),
     /// Rerun from a recorded choice vector and print the same timeline.
     Replay(ReplayArgs),
+    /// Add up the partial results of a command run with --shard I/N (every shard 1..N
+    /// once, in any order) and print what the command prints unsharded, with its exit code.
+    #[command(after_help = MERGE_AFTER_HELP)]
+    Merge(MergeArgs),
     /// List the executor designs: the built-in ones, then the program's own.
     Designs,
     /// List the built-in provider presets: dedup, key scope, retention, source.
@@ -104,6 +113,33 @@ enum Command {
 enum Format {
     Table,
     Json,
+}
+
+const MERGE_AFTER_HELP: &str = "\
+A sharded command: the same command line N times, each with --shard I/N --out FILE
+(I = 1..N), anywhere (a Kubernetes Indexed Job, a CI matrix); then one merge of the N files.
+retrylab schedules nothing. The merge refuses (exit 2) files of different commands, options
+or model contents, a missing or repeated shard, and a file that is not a partial. It needs
+no model file: the partials carry what the output names.
+
+Example:
+  for i in 1 2 3 4; do retrylab run models/ticket_chaos.json --seeds 100000 --shard $i/4 --out part$i.json; done
+  retrylab merge part*.json
+
+Exit codes: as the unsharded command (run: 1 a --fail-on property was violated; check: 1 an
+expectation is not met), 2 bad input.";
+
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// Partial files written by `run`, `check` or `report` with --shard I/N --out FILE.
+    #[arg(required = true, value_name = "PART")]
+    parts: Vec<PathBuf>,
+    /// Output format of a merged `run` (default: the format the shards were given).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Directory to write a merged `report` into (report.json, report.md, report.html).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -134,7 +170,7 @@ struct RunArgs {
     )]
     first_seed: u64,
     /// Run exactly this one seed.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", conflicts_with = "shard")]
     seed: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -150,9 +186,27 @@ struct RunArgs {
     #[arg(long)]
     wide: bool,
     /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
-    /// and exit 1 unless outcome and timeline hashes agree.
+    /// and exit 1 unless outcome and timeline hashes agree. With --shard, shard 1 does it
+    /// (on the sample of the whole range).
     #[arg(long)]
     check_determinism: bool,
+    #[command(flatten)]
+    shard: ShardArgs,
+}
+
+/// `--shard I/N --out FILE`.
+#[derive(clap::Args, Debug, Default)]
+struct ShardArgs {
+    /// Run only the I-th of N contiguous blocks of the seeds (I from 1) and write a
+    /// partial result to --out instead of the output; `retrylab merge`
+    /// of the N partials prints what the command prints unsharded. Work that is not per
+    /// seed (the determinism sample, explore certification, the guarantee matrix) is done
+    /// by shard 1 alone. A shard that wrote its partial exits 0; the merge has the verdict.
+    #[arg(long, value_name = "I/N", value_parser = shard::parse_shard, requires = "out")]
+    shard: Option<shard::Shard>,
+    /// With --shard: the partial result file to write.
+    #[arg(long = "out", value_name = "FILE", requires = "shard")]
+    out: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -167,9 +221,12 @@ struct CheckArgs {
     #[arg(long, value_name = "FIRST", default_value_t = 0)]
     first_seed: u64,
     /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
-    /// and exit 1 unless outcome and timeline hashes agree.
+    /// and exit 1 unless outcome and timeline hashes agree. With --shard, shard 1 does it
+    /// (on the sample of the whole range).
     #[arg(long)]
     check_determinism: bool,
+    #[command(flatten)]
+    shard: ShardArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -178,7 +235,8 @@ struct ReportArgs {
     /// byte order of their names.
     #[arg(required_unless_present_any = ["each_provider", "matrix"], value_name = "MODEL")]
     models: Vec<PathBuf>,
-    /// Directory to write report.json, report.md and report.html into (created if needed).
+    /// Directory to write report.json, report.md and report.html into (created if needed);
+    /// with --shard, the partial result file to write.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Seeds per design, run as seeds FIRST..FIRST+N.
@@ -211,6 +269,13 @@ struct ReportArgs {
     /// left out by default for the same reason as --commit).
     #[arg(long)]
     record_threads: bool,
+    /// Run only the I-th of N contiguous blocks of the seeds (I from 1) and write a partial
+    /// result to --out, which is then a file, not a directory; `retrylab merge PART... --out DIR` of the N
+    /// partials writes the report the unsharded command writes. Shard 1 alone does the
+    /// work that is not per seed (the guarantee matrix). A shard that wrote its partial
+    /// exits 0.
+    #[arg(long, value_name = "I/N", value_parser = shard::parse_shard)]
+    shard: Option<shard::Shard>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -706,6 +771,7 @@ fn execute(command: Command, ctx: &Ctx) -> Result<(), CliError> {
         Command::Check(a) => check::check(a, ctx),
         Command::Explore(a) => explore::run(a, ctx),
         Command::Report(a) => report::report(a, ctx),
+        Command::Merge(a) => merge::merge(a, ctx),
         Command::Trace(a) => trace(a, ctx),
         Command::Replay(a) => replay(a, ctx),
         Command::Designs => model_info::designs(ctx),
@@ -728,28 +794,37 @@ fn load_as(model: Model, provider: Option<&str>) -> Result<Model, CliError> {
     }
 }
 
-/// The determinism self-check of `designs` on a sample of `first..=last`; one line on stderr
-/// when it passes, exit 1 when it does not.
-fn check_determinism(
-    ctx: &Ctx,
+/// The determinism self-check of `designs` on a sample of `first..=last`: the line printed
+/// on stderr when it passes, the failure (exit 1) when it does not.
+fn determinism(
     model: &Model,
     designs: &[&dyn Design],
     (first, last): (u64, u64),
-) -> Result<(), CliError> {
+) -> Result<String, String> {
     let seeds = crate::explore::determinism::sample(first, last);
     for d in designs {
         crate::explore::determinism::self_check(model, *d, &seeds)
-            .map_err(|m| CliError::Failed(format!("{}: {m}", model.name)))?;
+            .map_err(|m| format!("{}: {m}", model.name))?;
     }
-    ctx.eprintln(&format!(
+    Ok(format!(
         "determinism: {}: {} seed{} x {} design{}: silent, traced twice and replayed runs agree",
         model.name,
         seeds.len(),
         if seeds.len() == 1 { "" } else { "s" },
         designs.len(),
         if designs.len() == 1 { "" } else { "s" }
-    ));
-    Ok(())
+    ))
+}
+
+/// Prints the line of a determinism self-check that passed; exit 1 for one that did not.
+fn print_determinism(ctx: &Ctx, result: &Result<String, String>) -> Result<(), CliError> {
+    match result {
+        Ok(line) => {
+            ctx.eprintln(line);
+            Ok(())
+        }
+        Err(m) => Err(CliError::Failed(m.clone())),
+    }
 }
 
 /// Seeds `first..=first+count-1`, refused when empty or past `u64::MAX`.

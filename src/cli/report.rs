@@ -3,18 +3,21 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
+use super::shard::{self, ModelFile, ResultData};
 use super::{CliError, Ctx, ReportArgs, seed_range};
 use crate::explore::check::counterexample;
-use crate::explore::paired::paired;
+use crate::explore::paired::{Paired, paired};
 use crate::explore::{Comparison, compare};
 use crate::model::Model;
-use crate::report::ReplayCommand;
 use crate::report::html::{matrix_html, render_html};
 use crate::report::matrix::{broken_assumptions, guarantee_matrix};
 use crate::report::research::{
     MatrixView, ModelPart, PROGRAM, Provenance, Research, Shown, file_hash, render_json,
     render_markdown,
 };
+use crate::report::{ReplayCommand, Report};
 use crate::run::run_traced;
 use crate::sim::RandomChooser;
 
@@ -123,6 +126,112 @@ fn matrix_columns(
     keyed.into_iter().map(|(_, m)| m).collect()
 }
 
+/// The options of `report` that determine its output (a partial records them).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct ReportOptions {
+    pub models: Vec<String>,
+    pub each_provider: Vec<String>,
+    pub matrix: Vec<String>,
+    pub max_faults: u32,
+    pub seeds: u64,
+    pub first_seed: u64,
+    pub baseline: String,
+    pub commit: Option<String>,
+    pub record_threads: bool,
+}
+
+/// What the seeds of a block show, per model, with the work done once (shard 1).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct ReportData {
+    pub parts: Vec<PartData>,
+    /// The guarantee matrix (shard 1 only, when models for it were given).
+    pub matrix: Option<MatrixData>,
+}
+
+/// [`MatrixView`], as data.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct MatrixData {
+    pub json: serde_json::Value,
+    pub markdown: String,
+    pub html: String,
+}
+
+/// One model of the report on the seeds of a block.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct PartData {
+    pub file: String,
+    pub file_hash: String,
+    pub description: String,
+    pub provider: Option<String>,
+    /// The model's name.
+    pub model: String,
+    /// Per design, its result on the block; `None` for no seed (an empty shard).
+    pub results: Option<Vec<ResultData>>,
+    /// Per design, the paired sums against the baseline.
+    pub paired: Vec<Paired>,
+    /// Per design and property tallied, the counterexample of the block's first violating
+    /// seed (when its shrinking found one).
+    pub shown: Vec<Vec<Option<ShownData>>>,
+    /// Per design, whether its runs make no random choice (shard 1 only).
+    pub deterministic: Option<Vec<bool>>,
+}
+
+/// [`Shown`], as data.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct ShownData {
+    pub property: String,
+    pub expected: Option<String>,
+    pub seed: u64,
+    pub choices: String,
+    pub choices_len: usize,
+    pub original_len: usize,
+    pub replay: String,
+    pub trace: String,
+}
+
+impl ShownData {
+    fn of(s: &Shown) -> Self {
+        ShownData {
+            property: s.property.to_string(),
+            expected: s.expected.map(|w| w.name().to_string()),
+            seed: s.seed,
+            choices: s.choices.clone(),
+            choices_len: s.choices_len,
+            original_len: s.original_len,
+            replay: s.replay.clone(),
+            trace: s.trace.clone(),
+        }
+    }
+
+    fn shown(&self) -> Result<Shown, String> {
+        Ok(Shown {
+            property: shard::property(&self.property)?,
+            expected: self.expected.as_deref().map(shard::want).transpose()?,
+            seed: self.seed,
+            choices: self.choices.clone(),
+            choices_len: self.choices_len,
+            original_len: self.original_len,
+            replay: self.replay.clone(),
+            trace: self.trace.clone(),
+        })
+    }
+}
+
+impl ReportData {
+    /// Whether every result and counterexample reads back.
+    pub fn check(&self) -> Result<(), String> {
+        for p in &self.parts {
+            for r in p.results.iter().flatten() {
+                r.result()?;
+            }
+            for s in p.shown.iter().flatten().flatten() {
+                s.shown()?;
+            }
+        }
+        Ok(())
+    }
+}
+
 pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
     let baseline = ctx.designs.find(&a.baseline).ok_or_else(|| {
@@ -138,24 +247,30 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
         ));
     }
     // The output directory first: a path that cannot be one is bad input, found before any
-    // work is done.
-    if a.out.exists() && !a.out.is_dir() {
-        return Err(CliError::Input(format!(
-            "--out {}: not a directory",
-            a.out.display()
-        )));
+    // work is done. A shard writes a file there.
+    if a.shard.is_none() {
+        check_out_dir(&a.out)?;
     }
     // Read every model before running anything: a bad file is bad input, whatever its place.
-    let mut models: Vec<Entry> = load_all(ctx, &a.models)?
-        .into_iter()
-        .map(|(path, model, hash)| Entry {
+    let mut files = Vec::new();
+    let mut models: Vec<Entry> = Vec::new();
+    for (path, model, hash) in load_all(ctx, &a.models)? {
+        files.push(ModelFile {
+            path: path.display().to_string(),
+            hash: hash.clone(),
+        });
+        models.push(Entry {
             path,
             model,
             hash,
             provider: None,
-        })
-        .collect();
+        });
+    }
     for (path, model, hash) in load_all(ctx, &a.each_provider)? {
+        files.push(ModelFile {
+            path: path.display().to_string(),
+            hash: hash.clone(),
+        });
         for preset in crate::model::provider::preset_names() {
             // Every preset passes the provider's checks and none is tied to the rest of a
             // model, so this refuses nothing today; it would name the preset if it did.
@@ -181,7 +296,12 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
             crate::model::MAX_EXPLORE_FAULTS
         )));
     }
-    let matrix_models = matrix_columns(load_all(ctx, &a.matrix)?, ctx.designs.all());
+    let matrix_files = load_all(ctx, &a.matrix)?;
+    files.extend(matrix_files.iter().map(|(path, _, hash)| ModelFile {
+        path: path.display().to_string(),
+        hash: hash.clone(),
+    }));
+    let matrix_models = matrix_columns(matrix_files, ctx.designs.all());
     let mut designs_of = Vec::new();
     for Entry { model, .. } in &models {
         designs_of.push(
@@ -192,15 +312,39 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
                 .collect::<Result<Vec<_>, _>>()?,
         );
     }
+    let options = ReportOptions {
+        models: a.models.iter().map(|p| p.display().to_string()).collect(),
+        each_provider: a
+            .each_provider
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        matrix: a.matrix.iter().map(|p| p.display().to_string()).collect(),
+        max_faults: a.max_faults,
+        seeds: last - first + 1,
+        first_seed: first,
+        baseline: baseline.name().to_string(),
+        commit: a.commit.clone(),
+        record_threads: a.record_threads,
+    };
+    let (block, once) = match a.shard {
+        Some(s) => (s.block(first, last - first + 1), s.is_first()),
+        None => ((first, last - first + 1), true),
+    };
     let total: u64 = models
         .iter()
-        .map(|e| 2 * e.model.designs.len() as u64 * (last - first + 1))
+        .map(|e| 2 * e.model.designs.len() as u64 * block.1)
         .sum();
     let progress = ctx.progress(total, "seeds");
     // The matrix first: a few seconds at most, and its searches use every core.
-    let matrix = (!matrix_models.is_empty()).then(|| {
+    let matrix = (once && !matrix_models.is_empty()).then(|| {
         progress.set_message("guarantee matrix");
-        guarantee_matrix(&matrix_models, ctx.designs.all(), a.max_faults)
+        let m = guarantee_matrix(&matrix_models, ctx.designs.all(), a.max_faults);
+        MatrixData {
+            json: m.to_json(),
+            markdown: m.to_markdown(),
+            html: matrix_html(&m),
+        }
     });
     let mut parts = Vec::new();
     for (entry, designs) in models.iter().zip(&designs_of) {
@@ -211,116 +355,247 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
             provider,
         } = entry;
         let replay = commands(path, *provider);
-        let report = compare(
-            &Comparison {
-                model,
-                designs,
-                seeds: (first, last),
-                extra_properties: &[],
-                keep_failures: 1,
-            },
-            replay.clone(),
-            &|design, n| {
-                progress.set_message(design);
-                progress.advance(n);
-            },
-        );
-        let paired = designs
-            .iter()
-            .map(|d| {
-                let p = paired(model, *d, baseline, first..=last);
-                progress.advance(last - first + 1);
-                p
-            })
-            .collect();
-        let counterexamples = report
-            .results
-            .iter()
-            .zip(designs)
-            .map(|(r, d)| {
-                r.violations
-                    .counts
-                    .iter()
-                    .zip(&r.failures)
-                    .filter_map(|(&(property, _), seeds)| {
-                        let seed = *seeds.first()?;
-                        let c = counterexample(model, *d, property, seed)?;
-                        let choices = c.shrunk.vector.to_string();
-                        Some(Shown {
-                            property,
-                            expected: r.expect.iter().find(|e| e.0 == property).map(|e| e.1),
-                            seed,
-                            choices_len: c.shrunk.vector.0.len(),
-                            original_len: c.shrunk.original.0.len(),
-                            replay: replay.choices(&r.design, &choices),
-                            trace: replay.seed(&r.design, seed),
-                            choices,
+        let (results, paired, shown) = if block.1 == 0 {
+            (None, vec![Paired::default(); designs.len()], Vec::new())
+        } else {
+            let seeds = (block.0, block.0 + (block.1 - 1));
+            let report = compare(
+                &Comparison {
+                    model,
+                    designs,
+                    seeds,
+                    extra_properties: &[],
+                    keep_failures: 1,
+                },
+                replay.clone(),
+                &|design, n| {
+                    progress.set_message(design);
+                    progress.advance(n);
+                },
+            );
+            let paired = designs
+                .iter()
+                .map(|d| {
+                    let p = paired(model, *d, baseline, seeds.0..=seeds.1);
+                    progress.advance(block.1);
+                    p
+                })
+                .collect();
+            let shown = report
+                .results
+                .iter()
+                .zip(designs)
+                .map(|(r, d)| {
+                    r.violations
+                        .counts
+                        .iter()
+                        .zip(&r.failures)
+                        .map(|(&(property, _), seeds)| {
+                            let seed = *seeds.first()?;
+                            let c = counterexample(model, *d, property, seed)?;
+                            let choices = c.shrunk.vector.to_string();
+                            Some(ShownData::of(&Shown {
+                                property,
+                                expected: r.expect.iter().find(|e| e.0 == property).map(|e| e.1),
+                                seed,
+                                choices_len: c.shrunk.vector.0.len(),
+                                original_len: c.shrunk.original.0.len(),
+                                replay: replay.choices(&r.design, &choices),
+                                trace: replay.seed(&r.design, seed),
+                                choices,
+                            }))
                         })
-                    })
-                    .collect()
-            })
-            .collect();
+                        .collect()
+                })
+                .collect();
+            (
+                Some(report.results.iter().map(ResultData::of).collect()),
+                paired,
+                shown,
+            )
+        };
         // A design whose run makes no random choice runs the same way on every seed.
-        let deterministic = designs
-            .iter()
-            .map(|d| {
-                run_traced(model, *d, &mut RandomChooser::for_model(model, first))
-                    .choices
-                    .is_empty()
-            })
-            .collect();
-        parts.push(ModelPart {
+        let deterministic = once.then(|| {
+            designs
+                .iter()
+                .map(|d| {
+                    run_traced(model, *d, &mut RandomChooser::for_model(model, first))
+                        .choices
+                        .is_empty()
+                })
+                .collect()
+        });
+        parts.push(PartData {
             file: path.display().to_string(),
             file_hash: hash.clone(),
             description: model.description.clone(),
             provider: provider.map(str::to_string),
-            report,
-            baseline: baseline.name().to_string(),
+            model: model.name.clone(),
+            results,
             paired,
-            counterexamples,
+            shown,
             deterministic,
         });
     }
     progress.finish();
-    let matrix = matrix.map(|m| MatrixView {
-        json: m.to_json(),
-        markdown: m.to_markdown(),
-        html: matrix_html(&m),
+    let data = ReportData { parts, matrix };
+    match a.shard {
+        Some(s) => {
+            shard::write_partial(ctx, &a.out, "report", s.info(block), &options, files, &data)
+        }
+        None => render(ctx, &options, &a.out, vec![data]),
+    }
+}
+
+/// Refused when `out` exists and is not a directory.
+fn check_out_dir(out: &Path) -> Result<(), CliError> {
+    if out.exists() && !out.is_dir() {
+        return Err(CliError::Input(format!(
+            "--out {}: not a directory",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Adds the data of `later` (the seeds after those of `d`) to `d`.
+fn append(d: &mut ReportData, later: ReportData) -> Result<(), String> {
+    if d.parts.len() != later.parts.len() {
+        return Err("not the same models".into());
+    }
+    for (p, l) in d.parts.iter_mut().zip(later.parts) {
+        if p.file != l.file || p.provider != l.provider || p.paired.len() != l.paired.len() {
+            return Err(format!("not the same models ({} and {})", p.file, l.file));
+        }
+        let paired = std::mem::take(&mut p.paired);
+        p.paired = paired
+            .into_iter()
+            .zip(l.paired)
+            .map(|(a, b)| a.merge(b))
+            .collect();
+        let Some(theirs) = l.results else { continue };
+        let Some(mine) = &mut p.results else {
+            p.results = Some(theirs);
+            p.shown = l.shown;
+            continue;
+        };
+        if mine.len() != theirs.len() || p.shown.len() != l.shown.len() {
+            return Err(format!("not the same designs of {}", p.file));
+        }
+        for (((r, t), shown), later_shown) in
+            mine.iter_mut().zip(theirs).zip(&mut p.shown).zip(l.shown)
+        {
+            let (mut a, b) = (r.result()?, t.result()?);
+            // The counterexample of each property is that of its first violating seed: of
+            // the first block with one.
+            for (i, s) in later_shown.into_iter().enumerate() {
+                if a.failures.get(i).is_some_and(Vec::is_empty) && i < shown.len() {
+                    shown[i] = s;
+                }
+            }
+            shard::append(&mut a, &b, 1)?;
+            *r = ResultData::of(&a);
+        }
+    }
+    Ok(())
+}
+
+/// Writes the report of every block of seeds (in seed order, the first one carrying the
+/// work done once) into `out`, as `report` writes it.
+pub(super) fn render(
+    ctx: &Ctx,
+    o: &ReportOptions,
+    out: &Path,
+    blocks: Vec<ReportData>,
+) -> Result<(), CliError> {
+    check_out_dir(out)?;
+    let damaged = |e: String| CliError::Input(format!("a damaged partial result: {e}"));
+    let mut blocks = blocks.into_iter();
+    let mut all = blocks
+        .next()
+        .ok_or_else(|| CliError::Input("no partial result".into()))?;
+    for later in blocks {
+        append(&mut all, later).map_err(damaged)?;
+    }
+    let mut parts = Vec::new();
+    for p in all.parts {
+        let results = p
+            .results
+            .unwrap_or_default()
+            .iter()
+            .map(ResultData::result)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(damaged)?;
+        let counterexamples = p
+            .shown
+            .iter()
+            .map(|per| {
+                per.iter()
+                    .flatten()
+                    .map(ShownData::shown)
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(damaged)?;
+        let deterministic = p
+            .deterministic
+            .ok_or_else(|| damaged("shard 1 without the work done once".into()))?;
+        parts.push(ModelPart {
+            report: Report {
+                model: p.model,
+                first_seed: o.first_seed,
+                seed_count: o.seeds,
+                results,
+                replay: commands(Path::new(&p.file), p.provider.as_deref()),
+            },
+            file: p.file,
+            file_hash: p.file_hash,
+            description: p.description,
+            provider: p.provider,
+            baseline: o.baseline.clone(),
+            paired: p.paired,
+            counterexamples,
+            deterministic,
+        });
+    }
+    if !o.matrix.is_empty() && all.matrix.is_none() {
+        return Err(damaged("shard 1 without the guarantee matrix".into()));
+    }
+    let matrix = all.matrix.map(|m| MatrixView {
+        json: m.json,
+        markdown: m.markdown,
+        html: m.html,
     });
     let research = Research {
         provenance: Provenance {
-            commit: a.commit.clone(),
-            threads: a.record_threads.then(rayon::current_num_threads),
-            first_seed: first,
-            seeds: last - first + 1,
-            baseline: baseline.name().to_string(),
-            models: a.models.iter().map(|p| p.display().to_string()).collect(),
-            each_provider: a
-                .each_provider
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-            matrix: a.matrix.iter().map(|p| p.display().to_string()).collect(),
-            max_faults: a.max_faults,
+            commit: o.commit.clone(),
+            threads: o.record_threads.then(rayon::current_num_threads),
+            first_seed: o.first_seed,
+            seeds: o.seeds,
+            baseline: o.baseline.clone(),
+            models: o.models.clone(),
+            each_provider: o.each_provider.clone(),
+            matrix: o.matrix.clone(),
+            max_faults: o.max_faults,
         },
         parts,
         matrix,
     };
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| CliError::Other(format!("cannot create {}: {e}", a.out.display())))?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| CliError::Other(format!("cannot create {}: {e}", out.display())))?;
     let files = [
         ("report.json", render_json(&research)),
         ("report.md", render_markdown(&research)),
         ("report.html", render_html(&research)),
     ];
     for (name, text) in &files {
-        write(&a.out.join(name), text)?;
+        write(&out.join(name), text)?;
     }
     ctx.print(&format!(
         "wrote {}, {} and {}\n",
-        a.out.join("report.json").display(),
-        a.out.join("report.md").display(),
-        a.out.join("report.html").display()
+        out.join("report.json").display(),
+        out.join("report.md").display(),
+        out.join("report.html").display()
     ))
 }
 

@@ -1,9 +1,71 @@
 //! `retrylab run`: every design of a model over the same seeds, one row each.
+//!
+//! The command accumulates the sweep of its seeds ([`RunData`]) and renders it; with
+//! `--shard` it writes the data of its block instead, and `retrylab merge` adds the blocks up
+//! and renders them the same way.
 
-use super::{CliError, Ctx, Format, RunArgs, check_determinism, seed_range, warnings};
+use serde::{Deserialize, Serialize};
+
+use super::shard::{self, ModelFile, ResultData};
+use super::{CliError, Ctx, Format, RunArgs, determinism, print_determinism, seed_range, warnings};
 use crate::check::Property;
 use crate::explore::{Comparison, compare};
-use crate::report::{Report, json, table};
+use crate::report::{DesignResult, ReplayCommand, Report, json, table};
+
+/// The options of `run` that determine its output (a partial records them).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct RunOptions {
+    pub model: String,
+    pub provider: Option<String>,
+    pub design: Vec<String>,
+    pub seeds: u64,
+    pub first_seed: u64,
+    pub format: String,
+    pub fail_on: Vec<String>,
+    pub show_failures: usize,
+    pub wide: bool,
+    pub check_determinism: bool,
+}
+
+/// What a sweep of some seeds gives: the results per design and what of the model the
+/// output names, so that it renders without the model file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct RunData {
+    /// The model's name.
+    pub model: String,
+    /// Its scripted faults, described.
+    pub faults: Vec<String>,
+    /// Per design, its result on the seeds; `None` for no seed (an empty shard).
+    pub results: Option<Vec<ResultData>>,
+    /// The determinism self-check's line or failure (shard 1 only, with
+    /// --check-determinism).
+    pub determinism: Option<Result<String, String>>,
+}
+
+impl RunData {
+    /// Whether every result reads back (properties, histograms).
+    pub fn check(&self) -> Result<(), String> {
+        for r in self.results.iter().flatten() {
+            r.result()?;
+        }
+        Ok(())
+    }
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::Table => "table",
+        Format::Json => "json",
+    }
+}
+
+pub(super) fn parse_format(s: &str) -> Result<Format, String> {
+    match s {
+        "table" => Ok(Format::Table),
+        "json" => Ok(Format::Json),
+        _ => Err(format!("unknown format {s}")),
+    }
+}
 
 pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
@@ -30,43 +92,139 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
         Some(s) => (s, s),
         None => seed_range(a.first_seed, a.seeds)?,
     };
-    let count = last - first + 1;
-    let progress = ctx.progress(count.saturating_mul(designs.len() as u64), "seeds");
-    let report = compare(
-        &Comparison {
-            model: &model,
-            designs: &designs,
-            seeds: (first, last),
-            extra_properties: &a.fail_on,
-            keep_failures: a.show_failures,
-        },
-        ctx.replay_command(&a.model, a.provider.as_deref()),
-        &|design, n| {
-            progress.set_message(design);
-            progress.advance(n);
-        },
-    );
+    let options = RunOptions {
+        model: a.model.display().to_string(),
+        provider: a.provider.clone(),
+        design: a.designs.clone(),
+        seeds: last - first + 1,
+        first_seed: first,
+        format: format_name(a.format).to_string(),
+        fail_on: a.fail_on.iter().map(Property::to_string).collect(),
+        show_failures: a.show_failures,
+        wide: a.wide,
+        check_determinism: a.check_determinism,
+    };
+    let (block, once) = match a.shard.shard {
+        Some(s) => (s.block(first, last - first + 1), s.is_first()),
+        None => ((first, last - first + 1), true),
+    };
+    let progress = ctx.progress(block.1.saturating_mul(designs.len() as u64), "seeds");
+    let results = (block.1 > 0).then(|| {
+        let report = compare(
+            &Comparison {
+                model: &model,
+                designs: &designs,
+                seeds: (block.0, block.0 + (block.1 - 1)),
+                extra_properties: &a.fail_on,
+                keep_failures: a.show_failures,
+            },
+            ReplayCommand::default(),
+            &|design, n| {
+                progress.set_message(design);
+                progress.advance(n);
+            },
+        );
+        report.results.iter().map(ResultData::of).collect()
+    });
     progress.finish();
-    let mut text = match a.format {
-        Format::Table if a.wide => table::render_wide(&report),
+    let data = RunData {
+        model: model.name.clone(),
+        faults: warnings::described_faults(&model),
+        results,
+        determinism: (a.check_determinism && once)
+            .then(|| determinism(&model, &designs, (first, last))),
+    };
+    match (a.shard.shard, &a.shard.out) {
+        (Some(s), Some(out)) => {
+            let models = vec![ModelFile::read(&a.model)?];
+            shard::write_partial(ctx, out, "run", s.info(block), &options, models, &data)
+        }
+        _ => render(ctx, &options, None, vec![data]),
+    }
+}
+
+/// Renders the sweep of every block of seeds (in seed order, the first one carrying the
+/// work done once) as `run` prints it: the table or JSON on stdout, warnings on stderr,
+/// the exit code of --check-determinism and --fail-on. `format` overrides the options'.
+pub(super) fn render(
+    ctx: &Ctx,
+    o: &RunOptions,
+    format: Option<Format>,
+    blocks: Vec<RunData>,
+) -> Result<(), CliError> {
+    let format = match format {
+        Some(f) => f,
+        None => parse_format(&o.format).map_err(CliError::Input)?,
+    };
+    let props: Vec<Property> = o
+        .fail_on
+        .iter()
+        .map(|p| shard::property(p))
+        .collect::<Result<_, _>>()
+        .map_err(CliError::Input)?;
+    let mut results: Option<Vec<DesignResult>> = None;
+    for block in &blocks {
+        let Some(part) = &block.results else { continue };
+        let part: Vec<DesignResult> = part
+            .iter()
+            .map(ResultData::result)
+            .collect::<Result<_, _>>()
+            .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
+        match &mut results {
+            None => results = Some(part),
+            Some(rs) => {
+                if rs.len() != part.len() {
+                    return Err(CliError::Input(
+                        "a damaged partial result: not the same designs".into(),
+                    ));
+                }
+                for (r, later) in rs.iter_mut().zip(&part) {
+                    shard::append(r, later, o.show_failures)
+                        .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
+                }
+            }
+        }
+    }
+    let first = &blocks[0];
+    let report = Report {
+        model: first.model.clone(),
+        first_seed: o.first_seed,
+        seed_count: o.seeds,
+        results: results.unwrap_or_default(),
+        replay: ReplayCommand {
+            program: ctx.program.clone(),
+            model_path: o.model.clone(),
+            provider: o.provider.clone(),
+        },
+    };
+    let mut text = match format {
+        Format::Table if o.wide => table::render_wide(&report),
         Format::Table => table::render(&report),
         Format::Json => json::render(&report),
     };
-    if matches!(a.format, Format::Table) && a.show_failures > 0 {
+    if matches!(format, Format::Table) && o.show_failures > 0 {
         text.push_str(&table::render_failures(&report));
     }
     ctx.print(&text)?;
     for r in &report.results {
         warnings::print(
             ctx,
-            &warnings::assumptions(&model, &r.design, &r.assumptions),
+            &warnings::assumptions(&first.model, &r.design, &r.assumptions),
         );
-        warnings::print(ctx, &warnings::faults(&model, &r.design, &r.unfired, count));
+        warnings::print(
+            ctx,
+            &warnings::faults(&first.model, &first.faults, &r.design, &r.unfired, o.seeds),
+        );
     }
-    if a.check_determinism {
-        check_determinism(ctx, &model, &designs, (first, last))?;
+    if o.check_determinism {
+        let result = first.determinism.as_ref().ok_or_else(|| {
+            CliError::Input(
+                "a damaged partial result: shard 1 without its determinism check".into(),
+            )
+        })?;
+        print_determinism(ctx, result)?;
     }
-    fail_on(&report, &a.fail_on)
+    fail_on(&report, &props)
 }
 
 /// Exit 1 when a seed violated a property named by `--fail-on`, or spent the events budget.

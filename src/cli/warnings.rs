@@ -5,31 +5,42 @@
 use crate::design::Judgement;
 use crate::model::{Fault, Model};
 
-/// One line per assumption of `design` that does not hold on `model`.
-pub(super) fn assumptions(model: &Model, design: &str, judged: &[Judgement]) -> Vec<String> {
+/// One line per assumption of `design` that does not hold on the model named `model`.
+pub(super) fn assumptions(model: &str, design: &str, judged: &[Judgement]) -> Vec<String> {
     judged
         .iter()
         .filter(|a| !a.holds)
         .map(|a| {
             format!(
-                "warning: {}: {design}: assumption {} does not hold ({}): the design's guarantee does not apply",
-                model.name, a.name, a.why
+                "warning: {model}: {design}: assumption {} does not hold ({}): the design's guarantee does not apply",
+                a.name, a.why
             )
         })
         .collect()
 }
 
-/// One line per scripted fault of `model` (indices in `unfired`) that fired on none of
-/// `seeds` seeds of `design`.
-pub(super) fn faults(model: &Model, design: &str, unfired: &[usize], seeds: u64) -> Vec<String> {
+/// The scripted faults of `model`, each as [`describe`] names it: what the fault warnings
+/// print (a shard's partial result carries them, so that a merge needs no model file).
+pub(super) fn described_faults(model: &Model) -> Vec<String> {
+    model.faults.iter().map(describe).collect()
+}
+
+/// One line per scripted fault of the model named `model` (indices in `unfired` of its
+/// faults, `described` as [`described_faults`] gives them) that fired on none of `seeds`
+/// seeds of `design`.
+pub(super) fn faults(
+    model: &str,
+    described: &[String],
+    design: &str,
+    unfired: &[usize],
+    seeds: u64,
+) -> Vec<String> {
     unfired
         .iter()
-        .filter_map(|&i| model.faults.get(i))
+        .filter_map(|&i| described.get(i))
         .map(|f| {
             format!(
-                "warning: {}: fault {} never fired in {seeds} seed{} of design {design}",
-                model.name,
-                describe(f),
+                "warning: {model}: fault {f} never fired in {seeds} seed{} of design {design}",
                 if seeds == 1 { "" } else { "s" }
             )
         })

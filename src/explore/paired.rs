@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::check::Metrics;
 use crate::design::Design;
@@ -57,22 +58,50 @@ fn counts(before: &Metrics, after: &Metrics) -> ([u64; 10], u64) {
 }
 
 /// Exact sums of per-seed differences of one quantity, for the seeds with `n` intents.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Serialised with the 128-bit sums as decimal strings, so that a JSON reader that keeps
+/// numbers as 64-bit floats loses nothing (a shard's partial result carries them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Sums {
     seeds: u64,
     /// Σ (design − baseline).
+    #[serde(with = "decimal")]
     diff: i128,
     /// Σ (design − baseline)².
+    #[serde(with = "decimal")]
     square: u128,
     /// Seeds where the two counts differ.
     disagree: u64,
     /// Σ design, and Σ design²: the design's own per-seed spread.
+    #[serde(with = "decimal")]
     value: u128,
+    #[serde(with = "decimal")]
     value_square: u128,
 }
 
-/// The paired sums of every quantity, kept per number of intents in a seed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A number as its decimal string.
+mod decimal {
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        String::deserialize(d)?.parse().map_err(D::Error::custom)
+    }
+}
+
+/// The paired sums of every quantity, kept per number of intents in a seed: exact, and
+/// serialisable without loss (a sharded report's partial results carry them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Paired {
     by_intents: BTreeMap<u64, [Sums; 10]>,
 }
@@ -335,7 +364,13 @@ mod tests {
             if i == 0 { &mut a } else { &mut b }.add(x, y, *n);
         }
         assert_eq!(a.clone().merge(b.clone()), whole);
-        assert_eq!(b.merge(a), whole);
+        assert_eq!(b.clone().merge(a.clone()), whole);
+        // Through JSON (a shard's partial result), exactly, 128-bit sums included.
+        let text = serde_json::to_string(&whole).unwrap();
+        let back: Paired = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, whole);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::from_value::<Paired>(value).unwrap(), whole);
         // Completed: -2/5 and -1/2 per intent: mean -0.45.
         let c = whole.difference(0);
         assert!((c.mean + 0.45).abs() < 1e-12);

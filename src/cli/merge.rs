@@ -1,0 +1,51 @@
+//! `retrylab merge`: the partial results of a sharded `run`, `check` or `report`, added up
+//! and rendered as the unsharded command renders its own.
+
+use super::shard::read_family;
+use super::{CliError, Ctx, MergeArgs};
+
+pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let family = read_family(&a.parts)?;
+    if family.command != "run" && a.format.is_some() {
+        return Err(CliError::Input(format!(
+            "--format: only for partials of run; these are of {}",
+            family.command
+        )));
+    }
+    if family.command != "report" && a.out.is_some() {
+        return Err(CliError::Input(format!(
+            "--out: only for partials of report (the directory to write it into); these are of {}",
+            family.command
+        )));
+    }
+    match family.command.as_str() {
+        "run" => super::run::render(
+            ctx,
+            &family.options()?,
+            a.format,
+            family.data(super::run::RunData::check)?,
+        ),
+        "check" => super::check::render(
+            ctx,
+            &family.options()?,
+            family.data(super::check::CheckData::check)?,
+        ),
+        "report" => {
+            let out = a.out.as_deref().ok_or_else(|| {
+                CliError::Input(
+                    "--out DIR: required to merge partials of report (where to write it)".into(),
+                )
+            })?;
+            super::report::render(
+                ctx,
+                &family.options()?,
+                out,
+                family.data(super::report::ReportData::check)?,
+            )
+        }
+        other => Err(CliError::Input(format!(
+            "{}: a partial of {other}, which this program does not merge",
+            family.parts[0].0.display()
+        ))),
+    }
+}

@@ -1,0 +1,672 @@
+//! Sharded sweeps: `run`, `check` and `report` with `--shard I/N --out FILE` run one block of
+//! the seeds and write a partial result; `retrylab merge` adds the partials up and prints
+//! what the unsharded command prints.
+//!
+//! A partial is a JSON object:
+//!
+//! - `format`: `"retrylab-partial"`, `version`: 1, `tool`: `"retrylab VERSION"` (a merge
+//!   takes partials of its own version only);
+//! - `command`: `run`, `check` or `report`;
+//! - `shard`: `{index, count, first_seed, seeds}`, the shard I/N and its block of seeds;
+//! - `options`: every option that determines the output, as the command line gave it;
+//! - `models`: every model file read, `{path, hash}` (FNV-1a of the file's bytes, as the
+//!   report's provenance gives it);
+//! - `data`: the command's partial result: exact counts, histograms as their buckets,
+//!   the first violating seeds, paired sums; shard 1 alone also carries the work that is
+//!   not per seed (determinism sample, `explore` certification, guarantee matrix).
+//!
+//! Seeds FIRST..FIRST+SEEDS are cut into N contiguous blocks: block I is
+//! `[FIRST + SEEDS·(I−1)/N, FIRST + SEEDS·I/N)`, empty when N > SEEDS leaves it no seed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{CliError, Ctx};
+use crate::check::histogram::Histogram;
+use crate::check::{Metrics, Property, Violations};
+use crate::design::Judgement;
+use crate::model::Want;
+use crate::report::DesignResult;
+
+/// The `format` of a partial file.
+pub(super) const FORMAT: &str = "retrylab-partial";
+/// The `version` of the partial format this program writes and reads.
+pub(super) const VERSION: u32 = 1;
+
+/// This program as a partial names it: figures may change between versions, so a merge
+/// takes partials of its own version only.
+fn tool() -> String {
+    format!("retrylab {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `--shard I/N`: shard I (from 1) of N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Parses `I/N` with 1 ≤ I ≤ N.
+pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("expected I/N, such as 1/4 (shard I of N, I from 1); got {s}"))?;
+    let number = |x: &str, what: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("{what} in I/N must be a whole number; got {x}"))
+    };
+    let (index, count) = (number(i, "I")?, number(n, "N")?);
+    if count == 0 {
+        return Err("N in I/N must be at least 1".into());
+    }
+    if index == 0 || index > count {
+        return Err(format!("I in I/N runs from 1 to N ({count}); got {index}"));
+    }
+    Ok(Shard { index, count })
+}
+
+impl Shard {
+    /// This shard's block of the seeds `first..first+seeds`: its first seed and how many.
+    pub fn block(self, first: u64, seeds: u64) -> (u64, u64) {
+        let at = |i: u64| (u128::from(seeds) * u128::from(i) / u128::from(self.count)) as u64;
+        let (start, end) = (at(self.index - 1), at(self.index));
+        (first + start, end - start)
+    }
+
+    /// This shard with its block of seeds, as a partial records it.
+    pub fn info(self, (first_seed, seeds): (u64, u64)) -> ShardInfo {
+        ShardInfo {
+            index: self.index,
+            count: self.count,
+            first_seed,
+            seeds,
+        }
+    }
+
+    /// Whether this is shard 1, which alone does the work that is not per seed.
+    pub fn is_first(self) -> bool {
+        self.index == 1
+    }
+}
+
+/// A model file a partial depends on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct ModelFile {
+    pub path: String,
+    pub hash: String,
+}
+
+impl ModelFile {
+    /// The file at `path`, hashed.
+    pub fn read(path: &Path) -> Result<ModelFile, CliError> {
+        let bytes =
+            std::fs::read(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        Ok(ModelFile {
+            path: path.display().to_string(),
+            hash: crate::report::research::file_hash(&bytes),
+        })
+    }
+}
+
+/// The block of a shard, as a partial records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct ShardInfo {
+    pub index: u64,
+    pub count: u64,
+    pub first_seed: u64,
+    pub seeds: u64,
+}
+
+/// A partial file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct Partial {
+    pub format: String,
+    pub version: u32,
+    /// The program that wrote it: `retrylab` and its version.
+    pub tool: String,
+    pub command: String,
+    pub shard: ShardInfo,
+    pub options: Value,
+    pub models: Vec<ModelFile>,
+    pub data: Value,
+}
+
+/// Writes the partial of a shard (`shard`: which, and its block of seeds) to `out` and says
+/// so on stdout.
+pub(super) fn write_partial<O: Serialize, D: Serialize>(
+    ctx: &Ctx,
+    out: &Path,
+    command: &str,
+    shard: ShardInfo,
+    options: &O,
+    models: Vec<ModelFile>,
+    data: &D,
+) -> Result<(), CliError> {
+    let to_value = |x: Result<Value, serde_json::Error>| {
+        x.map_err(|e| CliError::Other(format!("cannot encode the partial result: {e}")))
+    };
+    let partial = Partial {
+        format: FORMAT.into(),
+        version: VERSION,
+        tool: tool(),
+        command: command.into(),
+        shard,
+        options: to_value(serde_json::to_value(options))?,
+        models,
+        data: to_value(serde_json::to_value(data))?,
+    };
+    let mut text = serde_json::to_string(&partial)
+        .map_err(|e| CliError::Other(format!("cannot encode the partial result: {e}")))?;
+    text.push('\n');
+    std::fs::write(out, text)
+        .map_err(|e| CliError::Other(format!("cannot write {}: {e}", out.display())))?;
+    let block = (shard.first_seed, shard.seeds);
+    let shard = Shard {
+        index: shard.index,
+        count: shard.count,
+    };
+    let seeds = match block.1 {
+        0 => "no seed (more shards than seeds)".to_string(),
+        1 => format!("seed {}", block.0),
+        n => format!("seeds {}..={}", block.0, block.0 + (n - 1)),
+    };
+    ctx.print(&format!(
+        "wrote {}: {command} shard {shard}, {seeds}{}\n",
+        out.display(),
+        if shard.is_first() {
+            ", and the work done once"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// The partials of one sharded command, each shard once, in shard order.
+pub(super) struct Family {
+    pub command: String,
+    pub options: Value,
+    /// `(file, partial)`, shard 1 first.
+    pub parts: Vec<(PathBuf, Partial)>,
+}
+
+impl Family {
+    /// The options, decoded for the command.
+    pub fn options<O: for<'de> Deserialize<'de>>(&self) -> Result<O, CliError> {
+        serde_json::from_value(self.options.clone()).map_err(|e| {
+            CliError::Input(format!(
+                "{}: options of {} that this program does not read: {e}",
+                self.parts[0].0.display(),
+                self.command
+            ))
+        })
+    }
+
+    /// Each shard's data, decoded and checked by `check` (which says what is wrong), in
+    /// shard order.
+    pub fn data<D: for<'de> Deserialize<'de>>(
+        &self,
+        check: impl Fn(&D) -> Result<(), String>,
+    ) -> Result<Vec<D>, CliError> {
+        self.parts
+            .iter()
+            .map(|(path, p)| {
+                let damaged = |e: String| {
+                    CliError::Input(format!("{}: a damaged partial file: {e}", path.display()))
+                };
+                let data: D =
+                    serde_json::from_value(p.data.clone()).map_err(|e| damaged(e.to_string()))?;
+                check(&data).map_err(damaged)?;
+                Ok(data)
+            })
+            .collect()
+    }
+}
+
+/// Reads `paths` and checks that they are one family: the same command, options and model
+/// files, the same shard count N, and every shard 1..N exactly once.
+pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
+    let mut parts: Vec<(PathBuf, Partial)> = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            CliError::Input(format!(
+                "{}: not a partial file (not JSON: {e})",
+                path.display()
+            ))
+        })?;
+        if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
+            return Err(CliError::Input(format!(
+                "{}: not a partial file (no \"format\": \"{FORMAT}\")",
+                path.display()
+            )));
+        }
+        match value.get("version").and_then(Value::as_u64) {
+            Some(v) if v == u64::from(VERSION) => {}
+            v => {
+                return Err(CliError::Input(format!(
+                    "{}: partial format version {}, but this program reads version {VERSION}",
+                    path.display(),
+                    v.map_or_else(|| "missing".to_string(), |v| v.to_string())
+                )));
+            }
+        }
+        let partial: Partial = serde_json::from_value(value).map_err(|e| {
+            CliError::Input(format!("{}: a damaged partial file: {e}", path.display()))
+        })?;
+        if partial.tool != tool() {
+            return Err(CliError::Input(format!(
+                "{}: written by {}, but this is {}: run the shards and the merge with one build",
+                path.display(),
+                partial.tool,
+                tool()
+            )));
+        }
+        let s = partial.shard;
+        if s.count == 0 || s.index == 0 || s.index > s.count {
+            return Err(CliError::Input(format!(
+                "{}: a damaged partial file: shard {}/{}",
+                path.display(),
+                s.index,
+                s.count
+            )));
+        }
+        parts.push((path.clone(), partial));
+    }
+    let Some((first_path, first)) = parts.first().cloned() else {
+        return Err(CliError::Input("merge: no partial file given".into()));
+    };
+    for (path, p) in &parts[1..] {
+        let differs = |what: String| {
+            CliError::Input(format!(
+                "{}: not of the same sharded command as {}: {what}",
+                path.display(),
+                first_path.display()
+            ))
+        };
+        if p.command != first.command {
+            return Err(differs(format!(
+                "a partial of {} here, of {} there",
+                p.command, first.command
+            )));
+        }
+        if p.shard.count != first.shard.count {
+            return Err(differs(format!(
+                "{} shards here, {} there",
+                p.shard.count, first.shard.count
+            )));
+        }
+        if let Some(what) = option_difference(&p.options, &first.options) {
+            return Err(differs(what));
+        }
+        if let Some(what) = model_difference(&p.models, &first.models) {
+            return Err(differs(what));
+        }
+    }
+    let n = first.shard.count;
+    let mut by_index: BTreeMap<u64, usize> = BTreeMap::new();
+    for (i, (path, p)) in parts.iter().enumerate() {
+        if let Some(&j) = by_index.get(&p.shard.index) {
+            return Err(CliError::Input(format!(
+                "{}: shard {}/{n} given twice (also {})",
+                path.display(),
+                p.shard.index,
+                parts[j].0.display()
+            )));
+        }
+        by_index.insert(p.shard.index, i);
+    }
+    let missing: Vec<String> = (1..=n)
+        .filter(|i| !by_index.contains_key(i))
+        .map(|i| format!("{i}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(CliError::Input(format!(
+            "merge: missing shard{} {} (every shard 1..{n} must be given once)",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        )));
+    }
+    parts.sort_by_key(|(_, p)| p.shard.index);
+    // The blocks must be those of the command's seeds.
+    let seeds = first.options.get("seeds").and_then(Value::as_u64);
+    let first_seed = first.options.get("first_seed").and_then(Value::as_u64);
+    for (path, p) in &parts {
+        let s = p.shard;
+        let expected = seeds.zip(first_seed).map(|(seeds, first_seed)| {
+            Shard {
+                index: s.index,
+                count: s.count,
+            }
+            .block(first_seed, seeds)
+        });
+        if expected != Some((s.first_seed, s.seeds)) {
+            return Err(CliError::Input(format!(
+                "{}: a damaged partial file: shard {}/{} does not hold its block of the seeds",
+                path.display(),
+                s.index,
+                s.count
+            )));
+        }
+    }
+    Ok(Family {
+        command: first.command.clone(),
+        options: first.options.clone(),
+        parts,
+    })
+}
+
+/// The first option that differs, as `--seeds 100 here, 200 there`.
+fn option_difference(here: &Value, there: &Value) -> Option<String> {
+    let empty = serde_json::Map::new();
+    let (a, b) = (
+        here.as_object().unwrap_or(&empty),
+        there.as_object().unwrap_or(&empty),
+    );
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for k in keys {
+        let (x, y) = (a.get(k), b.get(k));
+        if x != y {
+            let show =
+                |v: Option<&Value>| v.map_or_else(|| "nothing".to_string(), Value::to_string);
+            return Some(format!(
+                "different {}: {} here, {} there",
+                option_name(k),
+                show(x),
+                show(y)
+            ));
+        }
+    }
+    None
+}
+
+/// An option's key as the command line spells it: `first_seed` is `--first-seed`; the
+/// model arguments are `MODEL`.
+fn option_name(key: &str) -> String {
+    match key {
+        "model" | "models" => "MODEL".to_string(),
+        k => format!("--{}", k.replace('_', "-")),
+    }
+}
+
+/// The first model file that differs: another file, or the same with other contents.
+fn model_difference(here: &[ModelFile], there: &[ModelFile]) -> Option<String> {
+    for (a, b) in here.iter().zip(there) {
+        if a.path != b.path {
+            return Some(format!("model file {} here, {} there", a.path, b.path));
+        }
+        if a.hash != b.hash {
+            return Some(format!(
+                "a different model file {}: hash {} here, {} there (the file changed between the shards)",
+                a.path, a.hash, b.hash
+            ));
+        }
+    }
+    (here.len() != there.len())
+        .then(|| format!("{} model files here, {} there", here.len(), there.len()))
+}
+
+/// A histogram as its buckets and exact maximum.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct HistogramData {
+    pub buckets: Vec<(u64, u64)>,
+    pub max: u64,
+}
+
+impl HistogramData {
+    fn of(h: &Histogram) -> Self {
+        let (buckets, max) = h.buckets();
+        HistogramData { buckets, max }
+    }
+
+    fn histogram(&self) -> Result<Histogram, String> {
+        Histogram::from_buckets(&self.buckets, self.max)
+            .ok_or_else(|| "a histogram whose buckets are not those of a histogram".to_string())
+    }
+}
+
+/// [`Metrics`], field by field.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct MetricsData {
+    pub seeds: u64,
+    pub intents: u64,
+    pub effects: u64,
+    pub completed: u64,
+    pub true_failures: u64,
+    pub duplicate_effects: u64,
+    pub drifted_effects: u64,
+    pub compensations: u64,
+    pub false_success: u64,
+    pub false_failure: u64,
+    pub merged_repeats: u64,
+    pub masked_mismatches: u64,
+    pub unresolved: u64,
+    pub unknown_ops: u64,
+    pub false_resolutions: u64,
+    pub remote_calls: u64,
+    pub budget_runs: u64,
+    pub reconciliation_ms: HistogramData,
+    pub time_to_outcome_ms: HistogramData,
+}
+
+impl MetricsData {
+    pub fn of(m: &Metrics) -> Self {
+        MetricsData {
+            seeds: m.seeds,
+            intents: m.intents,
+            effects: m.effects,
+            completed: m.completed,
+            true_failures: m.true_failures,
+            duplicate_effects: m.duplicate_effects,
+            drifted_effects: m.drifted_effects,
+            compensations: m.compensations,
+            false_success: m.false_success,
+            false_failure: m.false_failure,
+            merged_repeats: m.merged_repeats,
+            masked_mismatches: m.masked_mismatches,
+            unresolved: m.unresolved,
+            unknown_ops: m.unknown_ops,
+            false_resolutions: m.false_resolutions,
+            remote_calls: m.remote_calls,
+            budget_runs: m.budget_runs,
+            reconciliation_ms: HistogramData::of(&m.reconciliation_ms),
+            time_to_outcome_ms: HistogramData::of(&m.time_to_outcome_ms),
+        }
+    }
+
+    pub fn metrics(&self) -> Result<Metrics, String> {
+        Ok(Metrics {
+            seeds: self.seeds,
+            intents: self.intents,
+            effects: self.effects,
+            completed: self.completed,
+            true_failures: self.true_failures,
+            duplicate_effects: self.duplicate_effects,
+            drifted_effects: self.drifted_effects,
+            compensations: self.compensations,
+            false_success: self.false_success,
+            false_failure: self.false_failure,
+            merged_repeats: self.merged_repeats,
+            masked_mismatches: self.masked_mismatches,
+            unresolved: self.unresolved,
+            unknown_ops: self.unknown_ops,
+            false_resolutions: self.false_resolutions,
+            remote_calls: self.remote_calls,
+            budget_runs: self.budget_runs,
+            reconciliation_ms: self.reconciliation_ms.histogram()?,
+            time_to_outcome_ms: self.time_to_outcome_ms.histogram()?,
+        })
+    }
+}
+
+/// A property by its name (`no_duplicate`, `resolved_within(60000)`).
+pub(super) fn property(s: &str) -> Result<Property, String> {
+    s.parse()
+}
+
+/// An expectation's `hold` or `violate`.
+pub(super) fn want(s: &str) -> Result<Want, String> {
+    match s {
+        "hold" => Ok(Want::Hold),
+        "violate" => Ok(Want::Violate),
+        _ => Err(format!("expected hold or violate, got {s}")),
+    }
+}
+
+/// A contract assumption judged against the model.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct JudgementData {
+    pub name: String,
+    pub holds: bool,
+    pub why: String,
+}
+
+/// [`DesignResult`] of one block of seeds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct ResultData {
+    pub design: String,
+    pub metrics: MetricsData,
+    /// `(property, seeds violating it)`.
+    pub violations: Vec<(String, u64)>,
+    pub any: u64,
+    pub failures: Vec<Vec<u64>>,
+    pub expect: Vec<(String, String)>,
+    pub assumptions: Vec<JudgementData>,
+    pub unfired: Vec<usize>,
+}
+
+impl ResultData {
+    pub fn of(r: &DesignResult) -> Self {
+        ResultData {
+            design: r.design.clone(),
+            metrics: MetricsData::of(&r.metrics),
+            violations: r
+                .violations
+                .counts
+                .iter()
+                .map(|(p, n)| (p.to_string(), *n))
+                .collect(),
+            any: r.violations.any,
+            failures: r.failures.clone(),
+            expect: r
+                .expect
+                .iter()
+                .map(|(p, w)| (p.to_string(), w.name().to_string()))
+                .collect(),
+            assumptions: r
+                .assumptions
+                .iter()
+                .map(|j| JudgementData {
+                    name: j.name.clone(),
+                    holds: j.holds,
+                    why: j.why.clone(),
+                })
+                .collect(),
+            unfired: r.unfired.clone(),
+        }
+    }
+
+    pub fn result(&self) -> Result<DesignResult, String> {
+        Ok(DesignResult {
+            design: self.design.clone(),
+            metrics: self.metrics.metrics()?,
+            violations: Violations {
+                counts: self
+                    .violations
+                    .iter()
+                    .map(|(p, n)| Ok((property(p)?, *n)))
+                    .collect::<Result<_, String>>()?,
+                any: self.any,
+            },
+            failures: self.failures.clone(),
+            expect: self
+                .expect
+                .iter()
+                .map(|(p, w)| Ok((property(p)?, want(w)?)))
+                .collect::<Result<_, String>>()?,
+            assumptions: self
+                .assumptions
+                .iter()
+                .map(|j| Judgement {
+                    name: j.name.clone(),
+                    holds: j.holds,
+                    why: j.why.clone(),
+                })
+                .collect(),
+            unfired: self.unfired.clone(),
+        })
+    }
+}
+
+/// Appends `later` (the result of the seeds after those of `r`) to `r`: counts add up,
+/// histograms merge, the first `keep` violating seeds are kept, a fault is unfired when it
+/// fired in neither.
+pub(super) fn append(
+    r: &mut DesignResult,
+    later: &DesignResult,
+    keep: usize,
+) -> Result<(), String> {
+    if r.design != later.design
+        || r.violations.counts.len() != later.violations.counts.len()
+        || r.violations
+            .counts
+            .iter()
+            .zip(&later.violations.counts)
+            .any(|(a, b)| a.0 != b.0)
+    {
+        return Err(format!(
+            "the results of design {} do not tally the same properties",
+            r.design
+        ));
+    }
+    r.metrics.merge(&later.metrics);
+    r.violations.merge(&later.violations);
+    for (mine, theirs) in r.failures.iter_mut().zip(&later.failures) {
+        let room = keep.saturating_sub(mine.len());
+        mine.extend(theirs.iter().take(room));
+    }
+    r.unfired.retain(|i| later.unfired.contains(i));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_cover_the_seeds_once_in_order() {
+        for (seeds, n) in [(10, 4), (3, 5), (1, 1), (1000, 7), (u64::MAX - 5, 3)] {
+            let mut next = 5;
+            let mut total = 0u128;
+            for index in 1..=n {
+                let (first, count) = Shard { index, count: n }.block(5, seeds);
+                assert_eq!(first, next);
+                next = first.wrapping_add(count);
+                total += u128::from(count);
+            }
+            assert_eq!(total, u128::from(seeds));
+        }
+        assert_eq!(Shard { index: 2, count: 4 }.block(0, 10), (2, 3));
+        assert_eq!(Shard { index: 1, count: 5 }.block(0, 3), (0, 0));
+    }
+
+    #[test]
+    fn shard_arguments_are_checked() {
+        assert_eq!(parse_shard("2/4"), Ok(Shard { index: 2, count: 4 }));
+        assert_eq!(parse_shard("1/1"), Ok(Shard { index: 1, count: 1 }));
+        for bad in ["0/4", "5/4", "a/b", "1/0", "3", "-1/4"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+}
