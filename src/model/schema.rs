@@ -77,9 +77,7 @@ pub struct Model {
 
 /// The random generator of a model's seeds (see [`crate::sim::random`]). ChaCha8 stays the
 /// default until the committed reports and pinned figures move to SplitMix64 together.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Generator {
     /// SplitMix64, one stream per purpose keyed by the seed and the purpose.

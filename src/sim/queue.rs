@@ -114,7 +114,9 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at virtual time `at_ms`.
     pub fn push(&mut self, at_ms: Millis, event: E) -> Handle {
         let seq = self.next_seq;
-        self.next_seq = seq.checked_add(1).expect("fewer than 2^31 events pushed in a run");
+        self.next_seq = seq
+            .checked_add(1)
+            .expect("fewer than 2^31 events pushed in a run");
         self.insert(at_ms, seq, event)
     }
 

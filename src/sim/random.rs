@@ -314,7 +314,10 @@ mod tests {
         assert!(chi2 < 22.46, "chi-square {chi2} over {cells:?}");
         let n = (1u64 << 63) + 1;
         let low = (0..10_000).filter(|_| s.below(n) < n / 2).count();
-        assert!((4_800..5_200).contains(&low), "{low} of 10 000 in the lower half");
+        assert!(
+            (4_800..5_200).contains(&low),
+            "{low} of 10 000 in the lower half"
+        );
         assert_eq!(s.below(1), 0);
     }
 

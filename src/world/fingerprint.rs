@@ -379,12 +379,20 @@ mod tests {
             // An event more; at another time; another payload.
             differs(|w| w.push(900_000, wake(0)));
             assert_ne!(
-                after(|w| { w.queue.push(900_000, wake(0)); }),
-                after(|w| { w.queue.push(900_001, wake(0)); })
+                after(|w| {
+                    w.queue.push(900_000, wake(0));
+                }),
+                after(|w| {
+                    w.queue.push(900_001, wake(0));
+                })
             );
             assert_ne!(
-                after(|w| { w.queue.push(900_000, wake(0)); }),
-                after(|w| { w.queue.push(900_000, wake(1)); })
+                after(|w| {
+                    w.queue.push(900_000, wake(0));
+                }),
+                after(|w| {
+                    w.queue.push(900_000, wake(1));
+                })
             );
             // Two events due at one moment, in the other order.
             assert_ne!(
@@ -400,12 +408,18 @@ mod tests {
             // Held by a pause rather than pushed: a later hold to the same moment queues
             // before the one, after the other.
             assert_ne!(
-                after(|w| { w.queue.push(900_000, wake(0)); }),
-                after(|w| { w.queue.defer(900_000, wake(0)); })
+                after(|w| {
+                    w.queue.push(900_000, wake(0));
+                }),
+                after(|w| {
+                    w.queue.defer(900_000, wake(0));
+                })
             );
             // How many events were pushed before is not state: only the order they pop in.
             assert_eq!(
-                after(|w| { w.queue.push(900_000, wake(0)); }),
+                after(|w| {
+                    w.queue.push(900_000, wake(0));
+                }),
                 after(|w| {
                     w.queue.push(1, wake(5));
                     w.queue.pop();
@@ -414,7 +428,9 @@ mod tests {
             );
             // A cancelled event is not state: it never pops.
             assert_eq!(
-                after(|w| { w.queue.push(900_000, wake(0)); }),
+                after(|w| {
+                    w.queue.push(900_000, wake(0));
+                }),
                 after(|w| {
                     let moot = w.queue.push(5, wake(5));
                     w.queue.push(900_000, wake(0));
