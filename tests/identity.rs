@@ -55,7 +55,7 @@ fn a_fraction_of_replans_lose_the_authorization() {
     let mut model = window();
     model.agent.authorization_loss = Ratio::new(1, 4).unwrap();
     let seeds = 1000;
-    let lost = 246;
+    let lost = 253;
     for d in [
         "same_key",
         "journal",

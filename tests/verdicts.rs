@@ -114,14 +114,15 @@ fn wrong_expectation_fails_with_a_shrunk_counterexample_that_replays_as_printed(
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
     assert!(stderr(&out).contains("1 expectation(s) not met"));
     assert!(
-        text.contains("  FAIL  same_key                 hold     no_duplicate               760 of 1000 seeds violate it"),
+        text.contains("  FAIL  same_key                 hold     no_duplicate               788 of 1000 seeds violate it"),
         "{text}"
     );
     assert!(text.contains("first violating seed: 0\n"), "{text}");
-    // The vector is shrunk from the seed's 116 decisions to 12: eleven defaults, then the
-    // worker crash after the first send that loses the volatile journal's key.
+    // The vector is shrunk from the seed's 151 decisions to 23: twenty-two defaults, then
+    // the worker crash before the third dispatch, which loses the volatile journal's keys
+    // of the two creates already sent.
     assert!(
-        text.contains("shrunk to 12 choices (from 116, in 118 runs): 0,0,0,0,0,0,0,0,0,0,0,1\n"),
+        text.contains("shrunk to 23 choices (from 151, in 465 runs): 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1\n"),
         "{text}"
     );
     let timeline = text
@@ -132,7 +133,7 @@ fn wrong_expectation_fails_with_a_shrunk_counterexample_that_replays_as_printed(
         .next()
         .unwrap();
     assert!(
-        timeline.contains("crashes after_send of attempt 1"),
+        timeline.contains("crashes before_dispatch of attempt 3"),
         "{timeline}"
     );
     let replay = text
@@ -141,7 +142,7 @@ fn wrong_expectation_fails_with_a_shrunk_counterexample_that_replays_as_printed(
         .expect("a replay line");
     assert!(
         replay.contains(&format!(
-            "replay {} --design same_key --choices '0,0,0,0,0,0,0,0,0,0,0,1'",
+            "replay {} --design same_key --choices '0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1'",
             model.arg()
         )),
         "{replay}"
@@ -218,11 +219,13 @@ fn shrinking_reaches_the_known_minimal_vectors() {
         ),
         None
     );
-    // Chaos: the duplicate needs one worker crash, the 12th decision of the run.
+    // Chaos: the duplicate needs one worker crash, the 23rd decision of the run.
     let m = load("ticket_chaos.json");
     let d = design::find("same_key").unwrap();
     let s = shrink_seed(&m, d, Property::NoDuplicate, 0).unwrap();
-    assert_eq!(s.vector.0, vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    let mut crash_23rd = vec![0; 22];
+    crash_23rd.push(1);
+    assert_eq!(s.vector.0, crash_23rd);
     // The shrunk vector replays strictly, to a run that still violates the property.
     let mut world = World::new(&m, d, false);
     let mut replay = ReplayChooser::new(s.vector.clone());
@@ -285,7 +288,7 @@ fn show_failures_lists_seeds_with_commands_that_replay_them() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        text.contains("\nsame_key violates no_drift on 430 of 1000 seeds; the first 2:\n"),
+        text.contains("\nsame_key violates no_drift on 423 of 1000 seeds; the first 2:\n"),
         "{text}"
     );
     let lines: Vec<&str> = text
