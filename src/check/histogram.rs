@@ -6,7 +6,7 @@
 //! kept exactly; a larger one is reported as the highest value of its bucket, at most 0.1 %
 //! above the true value. Count and maximum are exact.
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::sim::Millis;
 
@@ -37,6 +37,31 @@ impl PartialEq for Histogram {
 }
 
 impl Eq for Histogram {}
+
+/// A histogram serialises as its buckets and exact maximum (`{"buckets": [[value, count],
+/// ...], "max": m}`, see [`Histogram::buckets`]): what a partial result of a sharded sweep
+/// carries, and reads back exactly.
+#[derive(Serialize, Deserialize)]
+struct Buckets {
+    buckets: Vec<(Millis, u64)>,
+    max: Millis,
+}
+
+impl Serialize for Histogram {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (buckets, max) = self.buckets();
+        Buckets { buckets, max }.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Histogram {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let b = Buckets::deserialize(deserializer)?;
+        Histogram::from_buckets(&b.buckets, b.max).ok_or_else(|| {
+            serde::de::Error::custom("a histogram whose buckets are not those of a histogram")
+        })
+    }
+}
 
 impl Histogram {
     /// Adds one value.
@@ -248,5 +273,26 @@ mod tests {
         assert_eq!(Histogram::from_buckets(&[(100_000, 1)], 100_000), None);
         assert_eq!(Histogram::from_buckets(&[(5, 0)], 5), None);
         assert_eq!(Histogram::from_buckets(&[(5, 1)], 6), None);
+    }
+
+    #[test]
+    fn json_carries_a_histogram_exactly_and_refuses_one_that_is_not() {
+        let mut h = Histogram::default();
+        for v in [0, 7, 7, 2_049, 90_001, 3_600_000] {
+            h.record(v);
+        }
+        let text = serde_json::to_string(&h).unwrap();
+        assert!(text.starts_with("{\"buckets\":[[0,1],[7,2],"), "{text}");
+        let back: Histogram = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(back.percentiles(), h.percentiles());
+        // A count of zero, or a maximum beyond the last bucket, is no histogram's.
+        for bad in [
+            r#"{"buckets":[[7,0]],"max":7}"#,
+            r#"{"buckets":[[7,1]],"max":9000}"#,
+        ] {
+            let e = serde_json::from_str::<Histogram>(bad).unwrap_err();
+            assert!(e.to_string().contains("not those of a histogram"), "{e}");
+        }
     }
 }

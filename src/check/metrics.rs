@@ -52,9 +52,11 @@ use crate::vocab::protocol::COMPENSATION;
 use crate::world::World;
 use crate::world::ledger::Effect;
 use crate::world::workload::{Intent, MAX_STEPS, step_params};
+use serde::{Deserialize, Serialize};
 
-/// Totals over one or more runs.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Totals over one or more runs. Serialised field by field, histograms as their buckets: a
+/// sharded sweep's partial results carry them exactly.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Metrics {
     pub seeds: u64,
     pub intents: u64,

@@ -26,7 +26,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{CliError, Ctx};
-use crate::check::histogram::Histogram;
 use crate::check::{Metrics, Property, Violations};
 use crate::design::Judgement;
 use crate::model::Want;
@@ -417,99 +416,6 @@ fn model_difference(here: &[ModelFile], there: &[ModelFile]) -> Option<String> {
         .then(|| format!("{} model files here, {} there", here.len(), there.len()))
 }
 
-/// A histogram as its buckets and exact maximum.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct HistogramData {
-    pub buckets: Vec<(u64, u64)>,
-    pub max: u64,
-}
-
-impl HistogramData {
-    fn of(h: &Histogram) -> Self {
-        let (buckets, max) = h.buckets();
-        HistogramData { buckets, max }
-    }
-
-    fn histogram(&self) -> Result<Histogram, String> {
-        Histogram::from_buckets(&self.buckets, self.max)
-            .ok_or_else(|| "a histogram whose buckets are not those of a histogram".to_string())
-    }
-}
-
-/// [`Metrics`], field by field.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct MetricsData {
-    pub seeds: u64,
-    pub intents: u64,
-    pub effects: u64,
-    pub completed: u64,
-    pub true_failures: u64,
-    pub duplicate_effects: u64,
-    pub drifted_effects: u64,
-    pub compensations: u64,
-    pub false_success: u64,
-    pub false_failure: u64,
-    pub merged_repeats: u64,
-    pub masked_mismatches: u64,
-    pub unresolved: u64,
-    pub unknown_ops: u64,
-    pub false_resolutions: u64,
-    pub remote_calls: u64,
-    pub budget_runs: u64,
-    pub reconciliation_ms: HistogramData,
-    pub time_to_outcome_ms: HistogramData,
-}
-
-impl MetricsData {
-    pub fn of(m: &Metrics) -> Self {
-        MetricsData {
-            seeds: m.seeds,
-            intents: m.intents,
-            effects: m.effects,
-            completed: m.completed,
-            true_failures: m.true_failures,
-            duplicate_effects: m.duplicate_effects,
-            drifted_effects: m.drifted_effects,
-            compensations: m.compensations,
-            false_success: m.false_success,
-            false_failure: m.false_failure,
-            merged_repeats: m.merged_repeats,
-            masked_mismatches: m.masked_mismatches,
-            unresolved: m.unresolved,
-            unknown_ops: m.unknown_ops,
-            false_resolutions: m.false_resolutions,
-            remote_calls: m.remote_calls,
-            budget_runs: m.budget_runs,
-            reconciliation_ms: HistogramData::of(&m.reconciliation_ms),
-            time_to_outcome_ms: HistogramData::of(&m.time_to_outcome_ms),
-        }
-    }
-
-    pub fn metrics(&self) -> Result<Metrics, String> {
-        Ok(Metrics {
-            seeds: self.seeds,
-            intents: self.intents,
-            effects: self.effects,
-            completed: self.completed,
-            true_failures: self.true_failures,
-            duplicate_effects: self.duplicate_effects,
-            drifted_effects: self.drifted_effects,
-            compensations: self.compensations,
-            false_success: self.false_success,
-            false_failure: self.false_failure,
-            merged_repeats: self.merged_repeats,
-            masked_mismatches: self.masked_mismatches,
-            unresolved: self.unresolved,
-            unknown_ops: self.unknown_ops,
-            false_resolutions: self.false_resolutions,
-            remote_calls: self.remote_calls,
-            budget_runs: self.budget_runs,
-            reconciliation_ms: self.reconciliation_ms.histogram()?,
-            time_to_outcome_ms: self.time_to_outcome_ms.histogram()?,
-        })
-    }
-}
-
 /// A property by its name (`no_duplicate`, `resolved_within(60000)`).
 pub(super) fn property(s: &str) -> Result<Property, String> {
     s.parse()
@@ -536,7 +442,7 @@ pub(super) struct JudgementData {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct ResultData {
     pub design: String,
-    pub metrics: MetricsData,
+    pub metrics: Metrics,
     /// `(property, seeds violating it)`.
     pub violations: Vec<(String, u64)>,
     pub any: u64,
@@ -550,7 +456,7 @@ impl ResultData {
     pub fn of(r: &DesignResult) -> Self {
         ResultData {
             design: r.design.clone(),
-            metrics: MetricsData::of(&r.metrics),
+            metrics: r.metrics.clone(),
             violations: r
                 .violations
                 .counts
@@ -580,7 +486,7 @@ impl ResultData {
     pub fn result(&self) -> Result<DesignResult, String> {
         Ok(DesignResult {
             design: self.design.clone(),
-            metrics: self.metrics.metrics()?,
+            metrics: self.metrics.clone(),
             violations: Violations {
                 counts: self
                     .violations
