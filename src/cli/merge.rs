@@ -23,12 +23,12 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
             ctx,
             &family.options()?,
             a.format,
-            family.data(super::run::RunData::check)?,
+            family.data(|d: &super::run::RunData, s| d.check(s.seeds))?,
         ),
         "check" => super::check::render(
             ctx,
             &family.options()?,
-            family.data(super::check::CheckData::check)?,
+            family.data(|d: &super::check::CheckData, _| d.check())?,
         ),
         "report" => {
             let out = a.out.as_deref().ok_or_else(|| {
@@ -40,7 +40,7 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
                 ctx,
                 &family.options()?,
                 out,
-                family.data(super::report::ReportData::check)?,
+                family.data(|d: &super::report::ReportData, _| d.check())?,
             )
         }
         other => Err(CliError::Input(format!(

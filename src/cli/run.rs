@@ -43,9 +43,21 @@ pub(super) struct RunData {
 }
 
 impl RunData {
-    /// Whether every result reads back (properties, histograms).
-    pub fn check(&self) -> Result<(), String> {
+    /// Whether every result reads back (properties, histograms) and tallies the `seeds`
+    /// of its block: none for an empty block, each design's count of seeds otherwise.
+    pub fn check(&self, seeds: u64) -> Result<(), String> {
+        match (&self.results, seeds) {
+            (None, 0) | (Some(_), 1..) => {}
+            (None, _) => return Err(format!("no result for a block of {seeds} seeds")),
+            (Some(_), 0) => return Err("results for an empty block".into()),
+        }
         for r in self.results.iter().flatten() {
+            if r.metrics.seeds != seeds {
+                return Err(format!(
+                    "design {}: {} seeds tallied for a block of {seeds}",
+                    r.design, r.metrics.seeds
+                ));
+            }
             r.result()?;
         }
         Ok(())

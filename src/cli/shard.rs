@@ -215,7 +215,7 @@ impl Family {
     /// shard order.
     pub fn data<D: for<'de> Deserialize<'de>>(
         &self,
-        check: impl Fn(&D) -> Result<(), String>,
+        check: impl Fn(&D, &ShardInfo) -> Result<(), String>,
     ) -> Result<Vec<D>, CliError> {
         self.parts
             .iter()
@@ -225,7 +225,7 @@ impl Family {
                 };
                 let data: D =
                     serde_json::from_value(p.data.clone()).map_err(|e| damaged(e.to_string()))?;
-                check(&data).map_err(damaged)?;
+                check(&data, &p.shard).map_err(damaged)?;
                 Ok(data)
             })
             .collect()
@@ -326,14 +326,31 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
         }
         by_index.insert(p.shard.index, i);
     }
-    let missing: Vec<String> = (1..=n)
-        .filter(|i| !by_index.contains_key(i))
-        .map(|i| format!("{i}/{n}"))
-        .collect();
-    if !missing.is_empty() {
+    // N comes from a file: find the first missing shards in the gaps between the given
+    // ones, never by walking 1..=N.
+    let absent = n - by_index.len() as u64;
+    if absent > 0 {
+        const SHOWN: usize = 8;
+        let mut missing: Vec<String> = Vec::new();
+        let mut next: u128 = 1;
+        let ends = by_index.keys().map(|&i| u128::from(i));
+        for end in ends.chain([u128::from(n) + 1]) {
+            while next < end && missing.len() < SHOWN {
+                missing.push(format!("{next}/{n}"));
+                next += 1;
+            }
+            if missing.len() == SHOWN {
+                break;
+            }
+            next = end + 1;
+        }
+        let more = match absent - missing.len() as u64 {
+            0 => String::new(),
+            k => format!(" and {k} more"),
+        };
         return Err(CliError::Input(format!(
-            "merge: missing shard{} {} (every shard 1..{n} must be given once)",
-            if missing.len() == 1 { "" } else { "s" },
+            "merge: missing shard{} {}{more} (every shard 1..{n} must be given once)",
+            if absent == 1 { "" } else { "s" },
             missing.join(", ")
         )));
     }

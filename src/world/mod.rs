@@ -508,10 +508,15 @@ impl<'a> World<'a> {
                 issue,
                 result,
             } => {
+                // The call's queued timer is for its latest issue: moot only if the agent
+                // waited for this very issue and no longer does (a late result of an
+                // earlier issue leaves the latest issue's timer alone).
+                let awaited = self.agent.awaits(call, issue);
                 let out = self
                     .agent
                     .on_result(call, issue, result, now, ch, &mut self.trace);
-                if !self.agent.awaits(call, issue)
+                if awaited
+                    && !self.agent.awaits(call, issue)
                     && let Some(h) = self
                         .agent_timers
                         .get_mut(call.0 as usize - 1)

@@ -1,0 +1,189 @@
+//! Review of issue 12: the cancelled timers, the ChaCha8 generator kept on request, and
+//! the merge's checks of partial files.
+
+#[path = "common/cli.rs"]
+mod cli;
+mod common;
+
+use common::{faults, model};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use retrylab::run::run_traced;
+use retrylab::sim::{Alternatives, Chooser, Purpose, RandomChooser};
+use serde_json::json;
+
+/// A call re-run (`retry_same`) while its first issue is still out: issue 1's late result
+/// must not cancel issue 2's tool timeout.
+#[test]
+fn a_late_result_of_an_earlier_issue_keeps_the_later_issues_timeout() {
+    let v = json!({
+        "name": "stale",
+        "horizon_ms": 200_000_000u64,
+        "designs": ["single_use_token"],
+        "workload": { "intents": 1 },
+        "agent": {
+            "tool_timeout_ms": 60, "max_calls": 3,
+            "on_failure": { "give_up": 1 }, "on_unknown": { "retry_same": 1 }
+        },
+        "executor": { "attempts": 1, "timeout_ms": 5_000 },
+        "network": { "latency_ms": 10 },
+        "provider": { "dedup": "by_key", "processing_ms": 10 }
+    });
+    let v = faults(
+        v,
+        json!([{"slow_processing": {"attempt": 1, "ms": 80}}, {"drop_reply": {"attempt": 2}}]),
+    );
+    let m = model(&v);
+    let d = retrylab::design::find("single_use_token").unwrap();
+    let t = run_traced(&m, d, &mut RandomChooser::for_model(&m, 0));
+    // Issue 1's result at 100 ms is ignored; issue 2 (sent at 60 ms) times out at 120 ms,
+    // issue 3 succeeds at 150 ms (on 378db63 as well), not at 5090 ms after the executor's
+    // own timeout.
+    assert!(
+        t.timeline
+            .contains("100 ms  agent     call 1 (issue 1): late result"),
+        "{}",
+        t.timeline
+    );
+    assert!(
+        t.timeline
+            .contains("120 ms  agent     call 1: no result within the tool timeout"),
+        "{}",
+        t.timeline
+    );
+    assert!(
+        t.timeline
+            .contains("150 ms  agent     intent 0: tells the user success"),
+        "{}",
+        t.timeline
+    );
+}
+
+/// rand_chacha as earlier versions used it: `seed_from_u64(seed)`, the purpose as the
+/// stream number, `random_range` for every draw.
+struct Reference {
+    seed: u64,
+    streams: Vec<Option<ChaCha8Rng>>,
+}
+
+impl Chooser for Reference {
+    fn choose(&mut self, purpose: Purpose, alternatives: Alternatives<'_>) -> u64 {
+        let seed = self.seed;
+        let rng = self.streams[purpose.index()].get_or_insert_with(|| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            r.set_stream(purpose.index() as u64);
+            r
+        });
+        match alternatives {
+            Alternatives::Uniform(n) | Alternatives::Span { len: n, .. } => rng.random_range(0..n),
+            Alternatives::Weighted(w) => {
+                let total: u64 = w.iter().map(|&x| u64::from(x)).sum();
+                let mut draw = rng.random_range(0..total);
+                for (i, &x) in w.iter().enumerate() {
+                    if draw < u64::from(x) {
+                        return i as u64;
+                    }
+                    draw -= u64::from(x);
+                }
+                unreachable!()
+            }
+        }
+    }
+}
+
+#[test]
+fn a_chacha8_model_draws_what_rand_chacha_draws_per_purpose() {
+    let path = cli::root().join("models/ticket_chaos.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["generator"] = json!("chacha8");
+    let m = model(&v);
+    for name in ["no_dedup", "journal_reconcile", "layered_retries"] {
+        let d = retrylab::design::find(name).unwrap();
+        for seed in (0..40).chain([u64::MAX - 1, u64::MAX]) {
+            let ours = run_traced(&m, d, &mut RandomChooser::for_model(&m, seed));
+            let reference = run_traced(
+                &m,
+                d,
+                &mut Reference {
+                    seed,
+                    streams: vec![None; Purpose::COUNT],
+                },
+            );
+            assert_eq!(ours.timeline, reference.timeline, "{name}, seed {seed}");
+            assert_eq!(ours.choices, reference.choices, "{name}, seed {seed}");
+        }
+    }
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("retrylab-review12-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Shards 1 and 2 of 2 of a `run` of 100 seeds, as JSON values, and their files.
+fn two_shards(dir: &std::path::Path) -> Vec<(std::path::PathBuf, serde_json::Value)> {
+    let model = cli::root().join("models/ticket_lost_response.json");
+    (1..=2)
+        .map(|i| {
+            let file = dir.join(format!("part{i}.json"));
+            let out = cli::retrylab(&[
+                "run",
+                model.to_str().unwrap(),
+                "--seeds",
+                "100",
+                "--shard",
+                &format!("{i}/2"),
+                "--out",
+                file.to_str().unwrap(),
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{}", cli::stderr(&out));
+            let v = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            (file, v)
+        })
+        .collect()
+}
+
+#[test]
+fn a_shard_count_from_a_file_is_not_walked() {
+    let dir = scratch("huge");
+    let parts = two_shards(&dir);
+    let mut v = parts[0].1.clone();
+    v["shard"]["count"] = json!(1u64 << 62);
+    let edited = dir.join("edited.json");
+    std::fs::write(&edited, v.to_string()).unwrap();
+    // Without the fix this walks 1..=2^62 and collects a string per missing shard.
+    let started = std::time::Instant::now();
+    let out = cli::retrylab(&["merge", edited.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", cli::stderr(&out));
+    assert!(cli::stderr(&out).contains("missing shards 2/4611686018427387904"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn a_partial_must_tally_its_block_of_seeds() {
+    let dir = scratch("tally");
+    let parts = two_shards(&dir);
+    for edit in ["null", "seeds"] {
+        let mut v = parts[1].1.clone();
+        match edit {
+            "null" => v["data"]["results"] = json!(null),
+            _ => v["data"]["results"][0]["metrics"]["seeds"] = json!(7),
+        }
+        let edited = dir.join(format!("{edit}.json"));
+        std::fs::write(&edited, v.to_string()).unwrap();
+        let out = cli::retrylab(&[
+            "merge",
+            parts[0].0.to_str().unwrap(),
+            edited.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{edit}: {}", cli::stdout(&out));
+        assert!(
+            cli::stderr(&out).contains("a damaged partial file"),
+            "{edit}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
