@@ -100,12 +100,32 @@ pub(super) struct Explored {
 }
 
 impl CheckData {
-    /// Whether every expectation reads back.
-    pub fn check(&self) -> Result<(), String> {
+    /// Whether every expectation reads back and tallies with the block of `seeds` seeds from
+    /// `first`: no more violating (or cut) seeds than the block has, and a counterexample's
+    /// seed inside it.
+    pub fn check(&self, first: u64, seeds: u64) -> Result<(), String> {
         for m in &self.models {
             for d in &m.designs {
                 for j in &d.judged {
                     judged(&d.design, j, 0)?;
+                    let what = || format!("{}: {} {}", d.design, j.want, j.property);
+                    if j.violating.saturating_add(j.budget) > seeds {
+                        return Err(format!(
+                            "{}: {} violating and {} cut seeds tallied for a block of {seeds}",
+                            what(),
+                            j.violating,
+                            j.budget
+                        ));
+                    }
+                    if let Some(c) = &j.counterexample
+                        && (c.seed < first || c.seed - first >= seeds)
+                    {
+                        return Err(format!(
+                            "{}: a counterexample of seed {} outside the block's seeds",
+                            what(),
+                            c.seed
+                        ));
+                    }
                 }
             }
         }

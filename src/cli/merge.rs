@@ -28,7 +28,7 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
         "check" => super::check::render(
             ctx,
             &family.options()?,
-            family.data(|d: &super::check::CheckData, _| d.check())?,
+            family.data(|d: &super::check::CheckData, s| d.check(s.first_seed, s.seeds))?,
         ),
         "report" => {
             let out = a.out.as_deref().ok_or_else(|| {

@@ -1,5 +1,5 @@
-//! Review of issue 12: the cancelled timers, the ChaCha8 generator kept on request, and
-//! the merge's checks of partial files.
+//! Regressions found in review: the cancelled timers, the ChaCha8 generator kept on
+//! request, and the merge's checks of partial files.
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -117,7 +117,10 @@ fn a_chacha8_model_draws_what_rand_chacha_draws_per_purpose() {
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("retrylab-review12-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "retrylab-regressions-{}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -183,6 +186,126 @@ fn a_partial_must_tally_its_block_of_seeds() {
         assert!(
             cli::stderr(&out).contains("a damaged partial file"),
             "{edit}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An operation left unknown when nothing live is pending any more is never resolved: the run
+/// ends quiescent, and `resolved_within(T)` is violated whatever T. Before moot timeouts were
+/// cancelled, the agent's tool timeout (due at 60 s, past the 1 s horizon, moot since the
+/// executor's answer at 100 ms) kept the run going to the horizon, and the wait was counted
+/// as 901 ms: "resolved within 5 s" held for an operation that nothing could ever resolve.
+#[test]
+fn an_unknown_left_when_nothing_live_is_pending_is_never_resolved() {
+    let dir = scratch("quiescent");
+    let file = dir.join("moot_past_horizon.json");
+    let v = json!({
+        "name": "moot_past_horizon",
+        "horizon_ms": 1_000,
+        "designs": ["same_key"],
+        "workload": { "intents": 1 },
+        "agent": {
+            "tool_timeout_ms": 60_000, "max_calls": 1,
+            "on_failure": { "give_up": 1 }, "on_unknown": { "ask_user": 1 }
+        },
+        "executor": { "attempts": 1, "timeout_ms": 100 },
+        "network": { "latency_ms": 10 },
+        "provider": { "dedup": "by_key", "processing_ms": 10 },
+        "faults": [ {"drop_reply": {"attempt": 1}} ]
+    });
+    std::fs::write(&file, v.to_string()).unwrap();
+    let out = cli::retrylab(&[
+        "run",
+        file.to_str().unwrap(),
+        "--seeds",
+        "1",
+        "--fail-on",
+        "resolved_within(5000)",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", cli::stderr(&out));
+    assert_eq!(
+        cli::stderr(&out),
+        "--fail-on: same_key: resolved_within(5000) violated on 1 of 1 seeds\n"
+    );
+}
+
+/// A `check` partial must tally its block too: no more violating seeds than it has, and a
+/// counterexample from one of its seeds.
+#[test]
+fn a_check_partial_must_tally_its_block_of_seeds() {
+    let dir = scratch("check-tally");
+    // lost_reply_rare, expecting new_key_after_replan to hold no_duplicate: a counterexample
+    // of its first violating seed, 39.
+    let text =
+        std::fs::read_to_string(cli::root().join("models/bad/lost_reply_rare.json")).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    m["expect"] = json!({"new_key_after_replan": {"hold": ["no_duplicate"]}});
+    m.as_object_mut().unwrap().remove("$schema");
+    let model = dir.join("lost_reply_hold.json");
+    std::fs::write(&model, m.to_string()).unwrap();
+    let parts: Vec<(std::path::PathBuf, serde_json::Value)> = (1..=2)
+        .map(|i| {
+            let file = dir.join(format!("part{i}.json"));
+            let out = cli::retrylab(&[
+                "check",
+                model.to_str().unwrap(),
+                "--seeds",
+                "100",
+                "--shard",
+                &format!("{i}/2"),
+                "--out",
+                file.to_str().unwrap(),
+            ]);
+            assert_eq!(out.status.code(), Some(0), "{}", cli::stderr(&out));
+            let v = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            (file, v)
+        })
+        .collect();
+    // Where shard 1 keeps a counterexample (the first violating seed, 39, is in its block).
+    let designs = parts[0].1["data"]["models"][0]["designs"]
+        .as_array()
+        .unwrap();
+    let (d, j) = designs
+        .iter()
+        .enumerate()
+        .find_map(|(d, design)| {
+            let judged = design["judged"].as_array().unwrap();
+            let j = judged.iter().position(|j| !j["counterexample"].is_null())?;
+            Some((d, j))
+        })
+        .expect("a counterexample in shard 1");
+    let counterexample = designs[d]["judged"][j]["counterexample"].clone();
+    assert_eq!(counterexample["seed"], 39);
+    for (edit, message) in [
+        (
+            "violating",
+            "violating and 0 cut seeds tallied for a block of 50",
+        ),
+        (
+            "seed",
+            "a counterexample of seed 39 outside the block's seeds",
+        ),
+    ] {
+        // Shard 2 (seeds 50 to 99), edited.
+        let mut v = parts[1].1.clone();
+        let judged = &mut v["data"]["models"][0]["designs"][d]["judged"][j];
+        match edit {
+            "violating" => judged["violating"] = json!(1_000_000),
+            _ => judged["counterexample"] = counterexample.clone(),
+        }
+        let edited = dir.join(format!("{edit}.json"));
+        std::fs::write(&edited, v.to_string()).unwrap();
+        let out = cli::retrylab(&[
+            "merge",
+            parts[0].0.to_str().unwrap(),
+            edited.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{edit}: {}", cli::stdout(&out));
+        assert!(
+            cli::stderr(&out).contains(message),
+            "{edit}: {}",
+            cli::stderr(&out)
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
