@@ -126,14 +126,18 @@ fn scratch(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// Shards 1 and 2 of 2 of a `run` of 100 seeds, as JSON values, and their files.
-fn two_shards(dir: &std::path::Path) -> Vec<(std::path::PathBuf, serde_json::Value)> {
-    let model = cli::root().join("models/ticket_lost_response.json");
+/// Shards 1 and 2 of 2 of `command` on `model` over 100 seeds, as JSON values, and their
+/// files.
+fn two_shards_of(
+    dir: &std::path::Path,
+    command: &str,
+    model: &std::path::Path,
+) -> Vec<(std::path::PathBuf, serde_json::Value)> {
     (1..=2)
         .map(|i| {
             let file = dir.join(format!("part{i}.json"));
             let out = cli::retrylab(&[
-                "run",
+                command,
                 model.to_str().unwrap(),
                 "--seeds",
                 "100",
@@ -147,6 +151,15 @@ fn two_shards(dir: &std::path::Path) -> Vec<(std::path::PathBuf, serde_json::Val
             (file, v)
         })
         .collect()
+}
+
+/// Shards 1 and 2 of 2 of a `run` of 100 seeds.
+fn two_shards(dir: &std::path::Path) -> Vec<(std::path::PathBuf, serde_json::Value)> {
+    two_shards_of(
+        dir,
+        "run",
+        &cli::root().join("models/ticket_lost_response.json"),
+    )
 }
 
 #[test]
@@ -244,24 +257,7 @@ fn a_check_partial_must_tally_its_block_of_seeds() {
     m.as_object_mut().unwrap().remove("$schema");
     let model = dir.join("lost_reply_hold.json");
     std::fs::write(&model, m.to_string()).unwrap();
-    let parts: Vec<(std::path::PathBuf, serde_json::Value)> = (1..=2)
-        .map(|i| {
-            let file = dir.join(format!("part{i}.json"));
-            let out = cli::retrylab(&[
-                "check",
-                model.to_str().unwrap(),
-                "--seeds",
-                "100",
-                "--shard",
-                &format!("{i}/2"),
-                "--out",
-                file.to_str().unwrap(),
-            ]);
-            assert_eq!(out.status.code(), Some(0), "{}", cli::stderr(&out));
-            let v = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-            (file, v)
-        })
-        .collect();
+    let parts = two_shards_of(&dir, "check", &model);
     // Where shard 1 keeps a counterexample (the first violating seed, 39, is in its block).
     let designs = parts[0].1["data"]["models"][0]["designs"]
         .as_array()
