@@ -6,6 +6,7 @@
 //! each as one operation, so that the same code runs in the simulator and under loom.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::model::Atomicity;
@@ -220,18 +221,39 @@ impl KeyStore {
         job: u32,
         record: Option<Record>,
     ) -> bool {
-        let existing = self.records.get(&key).copied();
-        let writer = match existing {
-            Some(r) if r.slot == (Slot::InFlight { job }) => Writer::Marker(job),
-            _ if atomicity == Atomicity::EffectThenKey => Writer::FirstWriter,
-            _ => Writer::Marker(job),
-        };
-        let record = record.map(|r| Record {
-            first_request_ms: existing.map_or(r.first_request_ms, |e| e.first_request_ms),
-            first_sent_ms: existing.map_or(r.first_sent_ms, |e| e.first_sent_ms),
-            ..r
-        });
-        self.finish(key, writer, record)
+        // What `finish` decides, in one lookup: `job` writes when its marker holds the key,
+        // or, in an effect-then-key store, when nobody has written the key yet.
+        match self.records.entry(key) {
+            Entry::Occupied(mut e) => {
+                let existing = e.get();
+                if existing.slot != (Slot::InFlight { job }) {
+                    return false;
+                }
+                match record {
+                    Some(r) => {
+                        let kept = Record {
+                            first_request_ms: existing.first_request_ms,
+                            first_sent_ms: existing.first_sent_ms,
+                            ..r
+                        };
+                        e.insert(kept);
+                    }
+                    None => {
+                        e.remove();
+                    }
+                }
+                true
+            }
+            Entry::Vacant(e) => {
+                if atomicity != Atomicity::EffectThenKey {
+                    return false;
+                }
+                if let Some(r) = record {
+                    e.insert(r);
+                }
+                true
+            }
+        }
     }
 
     /// The provider died inside `job`'s create, between its key and its effect: an atomic
@@ -401,6 +423,79 @@ mod tests {
             endpoint: None,
             region: None,
             key: Key(key),
+        }
+    }
+
+    /// `complete` in one lookup decides what it decided as a read, then `finish`: every
+    /// record the key may hold (none, this job's marker, another job's, an orphan, a final
+    /// one), every atomicity, with and without a final record.
+    #[test]
+    fn complete_writes_what_a_read_then_finish_wrote() {
+        let reference = |s: &mut KeyStore, atomicity, key, job, record: Option<Record>| {
+            let existing = s.get(&key).copied();
+            let writer = match existing {
+                Some(r) if r.slot == (Slot::InFlight { job }) => Writer::Marker(job),
+                _ if atomicity == Atomicity::EffectThenKey => Writer::FirstWriter,
+                _ => Writer::Marker(job),
+            };
+            let record = record.map(|r| Record {
+                first_request_ms: existing.map_or(r.first_request_ms, |e| e.first_request_ms),
+                first_sent_ms: existing.map_or(r.first_sent_ms, |e| e.first_sent_ms),
+                ..r
+            });
+            s.finish(key, writer, record)
+        };
+        let held = [
+            None,
+            Some(Slot::InFlight { job: 3 }),
+            Some(Slot::InFlight { job: 4 }),
+            Some(Slot::Orphaned),
+            Some(Slot::Done {
+                reply: Reply::Created {
+                    resource: ResourceId(9),
+                    replayed: false,
+                },
+                resource: Some(ResourceId(9)),
+            }),
+        ];
+        let done = Record {
+            first_request_ms: 50,
+            first_sent_ms: Some(45),
+            completed_ms: Some(60),
+            slot: Slot::Done {
+                reply: Reply::Created {
+                    resource: ResourceId(1),
+                    replayed: false,
+                },
+                resource: Some(ResourceId(1)),
+            },
+            ..record(50)
+        };
+        for atomicity in [
+            Atomicity::Atomic,
+            Atomicity::KeyThenEffect,
+            Atomicity::EffectThenKey,
+        ] {
+            for slot in held {
+                for final_record in [Some(done), None] {
+                    let mut a = KeyStore::default();
+                    if let Some(slot) = slot {
+                        let first = Record {
+                            first_sent_ms: Some(7),
+                            slot,
+                            ..record(10)
+                        };
+                        a.records.insert(scoped(1), first);
+                    }
+                    let mut b = KeyStore::default();
+                    b.records = a.records.clone();
+                    let wrote = a.complete(atomicity, scoped(1), 3, final_record);
+                    let expected = reference(&mut b, atomicity, scoped(1), 3, final_record);
+                    let what = format!("{atomicity:?}, {slot:?}, {}", final_record.is_some());
+                    assert_eq!(wrote, expected, "{what}");
+                    assert_eq!(a.get(&scoped(1)), b.get(&scoped(1)), "{what}");
+                }
+            }
         }
     }
 
