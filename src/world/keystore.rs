@@ -487,8 +487,9 @@ mod tests {
                         };
                         a.records.insert(scoped(1), first);
                     }
-                    let mut b = KeyStore::default();
-                    b.records = a.records.clone();
+                    let mut b = KeyStore {
+                        records: a.records.clone(),
+                    };
                     let wrote = a.complete(atomicity, scoped(1), 3, final_record);
                     let expected = reference(&mut b, atomicity, scoped(1), 3, final_record);
                     let what = format!("{atomicity:?}, {slot:?}, {}", final_record.is_some());
