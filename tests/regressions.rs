@@ -153,6 +153,21 @@ fn two_shards_of(
         .collect()
 }
 
+/// Writes `edited` (shard 2, changed) as `NAME.json` in `dir`, merges it with `first` and
+/// returns the merge's stderr, which must refuse it with exit 2.
+fn merge_refused(
+    dir: &std::path::Path,
+    name: &str,
+    first: &std::path::Path,
+    edited: &serde_json::Value,
+) -> String {
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, edited.to_string()).unwrap();
+    let out = cli::retrylab(&["merge", first.to_str().unwrap(), file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{name}: {}", cli::stdout(&out));
+    cli::stderr(&out)
+}
+
 /// Shards 1 and 2 of 2 of a `run` of 100 seeds.
 fn two_shards(dir: &std::path::Path) -> Vec<(std::path::PathBuf, serde_json::Value)> {
     two_shards_of(
@@ -188,18 +203,8 @@ fn a_partial_must_tally_its_block_of_seeds() {
             "null" => v["data"]["results"] = json!(null),
             _ => v["data"]["results"][0]["metrics"]["seeds"] = json!(7),
         }
-        let edited = dir.join(format!("{edit}.json"));
-        std::fs::write(&edited, v.to_string()).unwrap();
-        let out = cli::retrylab(&[
-            "merge",
-            parts[0].0.to_str().unwrap(),
-            edited.to_str().unwrap(),
-        ]);
-        assert_eq!(out.status.code(), Some(2), "{edit}: {}", cli::stdout(&out));
-        assert!(
-            cli::stderr(&out).contains("a damaged partial file"),
-            "{edit}"
-        );
+        let err = merge_refused(&dir, edit, &parts[0].0, &v);
+        assert!(err.contains("a damaged partial file"), "{edit}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -290,19 +295,8 @@ fn a_check_partial_must_tally_its_block_of_seeds() {
             "violating" => judged["violating"] = json!(1_000_000),
             _ => judged["counterexample"] = counterexample.clone(),
         }
-        let edited = dir.join(format!("{edit}.json"));
-        std::fs::write(&edited, v.to_string()).unwrap();
-        let out = cli::retrylab(&[
-            "merge",
-            parts[0].0.to_str().unwrap(),
-            edited.to_str().unwrap(),
-        ]);
-        assert_eq!(out.status.code(), Some(2), "{edit}: {}", cli::stdout(&out));
-        assert!(
-            cli::stderr(&out).contains(message),
-            "{edit}: {}",
-            cli::stderr(&out)
-        );
+        let err = merge_refused(&dir, edit, &parts[0].0, &v);
+        assert!(err.contains(message), "{edit}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
