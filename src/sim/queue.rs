@@ -275,6 +275,13 @@ impl<E> EventQueue<E> {
         })
     }
 
+    /// When the earliest queued event is due, cancelled ones included (so it may be earlier
+    /// than the next to pop); `None` when nothing is queued.
+    pub fn earliest_at(&self) -> Option<Millis> {
+        debug_assert!(self.tie.is_empty(), "a tie is open");
+        self.heap.peek().map(|k| k.at_ms())
+    }
+
     /// No event is queued but cancelled ones.
     pub fn is_empty(&self) -> bool {
         self.live == 0

@@ -230,8 +230,12 @@ impl World<'_> {
             agent_timers: _,
             exec_out,
             provider_out,
+            // Used only in runs nothing observes (see `World::push`): always empty here.
+            lane,
+            use_lane: _,
         } = self;
         debug_assert!(call_claims.is_empty() && exec_out.is_empty() && provider_out.is_empty());
+        debug_assert!(lane.is_empty());
         let mut h = StableHasher::new();
         h.write_usize(workers.len());
         for w in workers {

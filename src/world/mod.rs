@@ -195,6 +195,14 @@ pub struct World<'a> {
     agent_timers: Vec<Option<Handle>>,
     exec_out: Vec<ExecCommand>,
     provider_out: Vec<ProviderOut>,
+    /// Events pushed for the present instant while nothing else is due by then (the hops of
+    /// a message between components: the agent taking up an intent, a call's delivery to
+    /// its worker, the executor's report). Such an event is the next to pop, after the ones
+    /// pushed the same way before it; keeping them in this FIFO spares the queue's heap.
+    /// Used only when the order is not chosen and nothing observes the queue (`use_lane`),
+    /// so the order of events is exactly the queue's. Not part of the state otherwise.
+    lane: std::collections::VecDeque<Event>,
+    use_lane: bool,
 }
 
 impl<'a> World<'a> {
@@ -229,6 +237,8 @@ impl<'a> World<'a> {
             agent_timers: Vec::new(),
             exec_out: Vec::new(),
             provider_out: Vec::new(),
+            lane: std::collections::VecDeque::new(),
+            use_lane: false,
         };
         world.reserve();
         world
@@ -280,6 +290,7 @@ impl<'a> World<'a> {
         self.trace.clear();
         self.attempt_timers.clear();
         self.agent_timers.clear();
+        self.lane.clear();
     }
 
     /// Runs from time 0 to the horizon (or until nothing is left to happen), taking every
@@ -308,6 +319,7 @@ impl<'a> World<'a> {
         at_event: &mut dyn FnMut(&World<'_>) -> bool,
     ) {
         self.reset();
+        self.use_lane = !OBSERVED && !ch.orders_ties();
         self.push(0, Event::Arrival);
         for w in 0..self.model.workers.count {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
@@ -378,6 +390,9 @@ impl<'a> World<'a> {
     /// a choice (it is put off to the pause's end whatever the order), and past the horizon,
     /// or with only periodic timers left and nothing for them to act on, the run ends anyway.
     fn next_event(&mut self, ch: &mut dyn Chooser) -> Option<(Millis, Event)> {
+        if let Some(event) = self.lane.pop_front() {
+            return Some((self.now, event));
+        }
         // Only cancelled timers left (or nothing): the run is over without popping them.
         if self.queue.is_empty() {
             return None;
@@ -407,8 +422,16 @@ impl<'a> World<'a> {
         Some(self.queue.close_tie(pick))
     }
 
-    /// Queues `event` at `at_ms`.
+    /// Queues `event` at `at_ms`: in the lane if it is due now and nothing in the queue is
+    /// due by then, so that it is the next to pop after the lane's earlier events, exactly
+    /// as the queue would order it (a pushed event pops after everything due by its time).
     fn push(&mut self, at_ms: Millis, event: Event) {
+        if self.use_lane && at_ms == self.now && self.queue.earliest_at().is_none_or(|t| t > at_ms)
+        {
+            self.aperiodic += usize::from(!event.periodic());
+            self.lane.push_back(event);
+            return;
+        }
         self.enqueue(at_ms, event);
     }
 
