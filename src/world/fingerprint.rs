@@ -19,7 +19,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use super::World;
+use super::{Event, World};
 
 /// A fixed-key 64-bit hasher for fingerprints.
 ///
@@ -215,6 +215,7 @@ impl World<'_> {
             workers,
             random_crashes,
             attempts,
+            requests,
             minted,
             remote_calls,
             op_records,
@@ -251,6 +252,10 @@ impl World<'_> {
             at_ms.hash(&mut h);
             held.hash(&mut h);
             event.hash(&mut h);
+            // What the event carries, kept aside.
+            if let Event::RequestArrives { attempt } = event {
+                requests[attempt.0 as usize - 1].hash(&mut h);
+            }
         }
         workload.fingerprint(&mut h);
         agent.fingerprint(&mut h);

@@ -88,9 +88,10 @@ enum Event {
         attempt: AttemptId,
         reply: Reply,
     },
+    /// The request is the attempt's, in [`World::requests`] (kept aside so that events stay
+    /// small: they are moved at every push and pop).
     RequestArrives {
         attempt: AttemptId,
-        request: Request,
     },
     ProviderWake {
         job: u32,
@@ -170,6 +171,8 @@ pub struct World<'a> {
     workers: Vec<Worker>,
     random_crashes: u32,
     attempts: Vec<AttemptInfo>,
+    /// The request of each attempt (by index), as it went on the wire.
+    requests: Vec<Request>,
     minted: Minted,
     remote_calls: u64,
     /// Observer records for the checkers: each operation as the transport saw it, the
@@ -223,6 +226,7 @@ impl<'a> World<'a> {
             workers: Vec::new(),
             random_crashes: 0,
             attempts: Vec::new(),
+            requests: Vec::new(),
             minted: Minted::default(),
             remote_calls: 0,
             op_records: Vec::new(),
@@ -257,6 +261,7 @@ impl<'a> World<'a> {
         self.ledger.reserve(n);
         self.journal.get_mut().reserve(n);
         self.attempts.reserve(n);
+        self.requests.reserve(n);
         self.op_records.reserve(n);
         self.attempt_ops.reserve(n);
         self.claims.reserve(n);
@@ -278,6 +283,7 @@ impl<'a> World<'a> {
         }
         self.random_crashes = 0;
         self.attempts.clear();
+        self.requests.clear();
         self.minted = Minted::default();
         self.faults.reset();
         self.remote_calls = 0;
@@ -572,7 +578,8 @@ impl<'a> World<'a> {
             }
             Event::AttemptTimeout { attempt } => self.attempt_timeout(attempt, ch),
             Event::ReplyArrives { attempt, reply } => self.reply_arrives(attempt, reply, ch),
-            Event::RequestArrives { attempt, request } => {
+            Event::RequestArrives { attempt } => {
+                let request = self.requests[attempt.0 as usize - 1];
                 let mut out = std::mem::take(&mut self.provider_out);
                 let env = provider::Env {
                     now,
@@ -759,6 +766,7 @@ impl<'a> World<'a> {
             };
             self.attempts.resize(index + 1, unsent);
             self.attempt_ops.resize(index + 1, op);
+            self.requests.resize(index + 1, request);
         }
         let serves = self.serves(op);
         self.attempts[index] = AttemptInfo {
@@ -775,6 +783,7 @@ impl<'a> World<'a> {
             region: self.faults.region(attempt),
             ..request
         };
+        self.requests[index] = request;
         self.remote_calls += 1;
         self.trace.log(now, Component::Executor, || {
             let key = request
@@ -801,12 +810,12 @@ impl<'a> World<'a> {
                 latency_ms,
                 duplicate_ms,
             } => {
-                self.push(now + latency_ms, Event::RequestArrives { attempt, request });
+                self.push(now + latency_ms, Event::RequestArrives { attempt });
                 if let Some(d) = duplicate_ms {
                     self.trace.log(now, Component::Network, || {
                         format!("request of {attempt} duplicated")
                     });
-                    self.push(now + d, Event::RequestArrives { attempt, request });
+                    self.push(now + d, Event::RequestArrives { attempt });
                 }
             }
         }
