@@ -269,6 +269,13 @@ impl Executor for ReadBackExecutor {
         self.pending.hash(&mut h);
         true
     }
+
+    /// A new run on this worker: no request out. (Without it the world builds a new
+    /// executor for every run; with it a sweep allocates none.)
+    fn reset(&mut self) -> bool {
+        self.pending.clear();
+        true
+    }
 }
 
 /// Every command of `retrylab`, with this design beside the built-in ones.

@@ -177,16 +177,16 @@ impl Metrics {
                 self.drifted_effects += u64::from(effect.params != asked);
                 effect.step as usize
             };
-            counts[i * slots + slot.min(slots - 1)] += 1;
+            let n = &mut counts[i * slots + slot.min(slots - 1)];
+            // Every effect past the first of its intent and slot is a duplicate (an intent
+            // with effects has started, so the loop below visits it).
+            self.duplicate_effects += u64::from(*n > 0);
+            *n += 1;
         }
         for (intent, heard) in intents.iter().zip(o.heard) {
             self.intents += 1;
             let c = &counts[intent.id.0 as usize * slots..][..slots];
             let (forward, undone) = c.split_at(s);
-            self.duplicate_effects += c
-                .iter()
-                .map(|&n| u64::from(n.saturating_sub(1)))
-                .sum::<u64>();
             let steps = intent.steps as usize;
             let all_done = forward[..steps].iter().all(|&n| n >= 1);
             // An effect left behind: more of a step's effects than compensations of it.
@@ -227,55 +227,70 @@ impl Metrics {
     /// Per operation: when it became unknown, and whether a true claim resolved it. Returns
     /// the run's longest unknown period (see [`RunSummary::longest_unknown_ms`]).
     fn add_operations(&mut self, o: &Outcome<'_>) -> Millis {
-        let claimed = o.claims.iter().map(|c| c.op.0 as usize + 1).max();
-        let n_ops = o.ops.len().max(claimed.unwrap_or(0));
-        let mut longest: Millis = 0;
-        // Per intent step bits are needed only to judge a confirmation without a receipt.
-        let bare = o
-            .claims
-            .iter()
-            .any(|c| c.kind == ClaimKind::Confirmed(None));
-        let step_slots = if bare { o.intents.len() } else { 0 };
+        // One pass over the claims: how many operations they name, and which facts of the
+        // ledger they need. Which operations committed matters only to a failure claim, the
+        // per intent step bits only to a confirmation without a receipt.
+        let mut n_ops = o.ops.len();
+        let (mut failed, mut bare) = (false, false);
+        for c in o.claims {
+            n_ops = n_ops.max(c.op.0 as usize + 1);
+            failed |= c.kind == ClaimKind::Failed;
+            bare |= c.kind == ClaimKind::Confirmed(None);
+        }
         with_scratch(n_ops, |judged: &mut [Judged]| {
-            {
-                with_scratch(step_slots, |steps: &mut [u32]| {
-                    let facts = Facts::of(o, judged, steps);
-                    for c in o.claims {
-                        let true_claim = facts.agrees(c);
-                        let j = &mut facts.judged[c.op.0 as usize];
-                        j.false_claim |= !true_claim;
-                        let since = o.ops.get(c.op.0 as usize).and_then(|r| r.first_unknown_ms);
-                        if !true_claim || since.is_none_or(|t| c.at_ms < t) {
-                            continue;
-                        }
-                        if c.kind != ClaimKind::Escalated {
-                            j.resolved_at = j.resolved_at.or(Some(c.at_ms));
-                        }
-                        j.settled_at = j.settled_at.or(Some(c.at_ms));
-                    }
-                    for (j, record) in facts
-                        .judged
-                        .iter()
-                        .zip(o.ops.iter().map(Some).chain(std::iter::repeat(None)))
-                    {
-                        self.false_resolutions += u64::from(j.false_claim);
-                        let Some(since) = record.and_then(|r| r.first_unknown_ms) else {
-                            continue;
-                        };
-                        match j.resolved_at {
-                            Some(at) => self.reconciliation_ms.record(at - since),
-                            None => self.unknown_ops += 1,
-                        }
-                        let waited = match j.settled_at {
-                            Some(at) => at - since,
-                            None if o.end == End::Quiescent => Millis::MAX,
-                            None => o.end_ms.saturating_sub(since).saturating_add(1),
-                        };
-                        longest = longest.max(waited);
-                    }
+            if bare {
+                with_scratch(o.intents.len(), |steps: &mut [u32]| {
+                    self.judge(Facts::of(o, judged, steps, failed), o)
                 })
+            } else {
+                self.judge(Facts::of(o, judged, &mut [], failed), o)
             }
-        });
+        })
+    }
+
+    /// Judges every claim against `facts`, then counts each operation's outcome.
+    fn judge(&mut self, facts: Facts<'_, '_>, o: &Outcome<'_>) -> Millis {
+        for c in o.claims {
+            let true_claim = facts.agrees(c);
+            let j = &mut facts.judged[c.op.0 as usize];
+            j.false_claim |= !true_claim;
+            let since = o.ops.get(c.op.0 as usize).and_then(|r| r.first_unknown_ms);
+            if !true_claim || since.is_none_or(|t| c.at_ms < t) {
+                continue;
+            }
+            if c.kind != ClaimKind::Escalated && !j.resolved {
+                j.resolved = true;
+                j.resolved_at = c.at_ms;
+            }
+            if !j.settled {
+                j.settled = true;
+                j.settled_at = c.at_ms;
+            }
+        }
+        let mut longest: Millis = 0;
+        for (j, record) in facts
+            .judged
+            .iter()
+            .zip(o.ops.iter().map(Some).chain(std::iter::repeat(None)))
+        {
+            self.false_resolutions += u64::from(j.false_claim);
+            let Some(since) = record.and_then(|r| r.first_unknown_ms) else {
+                continue;
+            };
+            if j.resolved {
+                self.reconciliation_ms.record(j.resolved_at - since);
+            } else {
+                self.unknown_ops += 1;
+            }
+            let waited = if j.settled {
+                j.settled_at - since
+            } else if o.end == End::Quiescent {
+                Millis::MAX
+            } else {
+                o.end_ms.saturating_sub(since).saturating_add(1)
+            };
+            longest = longest.max(waited);
+        }
         longest
     }
 
@@ -312,16 +327,20 @@ impl Metrics {
     }
 }
 
-/// What the checker found about one operation.
+/// What the checker found about one operation. Flags and times rather than options: 24
+/// bytes that start as zeros, so that a run's scratch of them is cheap to clear.
 #[derive(Clone, Copy, Debug, Default)]
 struct Judged {
-    /// One of its sends committed an effect.
+    /// One of its sends committed an effect (known only when a failure claim needs it).
     committed: bool,
     false_claim: bool,
-    /// The first true claim of a resolution (confirmed or failed) after it became unknown.
-    resolved_at: Option<Millis>,
+    /// A true claim of a resolution (confirmed or failed) came after it became unknown;
+    /// `resolved_at` is the first one's time.
+    resolved: bool,
     /// The same, escalations included.
-    settled_at: Option<Millis>,
+    settled: bool,
+    resolved_at: Millis,
+    settled_at: Millis,
 }
 
 /// The ledger, indexed for judging claims in one pass.
@@ -334,15 +353,25 @@ struct Facts<'o, 's> {
 }
 
 impl<'o, 's> Facts<'o, 's> {
-    fn of(o: &Outcome<'o>, judged: &'s mut [Judged], steps: &'s mut [u32]) -> Self {
-        for e in o.effects {
-            if let Some(op) = o.op_of(e.attempt)
-                && let Some(j) = judged.get_mut(op.0 as usize)
-            {
-                j.committed = true;
-            }
-            if let Some(bits) = steps.get_mut(e.intent.0 as usize) {
-                *bits |= step_bit(e.step);
+    /// Indexes the ledger: which operations committed (only if `committed` is asked, for a
+    /// failure claim) and the step bits (only if `steps` is not empty).
+    fn of(
+        o: &Outcome<'o>,
+        judged: &'s mut [Judged],
+        steps: &'s mut [u32],
+        committed: bool,
+    ) -> Self {
+        if committed || !steps.is_empty() {
+            for e in o.effects {
+                if committed
+                    && let Some(op) = o.op_of(e.attempt)
+                    && let Some(j) = judged.get_mut(op.0 as usize)
+                {
+                    j.committed = true;
+                }
+                if let Some(bits) = steps.get_mut(e.intent.0 as usize) {
+                    *bits |= step_bit(e.step);
+                }
             }
         }
         Facts {
@@ -415,4 +444,138 @@ fn masked_steps(o: &Outcome<'_>, intent: &Intent, heard: &Heard) -> u64 {
         n += u64::from(!applied);
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::ids::{AttemptId, Endpoint, IntentId, OpId, Params, Tenant};
+    use crate::vocab::record::OpRecord;
+
+    fn intent(i: u32) -> Intent {
+        Intent {
+            id: IntentId(i),
+            arrival_ms: 0,
+            tenant: Tenant(0),
+            endpoint: Endpoint(0),
+            params: Params(u64::from(i)),
+            repeat_of: None,
+            steps: 1,
+        }
+    }
+
+    fn claim(op: u32, intent: u32, at_ms: Millis, kind: ClaimKind) -> Claim {
+        Claim {
+            op: OpId(op),
+            intent: (IntentId(intent), 0),
+            at_ms,
+            kind,
+        }
+    }
+
+    /// Judges `claims` on a fixed run: two intents; op 0 (intent 0) committed r0 with
+    /// attempt 1; op 1 (intent 1) committed nothing; both became unknown at 100 ms; op 2
+    /// (intent 0) never did. Returns the run's summary and totals.
+    fn judge(claims: &[Claim]) -> (RunSummary, Metrics) {
+        let intents = [intent(0), intent(1)];
+        let heard = [Heard::default(); 2];
+        let effects = [Effect {
+            resource: ResourceId(0),
+            attempt: AttemptId(1),
+            intent: IntentId(0),
+            step: 0,
+            tenant: Tenant(0),
+            endpoint: Endpoint(0),
+            params: step_params(Params(0), 0),
+            key: None,
+            at_ms: 50,
+        }];
+        let unknown = OpRecord {
+            intent: None,
+            first_unknown_ms: Some(100),
+        };
+        let ops = [unknown, unknown, OpRecord::default()];
+        let o = Outcome {
+            intents: &intents,
+            heard: &heard,
+            effects: &effects,
+            ops: &ops,
+            attempt_ops: &[OpId(0)],
+            claims,
+            remote_calls: 1,
+            end_ms: 1_000,
+            end: End::Horizon,
+        };
+        let mut m = Metrics::default();
+        let run = m.add_outcome(&o);
+        // The indexed judge agrees with the plain rule, claim by claim.
+        let mut false_ops: Vec<OpId> = claims
+            .iter()
+            .filter(|c| !o.claim_is_true(c))
+            .map(|c| c.op)
+            .collect();
+        false_ops.dedup();
+        assert_eq!(run.false_resolutions, false_ops.len() as u64, "{claims:?}");
+        (run, m)
+    }
+
+    /// Failure claims need to know which operations committed, bare confirmations which
+    /// intents have an effect; each kind is judged right alone and with the other.
+    #[test]
+    fn failure_claims_and_bare_confirmations_are_judged_against_the_ledger() {
+        use ClaimKind::{Confirmed, Failed};
+        // Op 0 committed: "failed" is false. Op 1 did not: true, and it resolves op 1.
+        let failures = [claim(0, 0, 200, Failed), claim(1, 1, 300, Failed)];
+        let (run, m) = judge(&failures);
+        assert_eq!((run.false_resolutions, m.unknown_ops), (1, 1));
+        assert_eq!(m.reconciliation_ms.single(), Some(200));
+        // Intent 0 has an effect: a bare confirmation of it is true; of intent 1, false.
+        let bare = [
+            claim(2, 0, 400, Confirmed(None)),
+            claim(1, 1, 500, Confirmed(None)),
+        ];
+        let (run, m) = judge(&bare);
+        assert_eq!((run.false_resolutions, m.unknown_ops), (1, 2));
+        assert!(m.reconciliation_ms.is_empty());
+        let both: Vec<Claim> = failures.iter().chain(&bare).copied().collect();
+        let (run, m) = judge(&both);
+        // Op 1 has a true claim and a false one: one false resolution per operation.
+        assert_eq!((run.false_resolutions, m.unknown_ops), (2, 1));
+        assert_eq!(m.reconciliation_ms.single(), Some(200));
+        // Op 0 never settles: unknown from 100 ms to the horizon at 1 000 ms, and one more.
+        assert_eq!(run.longest_unknown_ms, 901);
+    }
+
+    /// Every effect past the first of its intent and step is a duplicate.
+    #[test]
+    fn duplicates_are_effects_past_the_first_of_each_intent_and_step() {
+        let intents = [intent(0), intent(1)];
+        let heard = [Heard::default(); 2];
+        let effect = |r: u32, i: u32| Effect {
+            resource: ResourceId(r),
+            attempt: AttemptId(r + 1),
+            intent: IntentId(i),
+            step: 0,
+            tenant: Tenant(0),
+            endpoint: Endpoint(0),
+            params: step_params(Params(u64::from(i)), 0),
+            key: None,
+            at_ms: 0,
+        };
+        let effects = [effect(0, 0), effect(1, 1), effect(2, 0), effect(3, 0)];
+        let o = Outcome {
+            intents: &intents,
+            heard: &heard,
+            effects: &effects,
+            ops: &[],
+            attempt_ops: &[],
+            claims: &[],
+            remote_calls: 4,
+            end_ms: 0,
+            end: End::Quiescent,
+        };
+        let mut m = Metrics::default();
+        let run = m.add_outcome(&o);
+        assert_eq!((run.duplicate_effects, m.effects, m.intents), (2, 4, 2));
+    }
 }

@@ -622,6 +622,20 @@ impl Executor for Journaled {
         true
     }
 
+    /// Forgets the requests out and the fence; policy and configuration stay (they are
+    /// the design's and the model's).
+    fn reset(&mut self) -> bool {
+        let Journaled {
+            policy: _,
+            config: _,
+            pending,
+            fence,
+        } = self;
+        pending.clear();
+        *fence = None;
+        true
+    }
+
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
         let op = match self.bind(ctx, &call) {
             Ok(op) => op,

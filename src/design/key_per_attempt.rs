@@ -35,6 +35,11 @@ impl Identity for PerSend {
         true
     }
 
+    /// Stateless: nothing to forget.
+    fn reset(&mut self) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         if let Some(op) = ctx.journal_ref().find_by_call(call.call) {
             return op;

@@ -127,6 +127,13 @@ impl Executor for Layered {
         true
     }
 
+    /// Forgets every layer's progress; the configuration is the model's and stays.
+    fn reset(&mut self) -> bool {
+        let Layered { config: _, loops } = self;
+        loops.clear();
+        true
+    }
+
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
         // Every agent call is a new job: the agent layer is the fourth loop.
         let (worker, now) = (ctx.worker(), ctx.now());

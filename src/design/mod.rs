@@ -76,6 +76,18 @@ pub trait Executor {
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         false
     }
+    /// A new run starts on this executor's worker: forget everything the run before left in
+    /// memory, so that the executor is indistinguishable from one [`Design::executor`]
+    /// would build now with the same configuration (the only configuration it is ever reset
+    /// under: a world's model does not change). Returns false if it cannot (the default):
+    /// the world then drops it and builds a new one, as it did before this method existed.
+    ///
+    /// A sweep runs one world over many seeds; reusing the executors spares an allocation
+    /// and a copy of the configuration per worker per seed. An executor that keeps nothing
+    /// between callbacks returns true at once; one with maps clears them.
+    fn reset(&mut self) -> bool {
+        false
+    }
 }
 
 static NO_DEDUP: no_dedup::NoDedup = no_dedup::NoDedup;

@@ -34,6 +34,11 @@ impl Identity for Fresh {
         true
     }
 
+    /// Stateless: nothing to forget.
+    fn reset(&mut self) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         // A re-run of the same call id continues its operation (transport-level identity);
         // any new call is a new operation, and no operation ever carries a key.

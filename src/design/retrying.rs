@@ -33,6 +33,13 @@ pub trait Identity {
     fn fingerprint(&self, _h: &mut dyn Hasher) -> bool {
         false
     }
+
+    /// Forgets what it keeps in memory, as [`Executor::reset`] does for the executor; false
+    /// if it cannot (the default: the executor is then built anew for each run). The
+    /// built-in ones keep nothing and return true.
+    fn reset(&mut self) -> bool {
+        false
+    }
 }
 
 /// What a response means for the operation.
@@ -129,6 +136,11 @@ impl<I: Identity> Executor for Retrying<I> {
     /// Nothing of its own in memory (its configuration is the model's): the identity's.
     fn fingerprint(&self, h: &mut dyn Hasher) -> bool {
         self.identity.fingerprint(h)
+    }
+
+    /// Nothing of its own to forget (its configuration is the model's): the identity's.
+    fn reset(&mut self) -> bool {
+        self.identity.reset()
     }
 
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {

@@ -57,6 +57,11 @@ impl Identity for PerIntent {
         true
     }
 
+    /// Stateless: nothing to forget.
+    fn reset(&mut self) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         if let Some(op) = ctx.journal_ref().find_by_auth(call.auth) {
             return op;

@@ -42,6 +42,11 @@ impl Identity for PerIssue {
         true
     }
 
+    /// Stateless: nothing to forget.
+    fn reset(&mut self) -> bool {
+        true
+    }
+
     fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
         let (worker, now) = (ctx.worker(), ctx.now());
         ctx.journal().create(call, None, worker, now)

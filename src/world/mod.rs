@@ -276,10 +276,16 @@ impl<'a> World<'a> {
         self.provider.clear();
         self.ledger.clear();
         self.journal.get_mut().reset();
-        self.workers.clear();
-        for _ in 0..self.model.workers.count {
-            self.workers
-                .push(Worker::new(self.design.executor(&self.model.executor)));
+        // The workers of the last run start over, keeping their executors where those can
+        // reset; the first run builds them.
+        let (design, config) = (self.design, &self.model.executor);
+        let count = self.model.workers.count as usize;
+        self.workers.truncate(count);
+        for w in &mut self.workers {
+            w.reset(|| design.executor(config));
+        }
+        while self.workers.len() < count {
+            self.workers.push(Worker::new(design.executor(config)));
         }
         self.random_crashes = 0;
         self.attempts.clear();

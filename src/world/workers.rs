@@ -26,6 +26,24 @@ impl Worker {
         }
     }
 
+    /// Back to the start of a run, as [`Worker::new`] would make it: up, first incarnation,
+    /// nothing waiting. The executor is kept if it can reset itself ([`Executor::reset`]),
+    /// else `fresh` builds another: a sweep over many seeds then allocates nothing here.
+    pub(crate) fn reset(&mut self, fresh: impl FnOnce() -> Box<dyn Executor>) {
+        let Worker {
+            up,
+            incarnation,
+            executor,
+            inbox,
+        } = self;
+        *up = true;
+        *incarnation = 0;
+        inbox.clear();
+        if !executor.as_mut().is_some_and(|e| e.reset()) {
+            *executor = Some(fresh());
+        }
+    }
+
     /// The process dies: its executor and memory are gone.
     pub(crate) fn crash(&mut self) {
         self.up = false;
