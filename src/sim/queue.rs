@@ -1,8 +1,8 @@
-//! A min-heap of timed events with a fully determined order.
+//! A priority queue of timed events with a fully determined order.
 //!
 //! Two events at the same virtual time pop in the order they were pushed (a sequence number
-//! breaks the tie), so a run never depends on heap internals. Events held back by a pause
-//! come back, at the pause's end, in the order they fell due and before anything due at
+//! breaks the tie), so a run never depends on the queue's internals. Events held back by a
+//! pause come back, at the pause's end, in the order they fell due and before anything due at
 //! that very moment: a process that wakes finds what happened while it was frozen in the
 //! order it happened.
 //!
@@ -14,10 +14,11 @@
 //! reason is gone): it never pops, and [`EventQueue::len`] no longer counts it, so a run whose
 //! only pending events are cancelled timers is over without popping them.
 //!
-//! The heap holds only 16-byte keys (time, sequence and slot packed in one integer, so that
-//! ordering two keys is one comparison); the events themselves wait in a slab of slots.
-//! Sifting moves keys instead of whole events, and the slab, like the heap, keeps its memory
-//! across runs.
+//! The order lives in 16-byte keys (time, sequence and slot packed in one integer, so that
+//! ordering two keys is one comparison); the events themselves wait in a slab of slots, written
+//! once when pushed and read once when popped. A run rarely has more than a few events queued,
+//! so the keys sit in a short sorted array ([`Keys`]) and only a crowded queue pays for a heap.
+//! The slab and the heap keep their memory across runs.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -66,28 +67,142 @@ impl Ord for Key {
     }
 }
 
+/// How many keys [`Keys`] holds in its sorted array; one more turns them into a heap.
+const SMALL: usize = 16;
+
+/// [`Keys::n`] once the keys are in the heap.
+const LARGE: usize = usize::MAX;
+
+/// The keys of the queued events, the earliest out first.
+///
+/// Up to [`SMALL`] keys sit in an array sorted latest first: a pop takes the last, and a
+/// push moves up one place only the keys due before the new one (most pushes are for later
+/// than most of what is queued). An insertion costs a move per earlier key, so a queue that
+/// grows past [`SMALL`] keys turns into a binary heap, and stays one until
+/// [`Keys::clear`]. Keys are unique, so the two pop the same keys in the same order.
+struct Keys {
+    /// How many keys `small` holds, or [`LARGE`] once they are in `heap`.
+    n: usize,
+    small: [Key; SMALL],
+    heap: BinaryHeap<Key>,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Self {
+            n: 0,
+            small: [Key(0); SMALL],
+            heap: BinaryHeap::new(),
+        }
+    }
+}
+
+impl Keys {
+    #[inline]
+    fn push(&mut self, key: Key) {
+        let n = self.n;
+        if n >= SMALL {
+            return self.push_large(key);
+        }
+        let mut i = n;
+        while i > 0 && self.small[i - 1].0 < key.0 {
+            self.small[i] = self.small[i - 1];
+            i -= 1;
+        }
+        self.small[i] = key;
+        self.n = n + 1;
+    }
+
+    /// [`Keys::push`] into a full array (which becomes a heap) or into the heap; out of
+    /// line, so that the common push stays short.
+    #[cold]
+    #[inline(never)]
+    fn push_large(&mut self, key: Key) {
+        if self.n != LARGE {
+            self.heap.extend(self.small);
+            self.n = LARGE;
+        }
+        self.heap.push(key);
+    }
+
+    /// Takes the earliest key.
+    #[inline]
+    fn pop(&mut self) -> Option<Key> {
+        match self.n {
+            0 => None,
+            LARGE => self.pop_large(),
+            n => {
+                self.n = n - 1;
+                Some(self.small[n - 1])
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pop_large(&mut self) -> Option<Key> {
+        self.heap.pop()
+    }
+
+    /// The earliest key.
+    fn peek(&self) -> Option<Key> {
+        match self.n {
+            0 => None,
+            LARGE => self.heap.peek().copied(),
+            n => Some(self.small[n - 1]),
+        }
+    }
+
+    /// The keys, earliest first.
+    fn sorted(&self) -> Vec<Key> {
+        if self.n == LARGE {
+            let mut keys: Vec<Key> = self.heap.iter().copied().collect();
+            keys.sort_unstable_by_key(|k| k.0);
+            keys
+        } else {
+            self.small[..self.n].iter().rev().copied().collect()
+        }
+    }
+
+    /// Empties the keys and goes back to the sorted array; the heap keeps its memory.
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.n = 0;
+    }
+}
+
 /// Names one queued event, for [`EventQueue::cancel`]. A handle outlives its event harmlessly:
 /// once the event has popped or been cancelled, cancelling it again does nothing, even if its
 /// slot holds another event by then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handle {
     slot: u32,
-    generation: u32,
+    /// The sequence number of the push: unique in a run, so it tells the event from a later
+    /// one in the same slot.
+    seq: u32,
 }
 
 /// Where an event waits. `event` is `None` while the slot is free (it is then on the free
-/// list) or once its event is cancelled (its key is still in the heap; the slot is freed when
+/// list) or once its event is cancelled (its key is still queued; the slot is freed when
 /// that key comes up).
 struct Slot<E> {
-    generation: u32,
+    /// The sequence number of the event the slot holds or last held.
+    seq: u32,
+    /// The next free slot while this one is free ([`NO_SLOT`] at the end of the list).
+    next_free: u32,
     event: Option<E>,
 }
 
+/// The end of the free list.
+const NO_SLOT: u32 = u32::MAX;
+
 /// The discrete-event queue of one run.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Key>,
+    keys: Keys,
     slots: Vec<Slot<E>>,
-    free: Vec<u32>,
+    /// The free slots, last freed first (a pop followed by a push, the common pattern,
+    /// reuses the slot the pop freed, still in cache).
+    free: u32,
     next_seq: u32,
     next_deferred: u32,
     /// Queued events not cancelled.
@@ -99,9 +214,9 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
-            heap: BinaryHeap::new(),
+            keys: Keys::default(),
             slots: Vec::new(),
-            free: Vec::new(),
+            free: NO_SLOT,
             next_seq: FIRST_PUSHED,
             next_deferred: 0,
             live: 0,
@@ -112,6 +227,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     /// Schedules `event` at virtual time `at_ms`.
+    #[inline]
     pub fn push(&mut self, at_ms: Millis, event: E) -> Handle {
         let seq = self.next_seq;
         self.next_seq = seq
@@ -121,10 +237,11 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes the earliest event (first pushed among equals).
+    #[inline]
     pub fn pop(&mut self) -> Option<(Millis, E)> {
         debug_assert!(self.tie.is_empty(), "pop while a tie is open");
         loop {
-            let key = self.heap.pop()?;
+            let key = self.keys.pop()?;
             if let Some(taken) = self.take(key) {
                 return Some(taken);
             }
@@ -135,7 +252,7 @@ impl<E> EventQueue<E> {
     /// whether it was.
     pub fn cancel(&mut self, handle: Handle) -> bool {
         let slot = &mut self.slots[handle.slot as usize];
-        if slot.generation != handle.generation || slot.event.is_none() {
+        if slot.seq != handle.seq || slot.event.is_none() {
             return false;
         }
         slot.event = None;
@@ -143,12 +260,13 @@ impl<E> EventQueue<E> {
         true
     }
 
-    /// The event of `key`, which just left the heap, and its time; `None` if it was
+    /// The event of `key`, which just left the queue, and its time; `None` if it was
     /// cancelled. Either way its slot is free again.
+    #[inline]
     fn take(&mut self, key: Key) -> Option<(Millis, E)> {
         let slot = &mut self.slots[key.slot()];
-        slot.generation = slot.generation.wrapping_add(1);
-        self.free.push(key.slot() as u32);
+        slot.next_free = self.free;
+        self.free = key.slot() as u32;
         let event = slot.event.take()?;
         self.live -= 1;
         Some((key.at_ms(), event))
@@ -165,7 +283,7 @@ impl<E> EventQueue<E> {
     pub fn open_tie(&mut self) -> usize {
         debug_assert!(self.tie.is_empty(), "a tie is already open");
         let first = loop {
-            let key = self.heap.pop();
+            let key = self.keys.pop();
             match key {
                 None => return 0,
                 Some(k) if self.cancelled(k) => {
@@ -176,8 +294,8 @@ impl<E> EventQueue<E> {
         };
         let at = first.at_ms();
         self.tie.push(first);
-        while let Some(&key) = self.heap.peek().filter(|k| k.at_ms() == at) {
-            self.heap.pop();
+        while let Some(key) = self.keys.peek().filter(|k| k.at_ms() == at) {
+            self.keys.pop();
             if self.cancelled(key) {
                 self.take(key);
             } else {
@@ -201,8 +319,9 @@ impl<E> EventQueue<E> {
     /// order among them, and with everything else, is unchanged.
     pub fn close_tie(&mut self, i: usize) -> (Millis, E) {
         let key = self.tie.remove(i);
-        for k in self.tie.drain(..) {
-            self.heap.push(k);
+        // Latest first: each then goes in at the end of the sorted array, moving no key.
+        for k in self.tie.drain(..).rev() {
+            self.keys.push(k);
         }
         self.take(key).expect("a tied key has its event")
     }
@@ -218,33 +337,38 @@ impl<E> EventQueue<E> {
         self.insert(at_ms, seq, event)
     }
 
+    #[inline]
     fn insert(&mut self, at_ms: Millis, seq: u32, event: E) -> Handle {
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize].event = Some(event);
-                slot
-            }
-            None => {
-                self.slots.push(Slot {
-                    generation: 0,
-                    event: Some(event),
-                });
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.live += 1;
-        self.heap.push(Key::new(at_ms, seq, slot));
-        Handle {
-            slot,
-            generation: self.slots[slot as usize].generation,
+        if self.free == NO_SLOT {
+            self.grow();
         }
+        let slot = self.free;
+        let s = &mut self.slots[slot as usize];
+        self.free = s.next_free;
+        s.seq = seq;
+        s.event = Some(event);
+        self.live += 1;
+        self.keys.push(Key::new(at_ms, seq, slot));
+        Handle { slot, seq }
+    }
+
+    /// Adds a free slot, for a push that finds none.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.free = u32::try_from(self.slots.len()).expect("fewer than 2^32 events queued");
+        self.slots.push(Slot {
+            seq: 0,
+            next_free: NO_SLOT,
+            event: None,
+        });
     }
 
     /// Empties the queue and restarts the sequence, keeping the allocation for the next run.
     pub fn clear(&mut self) {
-        self.heap.clear();
+        self.keys.clear();
         self.slots.clear();
-        self.free.clear();
+        self.free = NO_SLOT;
         self.next_seq = FIRST_PUSHED;
         self.next_deferred = 0;
         self.live = 0;
@@ -259,16 +383,14 @@ impl<E> EventQueue<E> {
     /// The queued events in the order they would pop, each with its time and whether it is
     /// held (put back by [`EventQueue::defer`]: an event deferred later to the same time
     /// queues after it but before every pushed one). Cancelled events are not listed.
-    /// Read-only; it sorts a copy of the keys, so it is for fingerprints of the state, not
-    /// for the event loop.
+    /// Read-only; it copies the keys, so it is for fingerprints of the state, not for the
+    /// event loop.
     pub fn in_pop_order(&self) -> impl Iterator<Item = (Millis, bool, &E)> {
         debug_assert!(
             self.tie.is_empty(),
-            "a tie is open: its events are off the heap"
+            "a tie is open: its events are out of the queue"
         );
-        let mut keys: Vec<Key> = self.heap.iter().copied().collect();
-        keys.sort_unstable_by_key(|k| k.0);
-        keys.into_iter().filter_map(move |k| {
+        self.keys.sorted().into_iter().filter_map(move |k| {
             let held = k.seq() < FIRST_PUSHED;
             let event = self.slots[k.slot()].event.as_ref()?;
             Some((k.at_ms(), held, event))
