@@ -536,4 +536,204 @@ mod tests {
         assert_eq!(q.close_tie(0), (2, "later"));
         assert_eq!(q.open_tie(), 0);
     }
+
+    /// Pushes `n` events at `at_ms` each, numbered from `first`.
+    fn push_all(q: &mut EventQueue<u32>, at_ms: Millis, first: u32, n: u32) -> Vec<Handle> {
+        (first..first + n).map(|e| q.push(at_ms, e)).collect()
+    }
+
+    #[test]
+    fn a_queue_past_the_small_array_pops_in_the_same_order_and_starts_small_again() {
+        let mut q = EventQueue::default();
+        for round in 0..2 {
+            // Times in a scrambled order, two events per time: the 17th push makes the heap.
+            let times: Vec<Millis> = (0..20).map(|i| (i * 7) % 20).collect();
+            for (e, &t) in times.iter().enumerate() {
+                q.push(t, e as u32);
+                q.push(t, 100 + e as u32);
+            }
+            assert_eq!(q.keys.n, LARGE, "round {round}");
+            assert_eq!(q.len(), 40);
+            let listed: Vec<_> = q.in_pop_order().map(|(t, _, &e)| (t, e)).collect();
+            let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            let mut expected: Vec<_> = times
+                .iter()
+                .enumerate()
+                .flat_map(|(e, &t)| [(t, e as u32), (t, 100 + e as u32)])
+                .collect();
+            expected.sort_by_key(|&(t, _)| t);
+            assert_eq!(popped, expected, "round {round}");
+            assert_eq!(listed, expected, "round {round}");
+            assert!(q.is_empty());
+            q.clear();
+            assert_eq!(q.keys.n, 0, "a new run starts with the sorted array");
+        }
+    }
+
+    #[test]
+    fn the_sixteenth_key_stays_in_the_array_and_the_seventeenth_makes_the_heap() {
+        let mut q = EventQueue::default();
+        push_all(&mut q, 10, 0, SMALL as u32);
+        assert_eq!(q.keys.n, SMALL);
+        q.push(1, 99);
+        assert_eq!(q.keys.n, LARGE);
+        assert_eq!(q.pop(), Some((1, 99)));
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, (0..SMALL as u32).map(|e| (10, e)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn events_due_together_keep_their_push_order_across_the_switch_to_a_heap() {
+        let mut q = EventQueue::default();
+        // Ten due at 5 before the switch, ten more after it, one deferred to 5 (it comes first).
+        push_all(&mut q, 5, 0, 10);
+        q.push(9, 50);
+        push_all(&mut q, 5, 10, 10);
+        assert_eq!(q.keys.n, LARGE);
+        q.defer(5, 40);
+        assert_eq!(q.open_tie(), 21);
+        assert_eq!(q.tie(0), (5, &40));
+        assert_eq!(q.tie(20), (5, &19));
+        assert_eq!(q.close_tie(11), (5, 10));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        let mut expected = vec![40];
+        expected.extend((0..20).filter(|&e| e != 10));
+        expected.push(50);
+        assert_eq!(order, expected);
+    }
+
+    #[test]
+    fn a_cancelled_earliest_event_is_skipped_in_the_array_and_in_the_heap() {
+        for n in [3, 20] {
+            let mut q = EventQueue::default();
+            push_all(&mut q, 10, 0, n);
+            let first = q.push(1, 100);
+            let second = q.push(2, 101);
+            assert!(q.cancel(first));
+            assert!(q.cancel(second));
+            assert_eq!(q.len(), n as usize);
+            assert_eq!(q.pop(), Some((10, 0)), "{n} queued");
+            // The same at the head of a tie: the cancelled key is dropped, not tied.
+            let third = q.push(3, 102);
+            q.push(3, 103);
+            assert!(q.cancel(third));
+            assert_eq!(q.open_tie(), 1, "{n} queued");
+            assert_eq!(q.close_tie(0), (3, 103));
+            assert!(!q.cancel(third), "its slot is free again");
+            assert_eq!(q.len(), n as usize - 1);
+        }
+    }
+
+    /// A queue as the module documents it: a list searched for the earliest event each time.
+    #[derive(Default)]
+    struct Reference {
+        /// (time, deferred first, order of push or defer, event id, cancelled)
+        events: Vec<(Millis, bool, u64, u32, bool)>,
+        order: u64,
+    }
+
+    impl Reference {
+        fn add(&mut self, at_ms: Millis, deferred: bool, id: u32) {
+            self.order += 1;
+            self.events.push((at_ms, deferred, self.order, id, false));
+        }
+
+        fn sorted(&self) -> Vec<(Millis, bool, u32)> {
+            let mut live: Vec<_> = self.events.iter().filter(|e| !e.4).collect();
+            live.sort_by_key(|&&(t, deferred, order, _, _)| (t, !deferred, order));
+            live.into_iter()
+                .map(|&(t, d, _, id, _)| (t, d, id))
+                .collect()
+        }
+
+        fn remove(&mut self, id: u32) {
+            self.events.retain(|e| e.3 != id);
+        }
+
+        fn cancel(&mut self, id: u32) -> bool {
+            match self.events.iter_mut().find(|e| e.3 == id && !e.4) {
+                Some(e) => {
+                    e.4 = true;
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+
+    /// Random pushes, defers, pops, cancels (of live and of stale handles) and ties, with the
+    /// queue growing past the small array and shrinking back many times: every result is
+    /// what the reference gives.
+    #[test]
+    fn random_operations_match_a_reference_queue_in_both_representations() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = rng;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % n
+        };
+        let mut q = EventQueue::default();
+        let mut reference = Reference::default();
+        let mut handles: Vec<(Handle, u32)> = Vec::new();
+        let (mut now, mut id, mut large_seen) = (0, 0, 0);
+        for step in 0..40_000 {
+            // Phases: grow to a few dozen events, then drain.
+            let target = if (step / 500) % 2 == 0 { 40 } else { 0 };
+            let op = next(10);
+            if op < 4 && (q.len() < target || op == 0) {
+                id += 1;
+                let at = now + next(6) * next(3);
+                let deferred = next(5) == 0;
+                let h = if deferred {
+                    q.defer(at, id)
+                } else {
+                    q.push(at, id)
+                };
+                reference.add(at, deferred, id);
+                handles.push((h, id));
+            } else if op < 6 && !handles.is_empty() {
+                let (h, hid) = handles[next(handles.len() as u64) as usize];
+                assert_eq!(q.cancel(h), reference.cancel(hid), "step {step}");
+            } else if op < 8 {
+                let expected = reference.sorted();
+                let n = q.open_tie();
+                let tied: Vec<_> = expected
+                    .iter()
+                    .take_while(|e| e.0 == expected[0].0)
+                    .collect();
+                assert_eq!(n, tied.len(), "step {step}");
+                if n > 0 {
+                    for (i, e) in tied.iter().enumerate() {
+                        assert_eq!(q.tie(i), (e.0, &e.2), "step {step}");
+                    }
+                    let pick = next(n as u64) as usize;
+                    assert_eq!(q.close_tie(pick), (tied[pick].0, tied[pick].2));
+                    now = tied[pick].0;
+                    reference.remove(tied[pick].2);
+                }
+            } else {
+                let expected = reference.sorted().first().map(|e| (e.0, e.2));
+                assert_eq!(q.pop(), expected, "step {step}");
+                if let Some((t, e)) = expected {
+                    now = t;
+                    reference.remove(e);
+                }
+            }
+            // Now and then a new run, on the same queue.
+            if next(1000) == 0 {
+                q.clear();
+                reference = Reference::default();
+                handles.clear();
+                now = 0;
+            }
+            large_seen += usize::from(q.keys.n == LARGE);
+            let listed: Vec<_> = q.in_pop_order().map(|(t, d, &e)| (t, d, e)).collect();
+            assert_eq!(listed, reference.sorted(), "step {step}");
+            assert_eq!(q.len(), listed.len(), "step {step}");
+            assert_eq!(q.is_empty(), listed.is_empty(), "step {step}");
+        }
+        assert!(large_seen > 1000, "the heap was used: {large_seen} steps");
+    }
 }
