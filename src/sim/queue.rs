@@ -153,15 +153,17 @@ impl Keys {
         }
     }
 
-    /// The keys, earliest first.
-    fn sorted(&self) -> Vec<Key> {
-        if self.n == LARGE {
+    /// The keys, earliest first. The array is read in place; only a heap is copied (and
+    /// sorted).
+    fn sorted(&self) -> impl Iterator<Item = Key> + '_ {
+        let (small, large) = if self.n == LARGE {
             let mut keys: Vec<Key> = self.heap.iter().copied().collect();
             keys.sort_unstable_by_key(|k| k.0);
-            keys
+            (&self.small[..0], keys)
         } else {
-            self.small[..self.n].iter().rev().copied().collect()
-        }
+            (&self.small[..self.n], Vec::new())
+        };
+        small.iter().rev().copied().chain(large)
     }
 
     /// Empties the keys and goes back to the sorted array; the heap keeps its memory.
@@ -318,11 +320,14 @@ impl<E> EventQueue<E> {
     /// Removes event `i` of the open tie and puts the others back where they were: the
     /// order among them, and with everything else, is unchanged.
     pub fn close_tie(&mut self, i: usize) -> (Millis, E) {
-        let key = self.tie.remove(i);
+        let key = self.tie[i];
         // Latest first: each then goes in at the end of the sorted array, moving no key.
-        for k in self.tie.drain(..).rev() {
-            self.keys.push(k);
+        for (j, &k) in self.tie.iter().enumerate().rev() {
+            if j != i {
+                self.keys.push(k);
+            }
         }
+        self.tie.clear();
         self.take(key).expect("a tied key has its event")
     }
 
@@ -383,14 +388,14 @@ impl<E> EventQueue<E> {
     /// The queued events in the order they would pop, each with its time and whether it is
     /// held (put back by [`EventQueue::defer`]: an event deferred later to the same time
     /// queues after it but before every pushed one). Cancelled events are not listed.
-    /// Read-only; it copies the keys, so it is for fingerprints of the state, not for the
-    /// event loop.
+    /// Read-only; past the small array it copies and sorts the keys, so it is for
+    /// fingerprints of the state, not for the event loop.
     pub fn in_pop_order(&self) -> impl Iterator<Item = (Millis, bool, &E)> {
         debug_assert!(
             self.tie.is_empty(),
             "a tie is open: its events are out of the queue"
         );
-        self.keys.sorted().into_iter().filter_map(move |k| {
+        self.keys.sorted().filter_map(move |k| {
             let held = k.seq() < FIRST_PUSHED;
             let event = self.slots[k.slot()].event.as_ref()?;
             Some((k.at_ms(), held, event))
