@@ -1,8 +1,8 @@
-//! A min-heap of timed events with a fully determined order.
+//! A priority queue of timed events with a fully determined order.
 //!
 //! Two events at the same virtual time pop in the order they were pushed (a sequence number
-//! breaks the tie), so a run never depends on heap internals. Events held back by a pause
-//! come back, at the pause's end, in the order they fell due and before anything due at
+//! breaks the tie), so a run never depends on the queue's internals. Events held back by a
+//! pause come back, at the pause's end, in the order they fell due and before anything due at
 //! that very moment: a process that wakes finds what happened while it was frozen in the
 //! order it happened.
 //!
@@ -14,10 +14,11 @@
 //! reason is gone): it never pops, and [`EventQueue::len`] no longer counts it, so a run whose
 //! only pending events are cancelled timers is over without popping them.
 //!
-//! The heap holds only 16-byte keys (time, sequence and slot packed in one integer, so that
-//! ordering two keys is one comparison); the events themselves wait in a slab of slots.
-//! Sifting moves keys instead of whole events, and the slab, like the heap, keeps its memory
-//! across runs.
+//! The order lives in 16-byte keys (time, sequence and slot packed in one integer, so that
+//! ordering two keys is one comparison); the events themselves wait in a slab of slots, written
+//! once when pushed and read once when popped. A run rarely has more than a few events queued,
+//! so up to 16 keys sit in a short sorted array and only a crowded queue pays for a heap.
+//! The slab and the heap keep their memory across runs.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -66,28 +67,151 @@ impl Ord for Key {
     }
 }
 
+/// How many keys [`Keys`] holds in its sorted array; one more turns them into a heap. The
+/// bundled models rarely queue more than 12 (`ticket_chaos` peaks at 22); with 8, a
+/// `five_ops` run that passed 8 kept the heap and the sweep cost 9 % more instructions per
+/// seed.
+const SMALL: usize = 16;
+
+/// [`Keys::n`] once the keys are in the heap.
+const LARGE: usize = usize::MAX;
+
+/// The keys of the queued events, the earliest out first.
+///
+/// Up to [`SMALL`] keys sit in an array sorted latest first: a pop takes the last, and a
+/// push moves up one place only the keys due before the new one (most pushes are for later
+/// than most of what is queued). An insertion costs a move per earlier key, so a queue that
+/// grows past [`SMALL`] keys turns into a binary heap, and stays one until
+/// [`Keys::clear`] (turning it back into an array once it shrank cost more than it saved on
+/// models whose queue hovers around [`SMALL`]). Keys are unique, so the two pop the same keys
+/// in the same order.
+struct Keys {
+    /// How many keys `small` holds, or [`LARGE`] once they are in `heap`.
+    n: usize,
+    small: [Key; SMALL],
+    heap: BinaryHeap<Key>,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Self {
+            n: 0,
+            small: [Key(0); SMALL],
+            heap: BinaryHeap::new(),
+        }
+    }
+}
+
+impl Keys {
+    /// Queues `key`.
+    #[inline]
+    fn push(&mut self, key: Key) {
+        let n = self.n;
+        if n >= SMALL {
+            return self.push_large(key);
+        }
+        let mut i = n;
+        while i > 0 && self.small[i - 1].0 < key.0 {
+            self.small[i] = self.small[i - 1];
+            i -= 1;
+        }
+        self.small[i] = key;
+        self.n = n + 1;
+    }
+
+    /// [`Keys::push`] into a full array (which becomes a heap) or into the heap; out of
+    /// line, so that the common push stays short.
+    #[cold]
+    #[inline(never)]
+    fn push_large(&mut self, key: Key) {
+        if self.n != LARGE {
+            self.heap.extend(self.small);
+            self.n = LARGE;
+        }
+        self.heap.push(key);
+    }
+
+    /// Takes the earliest key.
+    #[inline]
+    fn pop(&mut self) -> Option<Key> {
+        match self.n {
+            0 => None,
+            LARGE => self.pop_large(),
+            n => {
+                self.n = n - 1;
+                Some(self.small[n - 1])
+            }
+        }
+    }
+
+    /// [`Keys::pop`] from the heap.
+    #[cold]
+    #[inline(never)]
+    fn pop_large(&mut self) -> Option<Key> {
+        self.heap.pop()
+    }
+
+    /// The earliest key.
+    fn peek(&self) -> Option<Key> {
+        match self.n {
+            0 => None,
+            LARGE => self.heap.peek().copied(),
+            n => Some(self.small[n - 1]),
+        }
+    }
+
+    /// The keys, earliest first. The array is read in place; only a heap is copied (and
+    /// sorted).
+    fn sorted(&self) -> impl Iterator<Item = Key> + '_ {
+        let (small, large) = if self.n == LARGE {
+            let mut keys: Vec<Key> = self.heap.iter().copied().collect();
+            keys.sort_unstable_by_key(|k| k.0);
+            (&self.small[..0], keys)
+        } else {
+            (&self.small[..self.n], Vec::new())
+        };
+        small.iter().rev().copied().chain(large)
+    }
+
+    /// Empties the keys and goes back to the sorted array; the heap keeps its memory.
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.n = 0;
+    }
+}
+
 /// Names one queued event, for [`EventQueue::cancel`]. A handle outlives its event harmlessly:
 /// once the event has popped or been cancelled, cancelling it again does nothing, even if its
 /// slot holds another event by then.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handle {
     slot: u32,
-    generation: u32,
+    /// The sequence number of the push: unique in a run, so it tells the event from a later
+    /// one in the same slot.
+    seq: u32,
 }
 
 /// Where an event waits. `event` is `None` while the slot is free (it is then on the free
-/// list) or once its event is cancelled (its key is still in the heap; the slot is freed when
+/// list) or once its event is cancelled (its key is still queued; the slot is freed when
 /// that key comes up).
 struct Slot<E> {
-    generation: u32,
+    /// The sequence number of the event the slot holds or last held.
+    seq: u32,
+    /// The next free slot while this one is free ([`NO_SLOT`] at the end of the list).
+    next_free: u32,
     event: Option<E>,
 }
 
+/// The end of the free list.
+const NO_SLOT: u32 = u32::MAX;
+
 /// The discrete-event queue of one run.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Key>,
+    keys: Keys,
     slots: Vec<Slot<E>>,
-    free: Vec<u32>,
+    /// The free slots, last freed first (a pop followed by a push, the common pattern,
+    /// reuses the slot the pop freed, still in cache).
+    free: u32,
     next_seq: u32,
     next_deferred: u32,
     /// Queued events not cancelled.
@@ -99,9 +223,9 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
-            heap: BinaryHeap::new(),
+            keys: Keys::default(),
             slots: Vec::new(),
-            free: Vec::new(),
+            free: NO_SLOT,
             next_seq: FIRST_PUSHED,
             next_deferred: 0,
             live: 0,
@@ -112,6 +236,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     /// Schedules `event` at virtual time `at_ms`.
+    #[inline]
     pub fn push(&mut self, at_ms: Millis, event: E) -> Handle {
         let seq = self.next_seq;
         self.next_seq = seq
@@ -121,10 +246,11 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes the earliest event (first pushed among equals).
+    #[inline]
     pub fn pop(&mut self) -> Option<(Millis, E)> {
         debug_assert!(self.tie.is_empty(), "pop while a tie is open");
         loop {
-            let key = self.heap.pop()?;
+            let key = self.keys.pop()?;
             if let Some(taken) = self.take(key) {
                 return Some(taken);
             }
@@ -135,7 +261,7 @@ impl<E> EventQueue<E> {
     /// whether it was.
     pub fn cancel(&mut self, handle: Handle) -> bool {
         let slot = &mut self.slots[handle.slot as usize];
-        if slot.generation != handle.generation || slot.event.is_none() {
+        if slot.seq != handle.seq || slot.event.is_none() {
             return false;
         }
         slot.event = None;
@@ -143,12 +269,13 @@ impl<E> EventQueue<E> {
         true
     }
 
-    /// The event of `key`, which just left the heap, and its time; `None` if it was
+    /// The event of `key`, which just left the queue, and its time; `None` if it was
     /// cancelled. Either way its slot is free again.
+    #[inline]
     fn take(&mut self, key: Key) -> Option<(Millis, E)> {
         let slot = &mut self.slots[key.slot()];
-        slot.generation = slot.generation.wrapping_add(1);
-        self.free.push(key.slot() as u32);
+        slot.next_free = self.free;
+        self.free = key.slot() as u32;
         let event = slot.event.take()?;
         self.live -= 1;
         Some((key.at_ms(), event))
@@ -165,7 +292,7 @@ impl<E> EventQueue<E> {
     pub fn open_tie(&mut self) -> usize {
         debug_assert!(self.tie.is_empty(), "a tie is already open");
         let first = loop {
-            let key = self.heap.pop();
+            let key = self.keys.pop();
             match key {
                 None => return 0,
                 Some(k) if self.cancelled(k) => {
@@ -176,8 +303,8 @@ impl<E> EventQueue<E> {
         };
         let at = first.at_ms();
         self.tie.push(first);
-        while let Some(&key) = self.heap.peek().filter(|k| k.at_ms() == at) {
-            self.heap.pop();
+        while let Some(key) = self.keys.peek().filter(|k| k.at_ms() == at) {
+            self.keys.pop();
             if self.cancelled(key) {
                 self.take(key);
             } else {
@@ -200,10 +327,14 @@ impl<E> EventQueue<E> {
     /// Removes event `i` of the open tie and puts the others back where they were: the
     /// order among them, and with everything else, is unchanged.
     pub fn close_tie(&mut self, i: usize) -> (Millis, E) {
-        let key = self.tie.remove(i);
-        for k in self.tie.drain(..) {
-            self.heap.push(k);
+        let key = self.tie[i];
+        // Latest first: each then goes in at the end of the sorted array, moving no key.
+        for (j, &k) in self.tie.iter().enumerate().rev() {
+            if j != i {
+                self.keys.push(k);
+            }
         }
+        self.tie.clear();
         self.take(key).expect("a tied key has its event")
     }
 
@@ -218,33 +349,38 @@ impl<E> EventQueue<E> {
         self.insert(at_ms, seq, event)
     }
 
+    #[inline]
     fn insert(&mut self, at_ms: Millis, seq: u32, event: E) -> Handle {
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize].event = Some(event);
-                slot
-            }
-            None => {
-                self.slots.push(Slot {
-                    generation: 0,
-                    event: Some(event),
-                });
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.live += 1;
-        self.heap.push(Key::new(at_ms, seq, slot));
-        Handle {
-            slot,
-            generation: self.slots[slot as usize].generation,
+        if self.free == NO_SLOT {
+            self.grow();
         }
+        let slot = self.free;
+        let s = &mut self.slots[slot as usize];
+        self.free = s.next_free;
+        s.seq = seq;
+        s.event = Some(event);
+        self.live += 1;
+        self.keys.push(Key::new(at_ms, seq, slot));
+        Handle { slot, seq }
+    }
+
+    /// Adds a free slot, for a push that finds none.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.free = u32::try_from(self.slots.len()).expect("fewer than 2^32 events queued");
+        self.slots.push(Slot {
+            seq: 0,
+            next_free: NO_SLOT,
+            event: None,
+        });
     }
 
     /// Empties the queue and restarts the sequence, keeping the allocation for the next run.
     pub fn clear(&mut self) {
-        self.heap.clear();
+        self.keys.clear();
         self.slots.clear();
-        self.free.clear();
+        self.free = NO_SLOT;
         self.next_seq = FIRST_PUSHED;
         self.next_deferred = 0;
         self.live = 0;
@@ -259,16 +395,14 @@ impl<E> EventQueue<E> {
     /// The queued events in the order they would pop, each with its time and whether it is
     /// held (put back by [`EventQueue::defer`]: an event deferred later to the same time
     /// queues after it but before every pushed one). Cancelled events are not listed.
-    /// Read-only; it sorts a copy of the keys, so it is for fingerprints of the state, not
-    /// for the event loop.
+    /// Read-only; past the small array it copies and sorts the keys, so it is for
+    /// fingerprints of the state, not for the event loop.
     pub fn in_pop_order(&self) -> impl Iterator<Item = (Millis, bool, &E)> {
         debug_assert!(
             self.tie.is_empty(),
-            "a tie is open: its events are off the heap"
+            "a tie is open: its events are out of the queue"
         );
-        let mut keys: Vec<Key> = self.heap.iter().copied().collect();
-        keys.sort_unstable_by_key(|k| k.0);
-        keys.into_iter().filter_map(move |k| {
+        self.keys.sorted().filter_map(move |k| {
             let held = k.seq() < FIRST_PUSHED;
             let event = self.slots[k.slot()].event.as_ref()?;
             Some((k.at_ms(), held, event))
@@ -420,5 +554,205 @@ mod tests {
         assert_eq!(q.open_tie(), 1);
         assert_eq!(q.close_tie(0), (2, "later"));
         assert_eq!(q.open_tie(), 0);
+    }
+
+    /// Pushes `n` events at `at_ms` each, numbered from `first`.
+    fn push_all(q: &mut EventQueue<u32>, at_ms: Millis, first: u32, n: u32) -> Vec<Handle> {
+        (first..first + n).map(|e| q.push(at_ms, e)).collect()
+    }
+
+    #[test]
+    fn a_queue_past_the_small_array_pops_in_the_same_order_and_starts_small_again() {
+        let mut q = EventQueue::default();
+        for round in 0..2 {
+            // Times in a scrambled order, two events per time: the 17th push makes the heap.
+            let times: Vec<Millis> = (0..20).map(|i| (i * 7) % 20).collect();
+            for (e, &t) in times.iter().enumerate() {
+                q.push(t, e as u32);
+                q.push(t, 100 + e as u32);
+            }
+            assert_eq!(q.keys.n, LARGE, "round {round}");
+            assert_eq!(q.len(), 40);
+            let listed: Vec<_> = q.in_pop_order().map(|(t, _, &e)| (t, e)).collect();
+            let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            let mut expected: Vec<_> = times
+                .iter()
+                .enumerate()
+                .flat_map(|(e, &t)| [(t, e as u32), (t, 100 + e as u32)])
+                .collect();
+            expected.sort_by_key(|&(t, _)| t);
+            assert_eq!(popped, expected, "round {round}");
+            assert_eq!(listed, expected, "round {round}");
+            assert!(q.is_empty());
+            q.clear();
+            assert_eq!(q.keys.n, 0, "a new run starts with the sorted array");
+        }
+    }
+
+    #[test]
+    fn the_sixteenth_key_stays_in_the_array_and_the_seventeenth_makes_the_heap() {
+        let mut q = EventQueue::default();
+        push_all(&mut q, 10, 0, SMALL as u32);
+        assert_eq!(q.keys.n, SMALL);
+        q.push(1, 99);
+        assert_eq!(q.keys.n, LARGE);
+        assert_eq!(q.pop(), Some((1, 99)));
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, (0..SMALL as u32).map(|e| (10, e)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn events_due_together_keep_their_push_order_across_the_switch_to_a_heap() {
+        let mut q = EventQueue::default();
+        // Ten due at 5 before the switch, ten more after it, one deferred to 5 (it comes first).
+        push_all(&mut q, 5, 0, 10);
+        q.push(9, 50);
+        push_all(&mut q, 5, 10, 10);
+        assert_eq!(q.keys.n, LARGE);
+        q.defer(5, 40);
+        assert_eq!(q.open_tie(), 21);
+        assert_eq!(q.tie(0), (5, &40));
+        assert_eq!(q.tie(20), (5, &19));
+        assert_eq!(q.close_tie(11), (5, 10));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        let mut expected = vec![40];
+        expected.extend((0..20).filter(|&e| e != 10));
+        expected.push(50);
+        assert_eq!(order, expected);
+    }
+
+    #[test]
+    fn a_cancelled_earliest_event_is_skipped_in_the_array_and_in_the_heap() {
+        for n in [3, 20] {
+            let mut q = EventQueue::default();
+            push_all(&mut q, 10, 0, n);
+            let first = q.push(1, 100);
+            let second = q.push(2, 101);
+            assert!(q.cancel(first));
+            assert!(q.cancel(second));
+            assert_eq!(q.len(), n as usize);
+            assert_eq!(q.pop(), Some((10, 0)), "{n} queued");
+            // The same at the head of a tie: the cancelled key is dropped, not tied.
+            let third = q.push(3, 102);
+            q.push(3, 103);
+            assert!(q.cancel(third));
+            assert_eq!(q.open_tie(), 1, "{n} queued");
+            assert_eq!(q.close_tie(0), (3, 103));
+            assert!(!q.cancel(third), "its slot is free again");
+            assert_eq!(q.len(), n as usize - 1);
+        }
+    }
+
+    /// A queue as the module documents it: a list searched for the earliest event each time.
+    #[derive(Default)]
+    struct Reference {
+        /// (time, deferred first, order of push or defer, event id, cancelled)
+        events: Vec<(Millis, bool, u64, u32, bool)>,
+        order: u64,
+    }
+
+    impl Reference {
+        fn add(&mut self, at_ms: Millis, deferred: bool, id: u32) {
+            self.order += 1;
+            self.events.push((at_ms, deferred, self.order, id, false));
+        }
+
+        fn sorted(&self) -> Vec<(Millis, bool, u32)> {
+            let mut live: Vec<_> = self.events.iter().filter(|e| !e.4).collect();
+            live.sort_by_key(|&&(t, deferred, order, _, _)| (t, !deferred, order));
+            live.into_iter()
+                .map(|&(t, d, _, id, _)| (t, d, id))
+                .collect()
+        }
+
+        fn remove(&mut self, id: u32) {
+            self.events.retain(|e| e.3 != id);
+        }
+
+        fn cancel(&mut self, id: u32) -> bool {
+            match self.events.iter_mut().find(|e| e.3 == id && !e.4) {
+                Some(e) => {
+                    e.4 = true;
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+
+    /// Random pushes, defers, pops, cancels (of live and of stale handles) and ties, with the
+    /// queue growing past the small array and shrinking back many times: every result is
+    /// what the reference gives.
+    #[test]
+    fn random_operations_match_a_reference_queue_in_both_representations() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = rng;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % n
+        };
+        let mut q = EventQueue::default();
+        let mut reference = Reference::default();
+        let mut handles: Vec<(Handle, u32)> = Vec::new();
+        let (mut now, mut id, mut large_seen) = (0, 0, 0);
+        for step in 0..40_000 {
+            // Phases: grow to a few dozen events, then drain.
+            let target = if (step / 500) % 2 == 0 { 40 } else { 0 };
+            let op = next(10);
+            if op < 4 && (q.len() < target || op == 0) {
+                id += 1;
+                let at = now + next(6) * next(3);
+                let deferred = next(5) == 0;
+                let h = if deferred {
+                    q.defer(at, id)
+                } else {
+                    q.push(at, id)
+                };
+                reference.add(at, deferred, id);
+                handles.push((h, id));
+            } else if op < 6 && !handles.is_empty() {
+                let (h, hid) = handles[next(handles.len() as u64) as usize];
+                assert_eq!(q.cancel(h), reference.cancel(hid), "step {step}");
+            } else if op < 8 {
+                let expected = reference.sorted();
+                let n = q.open_tie();
+                let tied: Vec<_> = expected
+                    .iter()
+                    .take_while(|e| e.0 == expected[0].0)
+                    .collect();
+                assert_eq!(n, tied.len(), "step {step}");
+                if n > 0 {
+                    for (i, e) in tied.iter().enumerate() {
+                        assert_eq!(q.tie(i), (e.0, &e.2), "step {step}");
+                    }
+                    let pick = next(n as u64) as usize;
+                    assert_eq!(q.close_tie(pick), (tied[pick].0, tied[pick].2));
+                    now = tied[pick].0;
+                    reference.remove(tied[pick].2);
+                }
+            } else {
+                let expected = reference.sorted().first().map(|e| (e.0, e.2));
+                assert_eq!(q.pop(), expected, "step {step}");
+                if let Some((t, e)) = expected {
+                    now = t;
+                    reference.remove(e);
+                }
+            }
+            // Now and then a new run, on the same queue.
+            if next(1000) == 0 {
+                q.clear();
+                reference = Reference::default();
+                handles.clear();
+                now = 0;
+            }
+            large_seen += usize::from(q.keys.n == LARGE);
+            let listed: Vec<_> = q.in_pop_order().map(|(t, d, &e)| (t, d, e)).collect();
+            assert_eq!(listed, reference.sorted(), "step {step}");
+            assert_eq!(q.len(), listed.len(), "step {step}");
+            assert_eq!(q.is_empty(), listed.is_empty(), "step {step}");
+        }
+        assert!(large_seen > 1000, "the heap was used: {large_seen} steps");
     }
 }
