@@ -413,7 +413,7 @@ impl<E> EventQueue<E> {
     /// than the next to pop); `None` when nothing is queued.
     pub fn earliest_at(&self) -> Option<Millis> {
         debug_assert!(self.tie.is_empty(), "a tie is open");
-        self.heap.peek().map(|k| k.at_ms())
+        self.keys.peek().map(|k| k.at_ms())
     }
 
     /// No event is queued but cancelled ones.
