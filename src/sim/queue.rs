@@ -17,8 +17,10 @@
 //! The order lives in 16-byte keys (time, sequence and slot packed in one integer, so that
 //! ordering two keys is one comparison); the events themselves wait in a slab of slots, written
 //! once when pushed and read once when popped. A run rarely has more than a few events queued,
-//! so the earliest 64 keys sit in a sorted array, and only keys later than those wait in a heap.
-//! The slab and the heap keep their memory across runs.
+//! so the earliest 64 keys sit in a sorted array, and only keys later than all of those wait
+//! in a heap. The slab and the heap keep their memory across runs. Push, pop and what they
+//! call are `#[inline(always)]`: left to the compiler's heuristics, whether they were inlined
+//! changed with unrelated edits, by up to 1 % of the instructions per seed.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
