@@ -20,7 +20,8 @@
 //! so the earliest 64 keys sit in a sorted array, and only keys later than all of those wait
 //! in a heap. The slab and the heap keep their memory across runs. Push, pop and what they
 //! call are `#[inline(always)]`: left to the compiler's heuristics, whether they were inlined
-//! changed with unrelated edits, by up to 1 % of the instructions per seed.
+//! changed with unrelated edits of this file (0.4 % of the instructions per seed of
+//! `ticket_lost_response` at the last change).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
