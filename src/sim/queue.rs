@@ -585,7 +585,7 @@ mod tests {
     fn a_queue_past_the_array_pops_in_the_same_order_and_starts_empty_again() {
         let mut q = EventQueue::default();
         for round in 0..2 {
-            // Times in a scrambled order, two events per time: push SMALL + 1 makes the heap.
+            // Times in a scrambled order, two events per time: past SMALL keys the heap fills.
             let times: Vec<Millis> = (0..SMALL as u64).map(|i| (i * 7) % SMALL as u64).collect();
             for (e, &t) in times.iter().enumerate() {
                 q.push(t, e as u32);
@@ -655,10 +655,10 @@ mod tests {
     }
 
     #[test]
-    fn events_due_together_keep_their_push_order_across_the_switch_to_a_heap() {
+    fn events_due_together_keep_their_push_order_across_the_array_and_the_heap() {
         let mut q = EventQueue::default();
-        // Half an array due at 5 before the switch, as many after it, one deferred to 5 (it
-        // comes first).
+        // Half an array due at 5, one later, as many again at 5 (the array overflows and the
+        // latest keys go to the heap), one deferred to 5 (it comes first).
         let half = SMALL as u32 / 2 + 1;
         push_all(&mut q, 5, 0, half);
         q.push(9, 1000);
@@ -740,7 +740,7 @@ mod tests {
     /// queue growing past the small array and shrinking back many times: every result is
     /// what the reference gives.
     #[test]
-    fn random_operations_match_a_reference_queue_in_both_representations() {
+    fn random_operations_match_a_reference_queue_with_keys_in_the_array_and_the_heap() {
         let mut rng = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |n: u64| {
             rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
