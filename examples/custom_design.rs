@@ -29,6 +29,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use retrylab::check::{Judge, Outcome, PropertyDef};
 use retrylab::design::{Assumption, Design, ExecCtx, Executor, OpState};
 use retrylab::model::ExecutorModel;
 use retrylab::vocab::ids::{AttemptId, OpId};
@@ -63,6 +64,40 @@ impl Design for ReadBackAfterWait {
         use retrylab::design::assumptions as a;
         vec![a::durable_journal()]
     }
+
+    /// What this design promises beyond the built-in properties: judged on every run of it,
+    /// and named in a model's `expect` like a built-in one.
+    fn properties(&self) -> &'static [PropertyDef] {
+        &PROPERTIES
+    }
+}
+
+/// The design reads the outcome back by key, so every success it reports carries the
+/// receipt of the resource its own operation created. `no_false_success` only asks that the
+/// intent's effect exists; this asks that the receipt the user is handed names it.
+pub static PROPERTIES: [PropertyDef; 1] = [PropertyDef {
+    name: "receipt_names_own_effect",
+    meaning: "every step reported done names a receipt, and it is an effect of that intent and step",
+    judge: Judge::Violated(wrong_receipt),
+}];
+
+/// Whether some step reported done names no receipt, or one that is not an effect of its
+/// intent and step (judged against the ledger).
+pub fn wrong_receipt(o: &Outcome<'_>) -> bool {
+    o.intents.iter().zip(o.heard).any(|(intent, heard)| {
+        heard.steps[..intent.steps as usize]
+            .iter()
+            .enumerate()
+            .any(|(k, step)| {
+                step.is_some_and(|s| {
+                    !s.receipt.is_some_and(|r| {
+                        o.effects
+                            .iter()
+                            .any(|e| e.resource == r && e.intent == intent.id && e.step == k as u32)
+                    })
+                })
+            })
+    })
 }
 
 /// What an outstanding request is for.

@@ -45,9 +45,10 @@ pub struct Traced {
 }
 
 impl Traced {
-    /// The properties without a parameter that this run violates.
+    /// The properties without a parameter (the plain ones and those the design brings) that
+    /// this run violates.
     pub fn violated(&self) -> Vec<Property> {
-        Property::PLAIN
+        Property::standard(self.summary.custom)
             .into_iter()
             .filter(|p| !p.holds(&self.summary))
             .collect()

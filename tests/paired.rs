@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use retrylab::design;
-use retrylab::explore::paired::{QUANTITIES, paired};
+use retrylab::explore::paired::{paired, quantities};
 use retrylab::model::Model;
 
 fn load(name: &str) -> Model {
@@ -17,7 +17,7 @@ fn load(name: &str) -> Model {
 }
 
 fn index(q: &str) -> usize {
-    QUANTITIES.iter().position(|x| *x == q).unwrap()
+    quantities().position(|c| c.quantity() == q).unwrap()
 }
 
 /// The seeds' table: every seed loses the first reply, `no_dedup`'s replan duplicates and

@@ -44,63 +44,15 @@
 //! - `time_to_outcome_ms`: for each intent the user was told success or failure about, the
 //!   time from its arrival to that message.
 
-use super::histogram::Histogram;
+pub use super::counters::{Metrics, RunSummary};
 use super::outcome::{Claim, ClaimKind, End, Heard, Outcome, Told};
+use super::properties::violated_bits;
 use crate::sim::Millis;
 use crate::vocab::ids::ResourceId;
 use crate::vocab::protocol::COMPENSATION;
 use crate::world::World;
 use crate::world::ledger::Effect;
 use crate::world::workload::{Intent, MAX_STEPS, step_params};
-use serde::{Deserialize, Serialize};
-
-/// Totals over one or more runs. Serialised field by field, histograms as their buckets: a
-/// sharded sweep's partial results carry them exactly.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Metrics {
-    pub seeds: u64,
-    pub intents: u64,
-    pub effects: u64,
-    pub completed: u64,
-    pub true_failures: u64,
-    pub duplicate_effects: u64,
-    pub drifted_effects: u64,
-    pub compensations: u64,
-    pub false_success: u64,
-    pub false_failure: u64,
-    pub merged_repeats: u64,
-    pub masked_mismatches: u64,
-    pub unresolved: u64,
-    pub unknown_ops: u64,
-    pub false_resolutions: u64,
-    pub remote_calls: u64,
-    pub budget_runs: u64,
-    pub reconciliation_ms: Histogram,
-    pub time_to_outcome_ms: Histogram,
-}
-
-/// What one run did wrong, for the properties (see [`crate::check::Property`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunSummary {
-    pub duplicate_effects: u64,
-    pub false_success: u64,
-    pub false_failure: u64,
-    pub merged_repeats: u64,
-    pub drifted_effects: u64,
-    pub masked_mismatches: u64,
-    pub false_resolutions: u64,
-    /// The longest any operation stayed unknown before a true resolution or an escalation.
-    /// An operation still unknown at the end counts as unknown for longer than it was
-    /// observed (one more than the time from its unknown moment to the horizon), or forever
-    /// (`Millis::MAX`) when the run ended because nothing could change any more.
-    pub longest_unknown_ms: Millis,
-    /// The run was cut by the events budget ([`End::Budget`]): the counts above are those of
-    /// the run so far. Properties are evaluated on them as they are (a violation seen is
-    /// reported), but a property that holds on such a run is not shown to hold: `check`
-    /// meets no expectation of a design with such a seed, `run --fail-on` fails, and an
-    /// exhaustive search that met one certifies nothing.
-    pub budget: bool,
-}
 
 impl Metrics {
     /// Adds the outcome of the run `world` just finished.
@@ -110,7 +62,7 @@ impl Metrics {
 
     /// Adds one run's outcome; returns what the properties are evaluated on.
     pub fn add_outcome(&mut self, o: &Outcome<'_>) -> RunSummary {
-        let before = self.clone_counts();
+        let before = self.snapshot();
         self.seeds += 1;
         let budget = o.end == End::Budget;
         self.budget_runs += u64::from(budget);
@@ -118,30 +70,11 @@ impl Metrics {
         self.add_intents(o);
         let longest_unknown_ms = self.add_operations(o);
         RunSummary {
-            duplicate_effects: self.duplicate_effects - before.duplicate_effects,
-            false_success: self.false_success - before.false_success,
-            false_failure: self.false_failure - before.false_failure,
-            merged_repeats: self.merged_repeats - before.merged_repeats,
-            drifted_effects: self.drifted_effects - before.drifted_effects,
-            masked_mismatches: self.masked_mismatches - before.masked_mismatches,
-            false_resolutions: self.false_resolutions - before.false_resolutions,
             longest_unknown_ms,
             budget,
-        }
-    }
-
-    /// The counters a [`RunSummary`] is the difference of.
-    fn clone_counts(&self) -> RunSummary {
-        RunSummary {
-            duplicate_effects: self.duplicate_effects,
-            false_success: self.false_success,
-            false_failure: self.false_failure,
-            merged_repeats: self.merged_repeats,
-            drifted_effects: self.drifted_effects,
-            masked_mismatches: self.masked_mismatches,
-            false_resolutions: self.false_resolutions,
-            longest_unknown_ms: 0,
-            budget: false,
+            custom: o.properties,
+            custom_violated: violated_bits(o.properties, o),
+            ..self.since(&before)
         }
     }
 
@@ -292,29 +225,6 @@ impl Metrics {
             longest = longest.max(waited);
         }
         longest
-    }
-
-    /// Adds totals of other runs (for merging parallel or sharded results).
-    pub fn merge(&mut self, other: &Metrics) {
-        self.seeds += other.seeds;
-        self.intents += other.intents;
-        self.effects += other.effects;
-        self.completed += other.completed;
-        self.true_failures += other.true_failures;
-        self.duplicate_effects += other.duplicate_effects;
-        self.drifted_effects += other.drifted_effects;
-        self.compensations += other.compensations;
-        self.false_success += other.false_success;
-        self.false_failure += other.false_failure;
-        self.merged_repeats += other.merged_repeats;
-        self.masked_mismatches += other.masked_mismatches;
-        self.unresolved += other.unresolved;
-        self.unknown_ops += other.unknown_ops;
-        self.false_resolutions += other.false_resolutions;
-        self.remote_calls += other.remote_calls;
-        self.budget_runs += other.budget_runs;
-        self.reconciliation_ms.merge(&other.reconciliation_ms);
-        self.time_to_outcome_ms.merge(&other.time_to_outcome_ms);
     }
 
     /// Remote calls per intent.
@@ -502,6 +412,7 @@ mod tests {
             ops: &ops,
             attempt_ops: &[OpId(0)],
             claims,
+            properties: &[],
             remote_calls: 1,
             end_ms: 1_000,
             end: End::Horizon,
@@ -570,6 +481,7 @@ mod tests {
             ops: &[],
             attempt_ops: &[],
             claims: &[],
+            properties: &[],
             remote_calls: 4,
             end_ms: 0,
             end: End::Quiescent,

@@ -4,6 +4,7 @@
 //! what the user was told, each operation as the transport saw it, and the design's claims,
 //! which they judge against the ledger. Designs never see any of this.
 
+pub mod counters;
 pub mod histogram;
 pub mod metrics;
 pub mod outcome;
@@ -13,5 +14,5 @@ pub mod verdict;
 pub use histogram::{Histogram, Percentiles};
 pub use metrics::{Metrics, RunSummary};
 pub use outcome::Outcome;
-pub use properties::{Property, Violations};
+pub use properties::{Judge, Property, PropertyDef, Violations};
 pub use verdict::{IntentVerdict, intent_verdicts};

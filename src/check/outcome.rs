@@ -36,6 +36,8 @@ pub struct Outcome<'a> {
     pub attempt_ops: &'a [OpId],
     /// Every claim of the design, in the order made.
     pub claims: &'a [Claim],
+    /// The properties the run's design brings, judged on this outcome.
+    pub properties: &'static [crate::check::properties::PropertyDef],
     /// Requests sent to the provider (creates, reads, polls).
     pub remote_calls: u64,
     /// When the run stopped.
@@ -54,6 +56,7 @@ impl<'a> Outcome<'a> {
             ops: world.op_records(),
             attempt_ops: world.attempt_ops(),
             claims: world.claims(),
+            properties: world.design().properties(),
             remote_calls: world.remote_calls(),
             end_ms,
             end,

@@ -103,11 +103,11 @@ impl CheckData {
     /// Whether every expectation reads back and tallies with the block of `seeds` seeds from
     /// `first`: no more violating (or cut) seeds than the block has, and a counterexample's
     /// seed inside it.
-    pub fn check(&self, first: u64, seeds: u64) -> Result<(), String> {
+    pub fn check(&self, first: u64, seeds: u64, props: shard::Props<'_>) -> Result<(), String> {
         for m in &self.models {
             for d in &m.designs {
                 for j in &d.judged {
-                    judged(&d.design, j, 0)?;
+                    judged(&d.design, j, 0, props)?;
                     let what = || format!("{}: {} {}", d.design, j.want, j.property);
                     if j.violating.saturating_add(j.budget) > seeds {
                         return Err(format!(
@@ -362,7 +362,7 @@ pub(super) fn render(ctx: &Ctx, o: &CheckOptions, blocks: Vec<CheckData>) -> Res
         let mut searched = Vec::new();
         for d in &model.designs {
             for j in &d.judged {
-                let j = judged(&d.design, j, count)
+                let j = judged(&d.design, j, count, &ctx.designs.properties())
                     .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
                 out.push_str(&verdict_line(&j.0));
                 if j.0.met() {
@@ -447,11 +447,12 @@ fn judged(
     design: &str,
     j: &JudgedData,
     seeds: u64,
+    props: shard::Props<'_>,
 ) -> Result<(Judged, Option<CounterexampleText>), String> {
     Ok((
         Judged {
             design: design.to_string(),
-            property: shard::property(&j.property)?,
+            property: shard::property(&j.property, props)?,
             want: shard::want(&j.want)?,
             violating: j.violating,
             seeds,

@@ -16,13 +16,14 @@ use crate::sim::{ChoiceVector, ReplayChooser};
 const STATE_BYTES: u64 = 80;
 
 pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let asked = super::parse_properties("--property", &a.properties, &ctx.designs)?;
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let design = ctx.find_design(&a.design)?;
     let bound = a.bound(&model)?;
-    let properties = if a.properties.is_empty() {
-        properties(&model, design.name())
+    let properties = if asked.is_empty() {
+        properties(&model, design)
     } else {
-        a.properties.clone()
+        asked
     };
     let assumed = crate::design::assumptions::judge(design, &model);
     super::warnings::print(
@@ -117,12 +118,12 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The properties to check: every plain property, and those the model's expectations for
+/// The properties to check: every plain property and those the design brings, and those the model's expectations for
 /// the design add (`resolved_within(T)`), whether it expects them to hold or not: a search
 /// reports what it finds.
-fn properties(model: &Model, design: &str) -> Vec<Property> {
-    let mut ps = Property::PLAIN.to_vec();
-    for (p, _) in model.expectations(design) {
+fn properties(model: &Model, design: &dyn crate::design::Design) -> Vec<Property> {
+    let mut ps = Property::standard(design.properties());
+    for (p, _) in model.expectations(design.name()) {
         if !ps.contains(&p) {
             ps.push(p);
         }

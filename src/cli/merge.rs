@@ -18,17 +18,18 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
             family.command
         )));
     }
+    let props = ctx.designs.properties();
     match family.command.as_str() {
         "run" => super::run::render(
             ctx,
             &family.options()?,
             a.format,
-            family.data(|d: &super::run::RunData, s| d.check(s.seeds))?,
+            family.data(|d: &super::run::RunData, s| d.check(s.seeds, &props))?,
         ),
         "check" => super::check::render(
             ctx,
             &family.options()?,
-            family.data(|d: &super::check::CheckData, s| d.check(s.first_seed, s.seeds))?,
+            family.data(|d: &super::check::CheckData, s| d.check(s.first_seed, s.seeds, &props))?,
         ),
         "report" => {
             let out = a.out.as_deref().ok_or_else(|| {
@@ -40,7 +41,7 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
                 ctx,
                 &family.options()?,
                 out,
-                family.data(|d: &super::report::ReportData, _| d.check())?,
+                family.data(|d: &super::report::ReportData, _| d.check(&props))?,
             )
         }
         other => Err(CliError::Input(format!(

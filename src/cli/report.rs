@@ -203,9 +203,9 @@ impl ShownData {
         }
     }
 
-    fn shown(&self) -> Result<Shown, String> {
+    fn shown(&self, props: shard::Props<'_>) -> Result<Shown, String> {
         Ok(Shown {
-            property: shard::property(&self.property)?,
+            property: shard::property(&self.property, props)?,
             expected: self.expected.as_deref().map(shard::want).transpose()?,
             seed: self.seed,
             choices: self.choices.clone(),
@@ -219,13 +219,13 @@ impl ShownData {
 
 impl ReportData {
     /// Whether every result and counterexample reads back.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self, props: shard::Props<'_>) -> Result<(), String> {
         for p in &self.parts {
             for r in p.results.iter().flatten() {
-                r.result()?;
+                r.result(props)?;
             }
             for s in p.shown.iter().flatten().flatten() {
-                s.shown()?;
+                s.shown(props)?;
             }
         }
         Ok(())
@@ -459,7 +459,7 @@ fn check_out_dir(out: &Path) -> Result<(), CliError> {
 }
 
 /// Adds the data of `later` (the seeds after those of `d`) to `d`.
-fn append(d: &mut ReportData, later: ReportData) -> Result<(), String> {
+fn append(d: &mut ReportData, later: ReportData, props: shard::Props<'_>) -> Result<(), String> {
     if d.parts.len() != later.parts.len() {
         return Err("not the same models".into());
     }
@@ -485,7 +485,7 @@ fn append(d: &mut ReportData, later: ReportData) -> Result<(), String> {
         for (((r, t), shown), later_shown) in
             mine.iter_mut().zip(theirs).zip(&mut p.shown).zip(l.shown)
         {
-            let (mut a, b) = (r.result()?, t.result()?);
+            let (mut a, b) = (r.result(props)?, t.result(props)?);
             // The counterexample of each property is that of its first violating seed: of
             // the first block with one.
             for (i, s) in later_shown.into_iter().enumerate() {
@@ -515,7 +515,7 @@ pub(super) fn render(
         .next()
         .ok_or_else(|| CliError::Input("no partial result".into()))?;
     for later in blocks {
-        append(&mut all, later).map_err(damaged)?;
+        append(&mut all, later, &ctx.designs.properties()).map_err(damaged)?;
     }
     let mut parts = Vec::new();
     for p in all.parts {
@@ -523,7 +523,7 @@ pub(super) fn render(
             .results
             .unwrap_or_default()
             .iter()
-            .map(ResultData::result)
+            .map(|r| r.result(&ctx.designs.properties()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(damaged)?;
         let counterexamples = p
@@ -532,7 +532,7 @@ pub(super) fn render(
             .map(|per| {
                 per.iter()
                     .flatten()
-                    .map(ShownData::shown)
+                    .map(|s| s.shown(&ctx.designs.properties()))
                     .collect::<Result<Vec<_>, _>>()
             })
             .collect::<Result<Vec<_>, _>>()

@@ -45,7 +45,7 @@ pub(super) struct RunData {
 impl RunData {
     /// Whether every result reads back (properties, histograms) and tallies the `seeds`
     /// of its block: none for an empty block, each design's count of seeds otherwise.
-    pub fn check(&self, seeds: u64) -> Result<(), String> {
+    pub fn check(&self, seeds: u64, props: shard::Props<'_>) -> Result<(), String> {
         match (&self.results, seeds) {
             (None, 0) | (Some(_), 1..) => {}
             (None, _) => return Err(format!("no result for a block of {seeds} seeds")),
@@ -58,7 +58,7 @@ impl RunData {
                     r.design, r.metrics.seeds
                 ));
             }
-            r.result()?;
+            r.result(props)?;
         }
         Ok(())
     }
@@ -80,6 +80,7 @@ pub(super) fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
+    let fail_on = super::parse_properties("--fail-on", &a.fail_on, &ctx.designs)?;
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let names: Vec<String> = if a.designs.is_empty() {
         model.designs.clone()
@@ -111,7 +112,7 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
         seeds: last - first + 1,
         first_seed: first,
         format: format_name(a.format).to_string(),
-        fail_on: a.fail_on.iter().map(Property::to_string).collect(),
+        fail_on: fail_on.iter().map(Property::to_string).collect(),
         show_failures: a.show_failures,
         wide: a.wide,
         check_determinism: a.check_determinism,
@@ -127,7 +128,7 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
                 model: &model,
                 designs: &designs,
                 seeds: (block.0, block.0 + (block.1 - 1)),
-                extra_properties: &a.fail_on,
+                extra_properties: &fail_on,
                 keep_failures: a.show_failures,
             },
             ReplayCommand::default(),
@@ -171,7 +172,7 @@ pub(super) fn render(
     let props: Vec<Property> = o
         .fail_on
         .iter()
-        .map(|p| shard::property(p))
+        .map(|p| shard::property(p, &ctx.designs.properties()))
         .collect::<Result<_, _>>()
         .map_err(CliError::Input)?;
     let mut results: Option<Vec<DesignResult>> = None;
@@ -179,7 +180,7 @@ pub(super) fn render(
         let Some(part) = &block.results else { continue };
         let part: Vec<DesignResult> = part
             .iter()
-            .map(ResultData::result)
+            .map(|r| r.result(&ctx.designs.properties()))
             .collect::<Result<_, _>>()
             .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
         match &mut results {

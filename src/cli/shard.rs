@@ -434,9 +434,14 @@ fn model_difference(here: &[ModelFile], there: &[ModelFile]) -> Option<String> {
 }
 
 /// A property by its name (`no_duplicate`, `resolved_within(60000)`).
-pub(super) fn property(s: &str) -> Result<Property, String> {
-    s.parse()
+/// A property as a partial names it: a built-in one, or one of `props` (those the designs
+/// of the program's registry bring).
+pub(super) fn property(s: &str, props: Props<'_>) -> Result<Property, String> {
+    Property::parse_with(s, props)
 }
+
+/// The properties the registered designs bring, by which partials name them.
+pub(super) type Props<'a> = &'a [&'static crate::check::PropertyDef];
 
 /// An expectation's `hold` or `violate`.
 pub(super) fn want(s: &str) -> Result<Want, String> {
@@ -500,7 +505,7 @@ impl ResultData {
         }
     }
 
-    pub fn result(&self) -> Result<DesignResult, String> {
+    pub fn result(&self, props: Props<'_>) -> Result<DesignResult, String> {
         Ok(DesignResult {
             design: self.design.clone(),
             metrics: self.metrics.clone(),
@@ -508,7 +513,7 @@ impl ResultData {
                 counts: self
                     .violations
                     .iter()
-                    .map(|(p, n)| Ok((property(p)?, *n)))
+                    .map(|(p, n)| Ok((property(p, props)?, *n)))
                     .collect::<Result<_, String>>()?,
                 any: self.any,
             },
@@ -516,7 +521,7 @@ impl ResultData {
             expect: self
                 .expect
                 .iter()
-                .map(|(p, w)| Ok((property(p)?, want(w)?)))
+                .map(|(p, w)| Ok((property(p, props)?, want(w)?)))
                 .collect::<Result<_, String>>()?,
             assumptions: self
                 .assumptions

@@ -46,6 +46,13 @@ pub trait Design: Send + Sync {
     fn assumptions(&self) -> Vec<Assumption> {
         Vec::new()
     }
+    /// Properties the design brings beyond the built-in ones: judged on every run of it
+    /// (each run's outcome, against the ledger), named in a model's `expect` for it, checked
+    /// by `check` and `explore` and shown in reports like the built-in ones. Their names must
+    /// differ from the built-in properties and from those of every other registered design.
+    fn properties(&self) -> &'static [crate::check::PropertyDef] {
+        &[]
+    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.

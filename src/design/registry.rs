@@ -44,8 +44,65 @@ impl Registry {
                 }
                 None => r.designs.push(*d),
             }
+            for prop in d.properties() {
+                let known = crate::check::Property::PLAIN
+                    .iter()
+                    .map(|p| p.def().name)
+                    .chain(["resolved_within"]);
+                if prop.name.is_empty()
+                    || prop
+                        .name
+                        .chars()
+                        .any(|c| c.is_whitespace() || "(),".contains(c))
+                {
+                    return Err(format!(
+                        "design \"{name}\": property {:?}: a property's name must be non-empty, without spaces, commas or parentheses",
+                        prop.name
+                    ));
+                }
+                if known.clone().any(|k| k == prop.name) {
+                    return Err(format!(
+                        "design \"{name}\": property \"{}\" is a built-in property's name; give yours another",
+                        prop.name
+                    ));
+                }
+                let same = r
+                    .properties()
+                    .iter()
+                    .filter(|p| p.name == prop.name)
+                    .count();
+                match r.property_owner(prop.name) {
+                    Some(owner) if same > 1 && owner == name => {
+                        return Err(format!(
+                            "design \"{name}\": property \"{}\" is brought twice",
+                            prop.name
+                        ));
+                    }
+                    Some(owner) if same > 1 => {
+                        return Err(format!(
+                            "design \"{name}\": property \"{}\" is also brought by design \"{owner}\"; give one of them another name",
+                            prop.name
+                        ));
+                    }
+                    _ => {}
+                }
+            }
         }
         Ok(r)
+    }
+
+    /// The properties the designs bring (beyond the built-in ones), in the order of the
+    /// designs.
+    pub fn properties(&self) -> Vec<&'static crate::check::PropertyDef> {
+        self.designs.iter().flat_map(|d| d.properties()).collect()
+    }
+
+    /// The design that brings the property called `name`, if one does.
+    pub fn property_owner(&self, name: &str) -> Option<&'static str> {
+        self.designs
+            .iter()
+            .find(|d| d.properties().iter().any(|p| p.name == name))
+            .map(|d| d.name())
     }
 
     /// Every design, built-in ones first.
@@ -102,6 +159,64 @@ mod tests {
     }
 
     static MINE: Named = Named("mine");
+
+    /// A design that brings properties.
+    struct Bringing(&'static str, &'static [crate::check::PropertyDef]);
+
+    impl Design for Bringing {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn summary(&self) -> &str {
+            "a test design"
+        }
+        fn executor(&self, _: &ExecutorModel) -> Box<dyn Executor> {
+            unreachable!("never run")
+        }
+        fn properties(&self) -> &'static [crate::check::PropertyDef] {
+            self.1
+        }
+    }
+
+    const fn def(name: &'static str) -> crate::check::PropertyDef {
+        crate::check::PropertyDef {
+            name,
+            meaning: "a test property",
+            judge: crate::check::Judge::Violated(|_| false),
+        }
+    }
+
+    static OWN: [crate::check::PropertyDef; 1] = [def("own")];
+    static BUILT_IN_NAME: [crate::check::PropertyDef; 1] = [def("no_duplicate")];
+    static TWICE: [crate::check::PropertyDef; 2] = [def("own"), def("own")];
+    static SPACE: [crate::check::PropertyDef; 1] = [def("my own")];
+    static A: Bringing = Bringing("a", &OWN);
+    static B: Bringing = Bringing("b", &OWN);
+
+    #[test]
+    fn properties_designs_bring_have_names_of_their_own() {
+        let r = Registry::with(&[&A]).unwrap();
+        assert_eq!(r.properties(), [&OWN[0]]);
+        assert_eq!(r.property_owner("own"), Some("a"));
+        assert_eq!(r.property_owner("no_duplicate"), None);
+        let e = Registry::with(&[&A, &B]).unwrap_err();
+        assert_eq!(
+            e,
+            "design \"b\": property \"own\" is also brought by design \"a\"; give one of them another name"
+        );
+        static C: Bringing = Bringing("c", &BUILT_IN_NAME);
+        let e = Registry::with(&[&C]).unwrap_err();
+        assert_eq!(
+            e,
+            "design \"c\": property \"no_duplicate\" is a built-in property's name; give yours another"
+        );
+        static D: Bringing = Bringing("d", &TWICE);
+        let e = Registry::with(&[&D]).unwrap_err();
+        assert_eq!(e, "design \"d\": property \"own\" is brought twice");
+        static E: Bringing = Bringing("e", &SPACE);
+        let e = Registry::with(&[&E]).unwrap_err();
+        assert!(e.starts_with("design \"e\": property \"my own\""), "{e}");
+    }
     static CLASH: Named = Named("same_key");
     static SPACED: Named = Named("my design");
 

@@ -23,36 +23,15 @@ use crate::model::Model;
 use crate::sim::RandomChooser;
 use crate::world::World;
 
-/// The per-intent quantities compared, in this order.
-pub const QUANTITIES: [&str; 10] = [
-    "completed",
-    "true_failure",
-    "false_success",
-    "false_failure",
-    "unresolved",
-    "duplicate_effects",
-    "drifted_effects",
-    "merged_repeats",
-    "masked_mismatches",
-    "remote_calls",
-];
+/// The per-intent quantities compared, in the order of [`quantities`]: the outcomes, then
+/// the per-intent counts.
+pub use crate::check::counters::{N_QUANTITIES, quantities};
 
-/// The counts of one run, in the order of [`QUANTITIES`], and its intents.
-fn counts(before: &Metrics, after: &Metrics) -> ([u64; 10], u64) {
-    let d = |a: u64, b: u64| a - b;
+/// The counts of one run, in the order of [`quantities`], and its intents.
+fn counts(before: &Metrics, after: &Metrics) -> ([u64; N_QUANTITIES], u64) {
+    let (b, a) = (before.quantity_counts(), after.quantity_counts());
     (
-        [
-            d(after.completed, before.completed),
-            d(after.true_failures, before.true_failures),
-            d(after.false_success, before.false_success),
-            d(after.false_failure, before.false_failure),
-            d(after.unresolved, before.unresolved),
-            d(after.duplicate_effects, before.duplicate_effects),
-            d(after.drifted_effects, before.drifted_effects),
-            d(after.merged_repeats, before.merged_repeats),
-            d(after.masked_mismatches, before.masked_mismatches),
-            d(after.remote_calls, before.remote_calls),
-        ],
+        std::array::from_fn(|i| a[i] - b[i]),
         after.intents - before.intents,
     )
 }
@@ -103,11 +82,11 @@ mod decimal {
 /// serialisable without loss (a sharded report's partial results carry them).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Paired {
-    by_intents: BTreeMap<u64, [Sums; 10]>,
+    by_intents: BTreeMap<u64, [Sums; N_QUANTITIES]>,
 }
 
 impl Paired {
-    fn add(&mut self, design: &[u64; 10], baseline: &[u64; 10], intents: u64) {
+    fn add(&mut self, design: &[u64; N_QUANTITIES], baseline: &[u64; N_QUANTITIES], intents: u64) {
         let sums = self.by_intents.entry(intents).or_default();
         for (i, s) in sums.iter_mut().enumerate() {
             let d = i128::from(design[i]) - i128::from(baseline[i]);
@@ -137,7 +116,7 @@ impl Paired {
         self
     }
 
-    /// The difference of quantity `i` (of [`QUANTITIES`]) per intent, design minus baseline.
+    /// The difference of quantity `i` (of [`quantities`]) per intent, design minus baseline.
     pub fn difference(&self, i: usize) -> Difference {
         // Per seed the difference is d / n; its mean and spread over all seeds.
         let (mean, low, high, seeds) = self.per_seed(i, |s| (s.diff as f64, s.square as f64));
@@ -316,7 +295,7 @@ mod tests {
         // one event over its five intents.
         let z2 = 1.959_963_984_540_054f64.powi(2);
         let half = z2 / (200.0 + z2) / 5.0;
-        for i in 0..QUANTITIES.len() {
+        for i in 0..N_QUANTITIES {
             let x = p.difference(i);
             assert_eq!((x.mean, x.seeds, x.disagree), (0.0, 200, 0));
             assert!((x.high - half).abs() < 1e-15 && (x.low + half).abs() < 1e-15);
@@ -326,15 +305,15 @@ mod tests {
     #[test]
     fn few_seeds_take_students_t_and_one_seed_has_no_interval() {
         let mut two = Paired::default();
-        two.add(&[0; 10], &[0; 10], 1);
-        two.add(&[1; 10], &[0; 10], 1);
+        two.add(&[0; N_QUANTITIES], &[0; N_QUANTITIES], 1);
+        two.add(&[1; N_QUANTITIES], &[0; N_QUANTITIES], 1);
         // Values 0 and 1: mean 0.5, sd 0.7071, t(1) = 12.706.
         let l = two.level(0);
         assert!((l.mean - 0.5).abs() < 1e-12);
         assert!((l.high - (0.5 + 12.706 * 0.5)).abs() < 1e-9, "{l:?}");
         assert_eq!(l.low, 0.0, "a count per intent is never negative");
         let mut one = Paired::default();
-        one.add(&[2; 10], &[1; 10], 1);
+        one.add(&[2; N_QUANTITIES], &[1; N_QUANTITIES], 1);
         let d = one.difference(0);
         assert_eq!(
             (d.mean, d.low, d.high),

@@ -179,7 +179,7 @@ pub fn compare(
         .designs
         .iter()
         .map(|d| {
-            let properties = properties_for(c.model, d.name(), c.extra_properties);
+            let properties = properties_for(c.model, *d, c.extra_properties);
             let spec = Spec {
                 model: c.model,
                 design: *d,
@@ -208,11 +208,12 @@ pub fn compare(
     }
 }
 
-/// Every plain property, then those the model's expectations and `extra` add.
-fn properties_for(model: &Model, design: &str, extra: &[Property]) -> Vec<Property> {
-    let mut ps: Vec<Property> = Property::PLAIN.to_vec();
+/// Every plain property and those the design brings, then those the model's expectations
+/// and `extra` add.
+fn properties_for(model: &Model, design: &dyn Design, extra: &[Property]) -> Vec<Property> {
+    let mut ps: Vec<Property> = Property::standard(design.properties());
     let more = model
-        .expectations(design)
+        .expectations(design.name())
         .into_iter()
         .map(|(p, _)| p)
         .chain(extra.iter().copied());

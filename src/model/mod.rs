@@ -89,7 +89,11 @@ impl Model {
         let hold = e.hold.iter().map(|s| (s, Want::Hold));
         let violate = e.violate.iter().map(|s| (s, Want::Violate));
         hold.chain(violate)
-            .filter_map(|(s, w)| s.parse().ok().map(|p| (p, w)))
+            .filter_map(|(s, w)| {
+                crate::check::Property::parse_with(s, &self.custom_properties)
+                    .ok()
+                    .map(|p| (p, w))
+            })
             .collect()
     }
 
@@ -162,10 +166,11 @@ impl Model {
         origin: &str,
         designs: &crate::design::Registry,
     ) -> Result<Model, ModelError> {
-        let model = parse(text).map_err(|problems| ModelError {
+        let mut model = parse(text).map_err(|problems| ModelError {
             origin: origin.to_string(),
             problems,
         })?;
+        model.custom_properties = designs.properties();
         let problems: Vec<Problem> = validate::check(&model, Some(designs))
             .into_iter()
             .map(|(path, message)| {

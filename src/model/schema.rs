@@ -73,6 +73,11 @@ pub struct Model {
     #[serde(default, skip_serializing_if = "is_default_generator")]
     #[schemars(extend("default" = "splitmix64"), example = &"chacha8")]
     pub generator: Generator,
+    /// The properties the designs of the registry the model was read with bring (not part
+    /// of the file): `expect` may name them.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub custom_properties: Vec<&'static crate::check::PropertyDef>,
 }
 
 /// The random generator of a model's seeds (see [`crate::sim::random`]).

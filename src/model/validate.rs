@@ -131,7 +131,7 @@ fn expectations(p: &mut Problems, m: &Model, designs: Option<&Registry>) {
         for (list, names) in [("hold", &e.hold), ("violate", &e.violate)] {
             for (i, text) in names.iter().enumerate() {
                 let path = format!("expect.{name}.{list}[{i}]");
-                match text.parse::<Property>() {
+                match parse_for(text, name, designs) {
                     Err(why) => p.push((path, why)),
                     Ok(prop) if seen.contains(&prop) => {
                         p.push((path, format!("{prop} is named twice for this design")))
@@ -140,6 +140,26 @@ fn expectations(p: &mut Problems, m: &Model, designs: Option<&Registry>) {
                 }
             }
         }
+    }
+}
+
+/// A property named in `expect` for `design`: a built-in one, or one that design brings (a
+/// property another design brings is refused, naming the design that brings it).
+fn parse_for(text: &str, design: &str, designs: Option<&Registry>) -> Result<Property, String> {
+    let Some(registry) = designs else {
+        return text.parse();
+    };
+    let own = registry.find(design).map_or(&[][..], |d| d.properties());
+    let own: Vec<&'static crate::check::PropertyDef> = own.iter().collect();
+    match Property::parse_with(text, &own) {
+        Ok(p) => Ok(p),
+        Err(why) => match registry.property_owner(text.trim()) {
+            Some(owner) => Err(format!(
+                "property \"{}\" is brought by design \"{owner}\", not by \"{design}\"; expect it of {owner}",
+                text.trim()
+            )),
+            None => Err(why),
+        },
     }
 }
 

@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use super::stats::Rate;
 use super::{DesignResult, Report};
-use crate::check::{Metrics, Percentiles};
+use crate::check::Metrics;
+use crate::check::counters::{COUNTERS, Wide, outcomes};
 use crate::model::Want;
 
 #[derive(Serialize)]
@@ -25,47 +26,66 @@ struct Seeds {
 struct Entry<'a> {
     design: &'a str,
     seeds: u64,
-    totals: Totals,
+    totals: Totals<'a>,
     /// Per intent, with 95 % Wilson intervals; the five outcome rates add up to 1.
-    rates: Rates,
+    rates: Rates<'a>,
     /// The design's contract assumptions, each judged against the model.
     assumptions: Vec<AssumptionEntry<'a>>,
     properties: Vec<PropertyEntry>,
     failures: Vec<Failure>,
 }
 
-#[derive(Serialize)]
-struct Totals {
-    intents: u64,
-    effects: u64,
-    completed: u64,
-    true_failures: u64,
-    duplicate_effects: u64,
-    drifted_effects: u64,
-    compensations: u64,
-    false_success: u64,
-    false_failure: u64,
-    merged_repeats: u64,
-    masked_mismatches: u64,
-    unresolved: u64,
-    unknown_ops: u64,
-    false_resolutions: u64,
-    remote_calls: u64,
-    remote_calls_per_intent: f64,
-    /// Seeds whose run was cut by the events budget before its horizon.
-    budget_runs: u64,
-    reconciliation_ms: Percentiles,
-    time_to_outcome_ms: Percentiles,
+/// Every counter of [`crate::check::counters::COUNTERS`] by name, in their order (with
+/// `NAME_per_intent` after a counter the wide table shows per intent), then the
+/// distributions.
+struct Totals<'a>(&'a Metrics);
+
+impl Serialize for Totals<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let m = self.0;
+        let mut map = s.serialize_map(None)?;
+        for c in COUNTERS {
+            let total = (c.total)(m);
+            map.serialize_entry(c.name, &total)?;
+            if let Wide::PerIntent(_) = c.wide {
+                let per_intent = if m.intents == 0 {
+                    0.0
+                } else {
+                    total as f64 / m.intents as f64
+                };
+                map.serialize_entry(
+                    &format!("{}_per_intent", c.name),
+                    &((per_intent * 1000.0).round() / 1000.0),
+                )?;
+            }
+        }
+        map.serialize_entry("reconciliation_ms", &m.reconciliation_ms.percentiles())?;
+        map.serialize_entry("time_to_outcome_ms", &m.time_to_outcome_ms.percentiles())?;
+        map.end()
+    }
 }
 
-#[derive(Serialize)]
-struct Rates {
-    completed: RateEntry,
-    true_failure: RateEntry,
-    false_success: RateEntry,
-    false_failure: RateEntry,
-    unresolved: RateEntry,
-    duplicate_effects_per_intent: f64,
+/// The outcome shares by their rate names, then duplicate effects per intent.
+struct Rates<'a>(&'a Metrics);
+
+impl Serialize for Rates<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let m = self.0;
+        let n = m.intents;
+        let mut map = s.serialize_map(None)?;
+        for c in outcomes() {
+            map.serialize_entry(c.quantity(), &rate((c.total)(m), n))?;
+        }
+        let dup = if n == 0 {
+            0.0
+        } else {
+            m.duplicate_effects as f64 / n as f64
+        };
+        map.serialize_entry("duplicate_effects_per_intent", &round6(dup))?;
+        map.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -112,51 +132,6 @@ fn rate(k: u64, n: u64) -> RateEntry {
     }
 }
 
-impl Totals {
-    fn of(m: &Metrics) -> Totals {
-        Totals {
-            intents: m.intents,
-            effects: m.effects,
-            completed: m.completed,
-            true_failures: m.true_failures,
-            duplicate_effects: m.duplicate_effects,
-            drifted_effects: m.drifted_effects,
-            compensations: m.compensations,
-            false_success: m.false_success,
-            false_failure: m.false_failure,
-            merged_repeats: m.merged_repeats,
-            masked_mismatches: m.masked_mismatches,
-            unresolved: m.unresolved,
-            unknown_ops: m.unknown_ops,
-            false_resolutions: m.false_resolutions,
-            remote_calls: m.remote_calls,
-            remote_calls_per_intent: (m.calls_per_intent() * 1000.0).round() / 1000.0,
-            budget_runs: m.budget_runs,
-            reconciliation_ms: m.reconciliation_ms.percentiles(),
-            time_to_outcome_ms: m.time_to_outcome_ms.percentiles(),
-        }
-    }
-}
-
-impl Rates {
-    fn of(m: &Metrics) -> Rates {
-        let n = m.intents;
-        let dup = if n == 0 {
-            0.0
-        } else {
-            m.duplicate_effects as f64 / n as f64
-        };
-        Rates {
-            completed: rate(m.completed, n),
-            true_failure: rate(m.true_failures, n),
-            false_success: rate(m.false_success, n),
-            false_failure: rate(m.false_failure, n),
-            unresolved: rate(m.unresolved, n),
-            duplicate_effects_per_intent: round6(dup),
-        }
-    }
-}
-
 fn entry<'a>(report: &Report, r: &'a DesignResult) -> Entry<'a> {
     let expected = |p| r.expect.iter().find(|(q, _)| *q == p).map(|(_, w)| *w);
     let properties = r
@@ -189,8 +164,8 @@ fn entry<'a>(report: &Report, r: &'a DesignResult) -> Entry<'a> {
     Entry {
         design: &r.design,
         seeds: r.metrics.seeds,
-        totals: Totals::of(&r.metrics),
-        rates: Rates::of(&r.metrics),
+        totals: Totals(&r.metrics),
+        rates: Rates(&r.metrics),
         assumptions: r
             .assumptions
             .iter()

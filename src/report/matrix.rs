@@ -236,7 +236,13 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
         max_runs: MAX_RUNS,
         max_states: MAX_STATES,
     };
-    let found = explore(model, design, &Property::PLAIN, Strategy::Dfs, bound);
+    let found = explore(
+        model,
+        design,
+        &Property::standard(design.properties()),
+        Strategy::Dfs,
+        bound,
+    );
     if let Some(v) = found.violations.first() {
         // As `retrylab explore` does: shrink, keep the search's vector if shrinking fails.
         let vector = shrink_values(model, design, v.property, &v.values, true)

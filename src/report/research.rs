@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 use super::charts::{self, Cdf, Estimate, RateRow};
 use super::stats::{Rate, human_ms};
 use super::{DesignResult, Report};
+use crate::check::counters;
 use crate::check::{Histogram, Property};
-use crate::explore::paired::{Difference, Paired, QUANTITIES};
+use crate::explore::paired::{Difference, Paired};
 use crate::model::Want;
 
 /// The version of the JSON layout; it changes when a field changes meaning or goes.
@@ -155,35 +156,17 @@ pub(super) fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// The index of quantity `name` in [`QUANTITIES`].
+/// The index of quantity `name` in [`counters::quantities`].
 fn q(name: &str) -> usize {
-    QUANTITIES
-        .iter()
-        .position(|x| *x == name)
+    counters::quantities()
+        .position(|c| c.quantity() == name)
         .expect("a known quantity")
 }
 
-/// The per-intent counts reported with a seed-level interval (they may exceed one per
-/// intent, so a proportion's interval does not apply).
-const COUNTS: [&str; 5] = [
-    "duplicate_effects",
-    "drifted_effects",
-    "merged_repeats",
-    "masked_mismatches",
-    "remote_calls",
-];
-
 /// The five outcomes of an intent: completed, true failure, false success, false failure,
 /// unresolved (they add up to the intents).
-fn outcome_counts(r: &DesignResult) -> [u64; 5] {
-    let m = &r.metrics;
-    [
-        m.completed,
-        m.true_failures,
-        m.false_success,
-        m.false_failure,
-        m.unresolved,
-    ]
+fn outcome_counts(r: &DesignResult) -> [u64; counters::N_OUTCOMES] {
+    r.metrics.outcome_counts()
 }
 
 fn estimate_json(e: Estimate) -> Value {
@@ -433,15 +416,20 @@ fn result_json(p: &ModelPart, run: &Value, i: usize) -> Value {
     let paired = &p.paired[i];
     let mut v = run.clone();
     v["deterministic"] = json!(p.deterministic[i]);
-    let per_intent: serde_json::Map<String, Value> = COUNTS
-        .iter()
-        .map(|name| (name.to_string(), estimate_json(level(paired, name))))
+    // The per-intent counts, reported with a seed-level interval (they may exceed one per
+    // intent, so a proportion's interval does not apply).
+    let per_intent: serde_json::Map<String, Value> = counters::per_intent()
+        .map(|c| (c.name.to_string(), estimate_json(level(paired, c.name))))
         .collect();
     v["per_intent"] = Value::Object(per_intent);
-    let diffs: serde_json::Map<String, Value> = QUANTITIES
-        .iter()
+    let diffs: serde_json::Map<String, Value> = counters::quantities()
         .enumerate()
-        .map(|(k, name)| (name.to_string(), difference_json(&paired.difference(k))))
+        .map(|(k, c)| {
+            (
+                c.quantity().to_string(),
+                difference_json(&paired.difference(k)),
+            )
+        })
         .collect();
     v["paired_difference"] = json!({
         "baseline": p.baseline,

@@ -11,92 +11,49 @@ use std::fmt::Write;
 
 use super::stats::{Rate, human_ms, shares_in_tenths, tenths_text};
 use super::{DesignResult, Report};
-use crate::check::Metrics;
+use crate::check::counters::{self, COUNTERS, Wide, outcomes, per_intent};
 use crate::model::Want;
 
-/// Column headers of the default table and what each means (printed by `--help`).
-pub const COLUMNS: [(&str, &str); 10] = [
-    (
+/// Column headers of the default table and what each means (printed by `--help`): the
+/// design, the outcome shares and the per-intent counts the counter list puts in the table,
+/// the reconciliation time.
+pub fn columns() -> Vec<(&'static str, &'static str)> {
+    let mut out = vec![(
         "design",
         "executor design under test; below it, the verdict of the model's expectations (* its guarantee does not apply: see the note below the table)",
-    ),
-    ("completed", "intents told success whose effects exist"),
-    (
-        "true_fail",
-        "intents told failure with no effect left behind",
-    ),
-    ("false_ok", "intents told success without their effects"),
-    (
-        "false_fail",
-        "intents told failure with an effect left behind",
-    ),
-    (
-        "unresolved",
-        "intents the user heard nothing or 'unresolved' about",
-    ),
-    (
-        "dup/int",
-        "duplicate effects per intent (effects beyond one per intent)",
-    ),
-    ("calls", "remote calls per intent (retry amplification)"),
-    (
-        "recon",
-        "time from unknown to a true resolution: p50, p99 below",
-    ),
-    ("(below)", "95 % Wilson interval of each share, in percent"),
-];
+    )];
+    out.extend(outcomes().filter_map(|c| Some((c.table?, c.meaning))));
+    out.extend(per_intent().filter_map(|c| Some((c.table?, c.meaning))));
+    out.extend([
+        (
+            "recon",
+            "time from unknown to a true resolution: p50, p99 below",
+        ),
+        ("(below)", "95 % Wilson interval of each share, in percent"),
+    ]);
+    out
+}
 
-/// Column headers of `--wide` and what each means.
-pub const WIDE_COLUMNS: [(&str, &str); 20] = [
-    ("design", "executor design under test"),
-    ("intents", "intents the user expressed (all seeds)"),
-    ("effects", "effects the provider committed (ground truth)"),
-    ("completed", "told success, and the effect exists"),
-    ("true_fail", "told failure, and no effect was left behind"),
-    ("dup", "duplicate effects: effects beyond one per intent"),
-    ("drifted", "effects with arguments the user did not ask for"),
-    ("comp", "compensating effects (undoing an earlier step)"),
-    ("false_ok", "told success, but no effect exists"),
-    ("false_fail", "told failure, but the effect exists"),
-    (
-        "merged",
-        "genuine repeats suppressed (told success, no own effect)",
-    ),
-    (
-        "masked",
-        "changed calls reported done, changed arguments never applied",
-    ),
-    ("unresolved", "user told nothing or 'unresolved' at the end"),
-    ("unknown_ops", "operations unknown and never truly resolved"),
-    (
-        "false_res",
-        "operations with a claim the ledger contradicts",
-    ),
-    (
-        "calls/intent",
-        "remote calls per intent (retry amplification)",
-    ),
-    ("recon_p50/p99", "time unknown before a true resolution, ms"),
-    (
-        "outcome_p50",
-        "time from intent to success/failure message, ms",
-    ),
-    ("viol_seeds", "seeds violating any property"),
-    (
-        "verdict",
-        "the model's expectations: ok, or how many failed (* guarantee does not apply)",
-    ),
-];
-
-/// The outcome shares of one design, in the order of the columns.
-fn outcome_counts(m: &Metrics) -> [u64; 5] {
-    [
-        m.completed,
-        m.true_failures,
-        m.false_success,
-        m.false_failure,
-        m.unresolved,
-    ]
+/// Column headers of `--wide` and what each means: every counter the list shows there.
+pub fn wide_columns() -> Vec<(&'static str, &'static str)> {
+    let mut out = vec![("design", "executor design under test")];
+    out.extend(COUNTERS.iter().filter_map(|c| match c.wide {
+        Wide::Hidden => None,
+        Wide::Total(h) | Wide::PerIntent(h) => Some((h, c.meaning)),
+    }));
+    out.extend([
+        ("recon_p50/p99", "time unknown before a true resolution, ms"),
+        (
+            "outcome_p50",
+            "time from intent to success/failure message, ms",
+        ),
+        ("viol_seeds", "seeds violating any property"),
+        (
+            "verdict",
+            "the model's expectations: ok, or how many failed (* guarantee does not apply)",
+        ),
+    ]);
+    out
 }
 
 /// `ok (N met)` or `FAIL (k of N)` (which ones are listed below the table), or `no
@@ -208,11 +165,16 @@ fn layout(rows: &[Vec<String>]) -> String {
 
 /// The report as the default two-line-per-design table, then what failed.
 pub fn render(report: &Report) -> String {
-    let mut rows: Vec<Vec<String>> =
-        vec![COLUMNS[..9].iter().map(|(h, _)| h.to_string()).collect()];
+    let mut rows: Vec<Vec<String>> = vec![
+        columns()
+            .iter()
+            .filter(|(h, _)| *h != "(below)")
+            .map(|(h, _)| h.to_string())
+            .collect(),
+    ];
     for r in &report.results {
         let m = &r.metrics;
-        let counts = outcome_counts(m);
+        let counts = m.outcome_counts();
         let tenths = shares_in_tenths(&counts);
         let recon = m.reconciliation_ms.percentiles();
         let human = |v: Option<u64>| v.map_or("-".to_string(), human_ms);
@@ -225,8 +187,8 @@ pub fn render(report: &Report) -> String {
         };
         let mut first = vec![r.design.clone()];
         first.extend(tenths.iter().map(|&t| tenths_text(t)));
-        first.push(per_intent(m.duplicate_effects));
-        first.push(per_intent(m.remote_calls));
+        let shown = || counters::per_intent().filter(|c| c.table.is_some());
+        first.extend(shown().map(|c| per_intent((c.total)(m))));
         first.push(human(recon.p50));
         let mut second = vec![format!("  {}{}", verdict(r), mark(r))];
         second.extend(
@@ -234,8 +196,7 @@ pub fn render(report: &Report) -> String {
                 .iter()
                 .map(|&k| Rate::wilson(k, m.intents).interval_text()),
         );
-        second.push(String::new());
-        second.push(String::new());
+        second.extend(shown().map(|_| String::new()));
         second.push(human(recon.p99));
         rows.push(first);
         rows.push(second);
@@ -253,34 +214,32 @@ pub fn render(report: &Report) -> String {
 /// The report with every count on one line per design.
 pub fn render_wide(report: &Report) -> String {
     let mut rows: Vec<Vec<String>> =
-        vec![WIDE_COLUMNS.iter().map(|(h, _)| h.to_string()).collect()];
+        vec![wide_columns().iter().map(|(h, _)| h.to_string()).collect()];
     for r in &report.results {
         let m = &r.metrics;
         let recon = m.reconciliation_ms.percentiles();
         let outcome = m.time_to_outcome_ms.percentiles();
         let ms = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        rows.push(vec![
-            r.design.clone(),
-            m.intents.to_string(),
-            m.effects.to_string(),
-            m.completed.to_string(),
-            m.true_failures.to_string(),
-            m.duplicate_effects.to_string(),
-            m.drifted_effects.to_string(),
-            m.compensations.to_string(),
-            m.false_success.to_string(),
-            m.false_failure.to_string(),
-            m.merged_repeats.to_string(),
-            m.masked_mismatches.to_string(),
-            m.unresolved.to_string(),
-            m.unknown_ops.to_string(),
-            m.false_resolutions.to_string(),
-            format!("{:.2}", m.calls_per_intent()),
+        let mut row = vec![r.design.clone()];
+        row.extend(COUNTERS.iter().filter_map(|c| match c.wide {
+            Wide::Hidden => None,
+            Wide::Total(_) => Some((c.total)(m).to_string()),
+            Wide::PerIntent(_) => Some(format!(
+                "{:.2}",
+                if m.intents == 0 {
+                    0.0
+                } else {
+                    (c.total)(m) as f64 / m.intents as f64
+                }
+            )),
+        }));
+        row.extend([
             format!("{}/{}", ms(recon.p50), ms(recon.p99)),
             ms(outcome.p50),
             r.violations.any.to_string(),
             format!("{}{}", verdict(r), mark(r)),
         ]);
+        rows.push(row);
     }
     let mut out = header(report);
     out.push_str(&layout(&rows));

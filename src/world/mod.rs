@@ -1036,6 +1036,11 @@ impl<'a> World<'a> {
         self.journal.lock()
     }
 
+    /// The design under test.
+    pub fn design(&self) -> &'a dyn Design {
+        self.design
+    }
+
     pub fn workload(&self) -> &Workload {
         &self.workload
     }
