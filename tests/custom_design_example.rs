@@ -118,6 +118,51 @@ fn designs_lists_the_example_after_the_built_in_ones() {
 }
 
 #[test]
+fn designs_all_takes_in_the_example_after_the_built_in_ones() {
+    let path: PathBuf = std::env::temp_dir().join(format!(
+        "retrylab-custom-design-{}-all.json",
+        std::process::id()
+    ));
+    let listed = r#""designs": ["read_back_after_wait", "same_key"]"#;
+    let text = model("all", "durable");
+    assert!(text.contains(listed));
+    std::fs::write(&path, text.replace(listed, r#""designs": "all""#)).unwrap();
+    let file = TempModel(path);
+    // Every registered design, in the registry's order: the built-in ones, then the example.
+    let out = example(&["run", file.path(), "--seeds", "3", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let compared: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["design"].as_str().unwrap())
+        .collect();
+    let mut registered = retrylab::design::names();
+    registered.push(NAME);
+    assert_eq!(compared, registered);
+    let out = example(&["show-model", file.path()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let shown = line(&out.stdout, "designs = ");
+    assert!(
+        shown.contains(&format!("\"{NAME}\"]"))
+            && shown.ends_with("# set \"all\": every registered design"),
+        "{shown}"
+    );
+    // The plain binary reads "all" as the built-in designs: the expectation of the example's
+    // design then names an unknown design.
+    let plain = run_with(["retrylab", "run", file.path(), "--seeds", "3"], &[]);
+    assert_eq!(plain.code, 2, "{}", plain.stderr);
+    assert!(
+        plain.stderr.contains(
+            "expect.read_back_after_wait: design \"read_back_after_wait\" unknown design"
+        ),
+        "{}",
+        plain.stderr
+    );
+}
+
+#[test]
 fn run_over_seeds_pins_the_figures() {
     let file = model_file("run", "durable");
     let out = example(&["run", file.path(), "--seeds", "200", "--format", "json"]);

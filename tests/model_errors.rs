@@ -317,16 +317,15 @@ fn wrong_type_nested_boolean_and_list() {
         "\",",
         &["invalid type", "\"yes\"", "expected a boolean"],
     );
-    let text = edit("[\"no_dedup\", \"same_key\"]", "\"same_key\"");
+    let text = edit("[\"no_dedup\", \"same_key\"]", "3");
     assert_first(
         &text,
         "designs",
-        (4, 23),
-        "\",",
+        (4, 14),
+        "3,",
         &[
-            "invalid type",
-            "\"same_key\"",
-            "expected an array such as [\"no_dedup\", \"same_key\", \"journal\"]",
+            "invalid type: integer `3`",
+            "expected \"all\" or an array of design names such as [\"no_dedup\", \"same_key\", \"journal\"]",
         ],
     );
 }
@@ -398,6 +397,89 @@ fn unknown_design_in_designs() {
         "\"same_keys\"",
         &["unknown design \"same_keys\"", KNOWN_DESIGNS],
     );
+}
+
+#[test]
+fn designs_all_or_left_out_is_every_registered_design() {
+    let every: Vec<String> = retrylab::design::names()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let all = edit("[\"no_dedup\", \"same_key\"]", "\"all\"");
+    let left_out = edit("  \"designs\": [\"no_dedup\", \"same_key\"],\n", "");
+    for text in [all, left_out] {
+        let m = Model::from_json(&text, "m.json").unwrap_or_else(|e| panic!("{e}"));
+        assert!(m.design_list.is_all());
+        assert_eq!(m.designs, every);
+    }
+    let listed = Model::from_json(VALID, "m.json").unwrap();
+    assert!(!listed.design_list.is_all());
+    assert_eq!(listed.designs, ["no_dedup", "same_key"]);
+}
+
+#[test]
+fn designs_all_may_expect_of_any_registered_design_and_no_other() {
+    // `journal` is not in VALID's list, so expecting of it is refused there (see
+    // `expectation_for_a_design_the_model_does_not_list`); under "all" it is compared.
+    let expecting = |design: &str| {
+        let text = with_expect(&format!(
+            "{{ \"{design}\": {{ \"hold\": [\"no_duplicate\"] }} }}"
+        ));
+        edited(&text, "[\"no_dedup\", \"same_key\"]", "\"all\"")
+    };
+    Model::from_json(&expecting("journal"), "m.json").unwrap_or_else(|e| panic!("{e}"));
+    let text = expecting("nope");
+    assert_first(
+        &text,
+        "expect.nope",
+        (23, 23),
+        "{ \"hold\"",
+        &["design \"nope\" unknown design", KNOWN_DESIGNS],
+    );
+}
+
+#[test]
+fn designs_a_string_other_than_all_is_refused() {
+    for (value, at) in [("\"some\"", (4, 19)), ("\"same_key\"", (4, 23))] {
+        let text = edit("[\"no_dedup\", \"same_key\"]", value);
+        let ps = problems(&text);
+        assert_eq!(ps.len(), 1, "{ps:?}");
+        assert_problem(
+            &text,
+            &ps[0],
+            "designs",
+            at,
+            "\",",
+            &[
+                &format!("invalid value: string {value}"),
+                "expected \"all\" (every registered design) or an array of design names such as [\"no_dedup\", \"same_key\"]",
+            ],
+        );
+    }
+}
+
+#[test]
+fn cli_designs_some_exits_2_with_the_place_and_never_panics() {
+    let dir = Scratch::new("designs_some");
+    let text = edit("[\"no_dedup\", \"same_key\"]", "\"some\"");
+    let file = dir.write("some.json", &text);
+    for args in [
+        vec!["run", arg(&file), "--seeds", "1"],
+        vec!["check", arg(&file), "--seeds", "1"],
+        vec!["show-model", arg(&file)],
+    ] {
+        let stderr = assert_input_error(&retrylab(&args));
+        let lines = problem_lines(&stderr, &file);
+        assert_eq!(lines.len(), 1, "{args:?}: {stderr}");
+        assert_eq!(
+            lines[0],
+            format!(
+                "{}:4:19: designs: invalid value: string \"some\", expected \"all\" (every registered design) or an array of design names such as [\"no_dedup\", \"same_key\"]",
+                file.display()
+            ),
+            "{args:?}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -703,11 +785,12 @@ fn missing_required_field() {
 
 #[test]
 fn every_missing_required_field_is_reported_at_once() {
-    // Four required fields left out, two at the top level and two in `agent`: serde alone
+    // Four required fields left out, two at the top level and two in `agent` (`designs` is
+    // not required: left out, it is "all"): serde alone
     // stops at the first; all four are reported, in the order of the text, each at the
     // closing brace of the object that lacks it, with what the field is and an example.
     let text = edit("  \"horizon_ms\": 600000,\n", "");
-    let text = edited(&text, "  \"designs\": [\"no_dedup\", \"same_key\"],\n", "");
+    let text = edited(&text, "  \"name\": \"bad_input\",\n", "");
     let text = edited(&text, "    \"max_calls\": 2,\n", "");
     let text = edited(&text, "    \"on_failure\": { \"replan\": 1 },\n", "");
     let ps = problems(&text);
@@ -738,9 +821,7 @@ fn every_missing_required_field_is_reported_at_once() {
         "(root)",
         (19, 1),
         "}",
-        &[
-            "missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time",
-        ],
+        &["missing field `name` (a string such as \"ticket_lost_response\"): The model's name"],
     );
     assert_problem(
         &text,
@@ -748,7 +829,9 @@ fn every_missing_required_field_is_reported_at_once() {
         "(root)",
         (19, 1),
         "}",
-        &["missing field `designs` (an array such as [\"no_dedup\", \"same_key\", \"journal\"])"],
+        &[
+            "missing field `horizon_ms` (a non-negative integer such as 600000): A run stops at this virtual time",
+        ],
     );
 }
 

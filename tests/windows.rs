@@ -2,54 +2,109 @@
 //! exact counts per design. The models use constant timings, so every seed gives the same
 //! counts; the test runs several seeds and divides.
 //!
-//! Columns: effects, completed, duplicate effects, drifted effects, false success,
-//! false failure, merged repeats, unresolved, remote calls; per seed.
+//! Each table is keyed by design name, with the counts per seed as named fields ([`Row`]);
+//! a count a row leaves out is pinned at 0. A table checks the designs it lists: a design
+//! registered but absent from a table is not checked by it, and a name that is not a
+//! registered design fails the test.
 
 use std::path::Path;
 
-use retrylab::design;
 use retrylab::design::assumptions::judge;
+use retrylab::design::{self, Design};
 use retrylab::model::Model;
 use retrylab::run::run_seeds;
 
-type Expected = [(&'static str, [u64; 9]); 11];
+/// The counts of one design in one window, per seed, named as the columns of
+/// `retrylab run --wide`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Row {
+    /// Effects in the ledger (ground truth).
+    effects: u64,
+    /// Intents told success whose effects exist.
+    completed: u64,
+    /// Duplicate effects: beyond one per intent and step.
+    dup: u64,
+    /// Effects with arguments the user did not ask for.
+    drifted: u64,
+    /// Intents told success with an effect missing.
+    false_ok: u64,
+    /// Intents told failure with an effect left behind.
+    false_fail: u64,
+    /// Genuine repeats told success with no effect of their own.
+    merged: u64,
+    /// Intents left unresolved.
+    unresolved: u64,
+    /// Remote calls: every attempt and lookup.
+    calls: u64,
+}
 
-fn check(window: &str, expected: Expected) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("models/windows")
-        .join(format!("{window}.json"));
-    let model = Model::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        model.designs.len(),
-        expected.len(),
-        "{window}: every design is listed"
-    );
+/// Every count 0: the rest of a row (`..ZERO`).
+const ZERO: Row = Row {
+    effects: 0,
+    completed: 0,
+    dup: 0,
+    drifted: 0,
+    false_ok: 0,
+    false_fail: 0,
+    merged: 0,
+    unresolved: 0,
+    calls: 0,
+};
+
+/// The registered design called `name`: a table naming another fails (a typo, a design
+/// renamed or removed).
+fn registered(name: &str) -> &'static dyn Design {
+    design::find(name).unwrap_or_else(|| {
+        panic!(
+            "{name} is not a registered design; registered: {}",
+            design::names().join(", ")
+        )
+    })
+}
+
+fn check(window: &str, expected: &[(&str, Row)]) {
+    let model = window_model(window);
     let seeds = 4;
-    for (name, want) in expected {
-        let m = run_seeds(&model, design::find(name).unwrap(), 0..seeds);
+    for &(name, want) in expected {
+        let d = registered(name);
+        assert!(
+            model.designs.iter().any(|n| n == name),
+            "{window}: the model does not compare {name}"
+        );
+        let m = run_seeds(&model, d, 0..seeds);
         let intents = m.intents / seeds;
-        let got = [
-            m.effects,
-            m.completed,
-            m.duplicate_effects,
-            m.drifted_effects,
-            m.false_success,
-            m.false_failure,
-            m.merged_repeats,
-            m.unresolved,
-            m.remote_calls,
-        ];
+        let got = Row {
+            effects: m.effects,
+            completed: m.completed,
+            dup: m.duplicate_effects,
+            drifted: m.drifted_effects,
+            false_ok: m.false_success,
+            false_fail: m.false_failure,
+            merged: m.merged_repeats,
+            unresolved: m.unresolved,
+            calls: m.remote_calls,
+        };
         // Every seed gives exactly the pinned counts: the totals are `seeds` times them.
+        let totals = Row {
+            effects: want.effects * seeds,
+            completed: want.completed * seeds,
+            dup: want.dup * seeds,
+            drifted: want.drifted * seeds,
+            false_ok: want.false_ok * seeds,
+            false_fail: want.false_fail * seeds,
+            merged: want.merged * seeds,
+            unresolved: want.unresolved * seeds,
+            calls: want.calls * seeds,
+        };
         assert_eq!(
-            got,
-            want.map(|x| x * seeds),
+            got, totals,
             "{window}: {name} (totals over {seeds} seeds, {intents} intent(s) each)"
         );
     }
 }
 
 /// A bundled window model.
-fn window(name: &str) -> Model {
+fn window_model(name: &str) -> Model {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("models/windows")
         .join(format!("{name}.json"));
@@ -61,22 +116,21 @@ fn window(name: &str) -> Model {
 /// reports the timeout as a failure and the agent gives up on a ticket that exists.
 #[test]
 fn reply_lost_after_commit() {
-    check(
-        "reply_lost_after_commit",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("layered_retries",         Row { effects: 1, false_fail: 1, calls: 1, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+    ];
+    check("reply_lost_after_commit", &expected);
 }
 
 /// The same lost reply, but the agent's replan starts a new session and the user authorizes
@@ -86,44 +140,42 @@ fn reply_lost_after_commit() {
 /// absorbs the replan (and it merges genuine repeats, see `genuine_repeat`).
 #[test]
 fn identity_loss() {
-    check(
-        "identity_loss",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile_lease", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
-            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 2, completed: 1, dup: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 2, completed: 1, dup: 1, calls: 3, ..ZERO }),
+        ("layered_retries",         Row { effects: 1, false_fail: 1, calls: 1, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+    ];
+    check("identity_loss", &expected);
 }
 
 /// Recovery from a durable journal keeps the recorded key; designs that mint a new key or
 /// token per send (and the re-run job of layered_retries) create a second ticket.
 #[test]
 fn crash_after_success() {
-    check(
-        "crash_after_success",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("layered_retries",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+    ];
+    check("crash_after_success", &expected);
 }
 
 /// Changed arguments under the same intent are never applied by the designs bound to the
@@ -133,130 +185,124 @@ fn crash_after_success() {
 /// failure (a false one).
 #[test]
 fn changed_parameters() {
-    check(
-        "changed_parameters",
-        [
-            ("no_dedup", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("same_key", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
-            ("new_key_after_replan", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("journal", [1, 0, 0, 0, 0, 0, 0, 1, 1]),
-            ("journal_reconcile", [1, 0, 0, 0, 0, 0, 0, 1, 2]),
-            ("journal_reconcile_lease", [1, 0, 0, 0, 0, 0, 0, 1, 2]),
-            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
-            ("single_use_token", [2, 1, 1, 1, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [1, 0, 0, 0, 0, 0, 0, 1, 1]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, drifted: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 1, unresolved: 1, calls: 3, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, drifted: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, drifted: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 2, completed: 1, dup: 1, drifted: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 1, unresolved: 1, calls: 1, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, unresolved: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, unresolved: 1, calls: 2, ..ZERO }),
+        ("layered_retries",         Row { effects: 1, false_fail: 1, calls: 1, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, drifted: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 1, unresolved: 1, calls: 1, ..ZERO }),
+    ];
+    check("changed_parameters", &expected);
 }
 
 /// A second identical intent must be created: only a key hashed from the arguments merges it.
 #[test]
 fn genuine_repeat() {
-    check(
-        "genuine_repeat",
-        [
-            ("no_dedup", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [1, 1, 0, 0, 1, 0, 1, 0, 2]),
-            ("journal", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile_lease", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("layered_retries", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("single_use_token", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [2, 2, 0, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, completed: 1, false_ok: 1, merged: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("layered_retries",         Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 2, completed: 2, calls: 2, ..ZERO }),
+    ];
+    check("genuine_repeat", &expected);
 }
 
 /// After an 80 h freeze the key is gone (pruned between 24 h and 72 h): every key-only design
 /// duplicates silently; the read-back by search finds the first ticket.
 #[test]
 fn retention_expired() {
-    check(
-        "retention_expired",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("layered_retries",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+    ];
+    check("retention_expired", &expected);
 }
 
 /// A retry while the first attempt is still processing meets Stripe's 409 and retries later
 /// with the same key; a new key per send or per issue processes it again.
 #[test]
 fn overlapping_attempts() {
-    check(
-        "overlapping_attempts",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 5]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 5]),
-            ("layered_retries", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("journal",                 Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, completed: 1, calls: 5, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 5, ..ZERO }),
+        ("layered_retries",         Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+    ];
+    check("overlapping_attempts", &expected);
 }
 
 /// Nothing was committed, so every retry is safe; layered_retries tells the user it failed.
 #[test]
 fn request_never_reached() {
-    check(
-        "request_never_reached",
-        [
-            ("no_dedup", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("layered_retries", [0, 0, 0, 0, 0, 0, 0, 0, 1]),
-            ("single_use_token", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("layered_retries",         Row { calls: 1, ..ZERO }),
+        ("single_use_token",        Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+    ];
+    check("request_never_reached", &expected);
 }
 
 /// No provider dedup: only the reconciling designs avoid the second ticket, by not trusting
 /// "not found" until the visibility bound has passed.
 #[test]
 fn delayed_visibility() {
-    check(
-        "delayed_visibility",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 4]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 4]),
-            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, completed: 1, calls: 4, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 4, ..ZERO }),
+        ("layered_retries",         Row { effects: 1, false_fail: 1, calls: 1, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+    ];
+    check("delayed_visibility", &expected);
 }
 
 /// The restarted worker and the other worker's sweeper both take up the operation while its
@@ -264,22 +310,21 @@ fn delayed_visibility() {
 /// processing) keeps it to one dispatch.
 #[test]
 fn two_workers_recovering() {
-    check(
-        "two_workers_recovering",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 2, completed: 1, dup: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("layered_retries",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+    ];
+    check("two_workers_recovering", &expected);
 }
 
 /// The same two workers with a lease (10 s) shorter than the processing (20 s): when the
@@ -290,23 +335,22 @@ fn two_workers_recovering() {
 /// send and its timeout).
 #[test]
 fn lease_shorter_than_processing() {
-    check(
-        "lease_shorter_than_processing",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("journal_reconcile", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile_lease", [2, 1, 1, 0, 0, 0, 0, 0, 3]),
-            ("layered_retries", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-        ],
-    );
-    let model = window("lease_shorter_than_processing");
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal",                 Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 2, completed: 1, dup: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 2, completed: 1, dup: 1, calls: 3, ..ZERO }),
+        ("layered_retries",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+    ];
+    check("lease_shorter_than_processing", &expected);
+    let model = window_model("lease_shorter_than_processing");
     let lease = design::find("journal_reconcile_lease").unwrap();
     let report: Vec<(String, bool, String)> = judge(lease, &model)
         .into_iter()
@@ -331,7 +375,7 @@ fn lease_shorter_than_processing() {
     );
     // With the bundled window's 30 s lease the same assumption holds, and the lease design
     // does not duplicate (see `two_workers_recovering`).
-    let holds = judge(lease, &window("two_workers_recovering"))
+    let holds = judge(lease, &window_model("two_workers_recovering"))
         .into_iter()
         .find(|a| a.name == "lease_outlasts_request")
         .unwrap();
@@ -342,22 +386,21 @@ fn lease_shorter_than_processing() {
 /// calls (unresolved, honestly); read-back waits for the pending work and confirms it.
 #[test]
 fn delayed_success() {
-    check(
-        "delayed_success",
-        [
-            ("no_dedup", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
-            ("new_key_after_replan", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
-            ("journal", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
-            ("journal_reconcile", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile_lease", [1, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("layered_retries", [1, 0, 0, 0, 0, 1, 0, 0, 1]),
-            ("single_use_token", [2, 1, 1, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [1, 0, 0, 0, 0, 0, 0, 1, 3]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { effects: 1, unresolved: 1, calls: 3, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, unresolved: 1, calls: 3, ..ZERO }),
+        ("journal",                 Row { effects: 1, unresolved: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, completed: 1, calls: 3, ..ZERO }),
+        ("layered_retries",         Row { effects: 1, false_fail: 1, calls: 1, ..ZERO }),
+        ("single_use_token",        Row { effects: 2, completed: 1, dup: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { effects: 1, unresolved: 1, calls: 3, ..ZERO }),
+    ];
+    check("delayed_success", &expected);
 }
 
 /// The provider is down. Remote calls per intent: 3 (HTTP) x 2 (agent) for the single-loop
@@ -365,22 +408,21 @@ fn delayed_success() {
 /// layered_retries.
 #[test]
 fn four_retry_layers() {
-    check(
-        "four_retry_layers",
-        [
-            ("no_dedup", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("same_key", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("new_key_after_replan", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("key_per_attempt", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("payload_hash_key", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("journal", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("journal_reconcile", [0, 0, 0, 0, 0, 0, 0, 1, 12]),
-            ("journal_reconcile_lease", [0, 0, 0, 0, 0, 0, 0, 1, 12]),
-            ("layered_retries", [0, 0, 0, 0, 0, 0, 0, 0, 24]),
-            ("single_use_token", [0, 0, 0, 0, 0, 0, 0, 1, 2]),
-            ("durable_authorization", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("same_key",                Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("new_key_after_replan",    Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("key_per_attempt",         Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("payload_hash_key",        Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("journal",                 Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("journal_reconcile",       Row { unresolved: 1, calls: 12, ..ZERO }),
+        ("journal_reconcile_lease", Row { unresolved: 1, calls: 12, ..ZERO }),
+        ("layered_retries",         Row { calls: 24, ..ZERO }),
+        ("single_use_token",        Row { unresolved: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { unresolved: 1, calls: 6, ..ZERO }),
+    ];
+    check("four_retry_layers", &expected);
 }
 
 /// A key-then-effect provider crashes between the key and the effect: its in-progress record
@@ -392,22 +434,21 @@ fn four_retry_layers() {
 /// timeout as a failure: the user is told "failed", truly, and the intent is lost.
 #[test]
 fn key_then_effect_crash() {
-    check(
-        "key_then_effect_crash",
-        [
-            ("no_dedup", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("same_key", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
-            ("new_key_after_replan", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("key_per_attempt", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("payload_hash_key", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
-            ("journal", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
-            ("journal_reconcile", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("journal_reconcile_lease", [0, 0, 0, 0, 0, 0, 0, 1, 6]),
-            ("layered_retries", [0, 0, 0, 0, 0, 0, 0, 0, 1]),
-            ("single_use_token", [1, 1, 0, 0, 0, 0, 0, 0, 2]),
-            ("durable_authorization", [0, 0, 0, 0, 0, 0, 0, 1, 3]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("same_key",                Row { unresolved: 1, calls: 3, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("payload_hash_key",        Row { unresolved: 1, calls: 3, ..ZERO }),
+        ("journal",                 Row { unresolved: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile",       Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("journal_reconcile_lease", Row { unresolved: 1, calls: 6, ..ZERO }),
+        ("layered_retries",         Row { calls: 1, ..ZERO }),
+        ("single_use_token",        Row { effects: 1, completed: 1, calls: 2, ..ZERO }),
+        ("durable_authorization",   Row { unresolved: 1, calls: 3, ..ZERO }),
+    ];
+    check("key_then_effect_crash", &expected);
 }
 
 /// Stripe's retention floor (24 h) with its assumed maximum (72 h). Intent 0's same-key retry
@@ -417,22 +458,21 @@ fn key_then_effect_crash() {
 /// duplicate intent 0 as well.
 #[test]
 fn retention_floor() {
-    check(
-        "retention_floor",
-        [
-            ("no_dedup", [4, 2, 2, 0, 0, 0, 0, 0, 4]),
-            ("same_key", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
-            ("new_key_after_replan", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
-            ("key_per_attempt", [4, 2, 2, 0, 0, 0, 0, 0, 4]),
-            ("payload_hash_key", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
-            ("journal", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
-            ("journal_reconcile", [3, 2, 1, 0, 0, 0, 0, 0, 6]),
-            ("journal_reconcile_lease", [3, 2, 1, 0, 0, 0, 0, 0, 6]),
-            ("layered_retries", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
-            ("single_use_token", [4, 2, 2, 0, 0, 0, 0, 0, 4]),
-            ("durable_authorization", [3, 2, 1, 0, 0, 0, 0, 0, 4]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 4, completed: 2, dup: 2, calls: 4, ..ZERO }),
+        ("same_key",                Row { effects: 3, completed: 2, dup: 1, calls: 4, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 3, completed: 2, dup: 1, calls: 4, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 4, completed: 2, dup: 2, calls: 4, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 3, completed: 2, dup: 1, calls: 4, ..ZERO }),
+        ("journal",                 Row { effects: 3, completed: 2, dup: 1, calls: 4, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 3, completed: 2, dup: 1, calls: 6, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 3, completed: 2, dup: 1, calls: 6, ..ZERO }),
+        ("layered_retries",         Row { effects: 3, completed: 2, dup: 1, calls: 4, ..ZERO }),
+        ("single_use_token",        Row { effects: 4, completed: 2, dup: 2, calls: 4, ..ZERO }),
+        ("durable_authorization",   Row { effects: 3, completed: 2, dup: 1, calls: 4, ..ZERO }),
+    ];
+    check("retention_floor", &expected);
 }
 
 /// Two actions, two records. The notification's reply is lost and the agent replans the whole
@@ -441,22 +481,21 @@ fn retention_floor() {
 /// keys create a second ticket and a second notification.
 #[test]
 fn notification_fails() {
-    check(
-        "notification_fails",
-        [
-            ("no_dedup", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
-            ("same_key", [2, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("new_key_after_replan", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
-            ("key_per_attempt", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
-            ("payload_hash_key", [2, 1, 0, 0, 0, 0, 0, 0, 4]),
-            ("journal", [2, 1, 0, 0, 0, 0, 0, 0, 3]),
-            ("journal_reconcile", [2, 1, 0, 0, 0, 0, 0, 0, 4]),
-            ("journal_reconcile_lease", [2, 1, 0, 0, 0, 0, 0, 0, 4]),
-            ("layered_retries", [2, 0, 0, 0, 0, 1, 0, 0, 2]),
-            ("single_use_token", [4, 1, 2, 0, 0, 0, 0, 0, 4]),
-            ("durable_authorization", [2, 1, 0, 0, 0, 0, 0, 0, 3]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 4, completed: 1, dup: 2, calls: 4, ..ZERO }),
+        ("same_key",                Row { effects: 2, completed: 1, calls: 3, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 4, completed: 1, dup: 2, calls: 4, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 4, completed: 1, dup: 2, calls: 4, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 2, completed: 1, calls: 4, ..ZERO }),
+        ("journal",                 Row { effects: 2, completed: 1, calls: 3, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 2, completed: 1, calls: 4, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 2, completed: 1, calls: 4, ..ZERO }),
+        ("layered_retries",         Row { effects: 2, false_fail: 1, calls: 2, ..ZERO }),
+        ("single_use_token",        Row { effects: 4, completed: 1, dup: 2, calls: 4, ..ZERO }),
+        ("durable_authorization",   Row { effects: 2, completed: 1, calls: 3, ..ZERO }),
+    ];
+    check("notification_fails", &expected);
 }
 
 /// The notification is refused, so the ticket is cancelled: a new operation that can fail too.
@@ -465,38 +504,42 @@ fn notification_fails() {
 /// is undone, so it is not a false failure.
 #[test]
 fn compensation() {
-    check(
-        "compensation",
-        [
-            ("no_dedup", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
-            ("same_key", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
-            ("new_key_after_replan", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
-            ("key_per_attempt", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
-            ("payload_hash_key", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
-            ("journal", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
-            ("journal_reconcile", [1, 0, 0, 0, 0, 0, 0, 0, 5]),
-            ("journal_reconcile_lease", [1, 0, 0, 0, 0, 0, 0, 0, 5]),
-            ("layered_retries", [1, 0, 0, 0, 0, 0, 0, 0, 3]),
-            ("single_use_token", [1, 0, 1, 0, 0, 0, 0, 0, 4]),
-            ("durable_authorization", [1, 0, 0, 0, 0, 0, 0, 0, 4]),
-        ],
-    );
+    #[rustfmt::skip]
+    let expected = [
+        ("no_dedup",                Row { effects: 1, dup: 1, calls: 4, ..ZERO }),
+        ("same_key",                Row { effects: 1, calls: 4, ..ZERO }),
+        ("new_key_after_replan",    Row { effects: 1, dup: 1, calls: 4, ..ZERO }),
+        ("key_per_attempt",         Row { effects: 1, dup: 1, calls: 4, ..ZERO }),
+        ("payload_hash_key",        Row { effects: 1, calls: 4, ..ZERO }),
+        ("journal",                 Row { effects: 1, calls: 4, ..ZERO }),
+        ("journal_reconcile",       Row { effects: 1, calls: 5, ..ZERO }),
+        ("journal_reconcile_lease", Row { effects: 1, calls: 5, ..ZERO }),
+        ("layered_retries",         Row { effects: 1, calls: 3, ..ZERO }),
+        ("single_use_token",        Row { effects: 1, dup: 1, calls: 4, ..ZERO }),
+        ("durable_authorization",   Row { effects: 1, calls: 4, ..ZERO }),
+    ];
+    check("compensation", &expected);
 }
 
+/// Cancellations per seed in the compensation window: one, or two when the cancellation's
+/// replan carries a fresh key.
 #[test]
 fn compensation_counts_per_design() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/windows/compensation.json");
-    let model = Model::load(&path).unwrap();
-    for d in design::all() {
-        let m = run_seeds(&model, d, 0..2);
-        // One cancellation, or two when its replan carries a fresh key.
-        let fresh = [
-            "no_dedup",
-            "new_key_after_replan",
-            "key_per_attempt",
-            "single_use_token",
-        ];
-        let per_seed = if fresh.contains(&d.name()) { 2 } else { 1 };
-        assert_eq!(m.compensations, 2 * per_seed, "{}", d.name());
+    let model = window_model("compensation");
+    for (name, per_seed) in [
+        ("no_dedup", 2),
+        ("same_key", 1),
+        ("new_key_after_replan", 2),
+        ("key_per_attempt", 2),
+        ("payload_hash_key", 1),
+        ("journal", 1),
+        ("journal_reconcile", 1),
+        ("journal_reconcile_lease", 1),
+        ("layered_retries", 1),
+        ("single_use_token", 2),
+        ("durable_authorization", 1),
+    ] {
+        let m = run_seeds(&model, registered(name), 0..2);
+        assert_eq!(m.compensations, 2 * per_seed, "{name}");
     }
 }

@@ -150,7 +150,8 @@ struct RunArgs {
     /// provider section (the preset as it is).
     #[arg(long, value_name = "PRESET")]
     provider: Option<String>,
-    /// Design to run; repeat for several. Default: the designs the model lists.
+    /// Design to run; repeat for several. Default: the model's designs (`"all"`: every
+    /// registered design).
     #[arg(long = "design", value_name = "NAME")]
     designs: Vec<String>,
     /// Number of seeds, run as seeds FIRST..FIRST+N.
@@ -562,8 +563,8 @@ pub fn main() -> ExitCode {
 }
 
 /// Entry point of a program with designs of its own: every command, with `designs` beside
-/// the built-in ones (model files may list them in `designs` and `expect`; `--design`
-/// names them). A design whose name is a built-in design's (or another of `designs`) is an
+/// the built-in ones (model files may list them in `designs` and `expect`, and
+/// `"designs": "all"` takes them in after the built-in ones; `--design` names them). A design whose name is a built-in design's (or another of `designs`) is an
 /// error at start: exit 2, naming it.
 pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
     let registry = match Registry::with(designs) {

@@ -159,6 +159,9 @@ pub enum Origin {
     Preset(String),
     /// Nobody sets it: the default.
     Default,
+    /// `designs` is `"all"`, set by the file or by default: every design of the registry
+    /// the model was read with.
+    AllDesigns { set: bool },
 }
 
 impl fmt::Display for Origin {
@@ -167,6 +170,10 @@ impl fmt::Display for Origin {
             Origin::Set => f.write_str("set"),
             Origin::Preset(name) => write!(f, "preset {name}"),
             Origin::Default => f.write_str("default"),
+            Origin::AllDesigns { set: true } => f.write_str("set \"all\": every registered design"),
+            Origin::AllDesigns { set: false } => {
+                f.write_str("default \"all\": every registered design")
+            }
         }
     }
 }
@@ -212,6 +219,19 @@ impl Effective {
         let mut fields = Vec::new();
         let root = walk.schema.root();
         walk.object(&mut fields, &[], &Ordered::of(model), root);
+        // `"all"` is shown as the designs it stands for, and where that came from.
+        if model.design_list.is_all() {
+            if let Some(f) = fields.iter_mut().find(|f| f.path == "designs") {
+                let names = model
+                    .designs
+                    .iter()
+                    .map(|n| Ordered::Scalar(n.as_str().into()));
+                f.value = Ordered::Array(names.collect());
+                f.origin = Origin::AllDesigns {
+                    set: f.origin == Origin::Set,
+                };
+            }
+        }
         Effective { preset, fields }
     }
 
@@ -261,9 +281,9 @@ impl Effective {
             .iter()
             .map(|f| {
                 let (from, preset) = match &f.origin {
-                    Origin::Set => ("set", None),
+                    Origin::Set | Origin::AllDesigns { set: true } => ("set", None),
                     Origin::Preset(p) => ("preset", Some(p.clone())),
-                    Origin::Default => ("default", None),
+                    Origin::Default | Origin::AllDesigns { set: false } => ("default", None),
                 };
                 let mut o = serde_json::Map::new();
                 o.insert("path".into(), f.path.clone().into());
@@ -271,6 +291,10 @@ impl Effective {
                 o.insert("from".into(), from.into());
                 if let Some(p) = preset {
                     o.insert("preset".into(), p.into());
+                }
+                if matches!(f.origin, Origin::AllDesigns { .. }) {
+                    // The value is what `"all"` stands for.
+                    o.insert("all".into(), true.into());
                 }
                 Value::Object(o)
             })
@@ -428,6 +452,42 @@ mod tests {
             field(&e, "workload.repeat_across_tenants").origin,
             Origin::Default
         );
+    }
+
+    #[test]
+    fn all_designs_show_the_designs_and_where_all_comes_from() {
+        let listed = Effective::of(&Model::from_json(TEXT, "m.json").unwrap(), TEXT);
+        assert_eq!(field(&listed, "designs").value.compact(), "[\"same_key\"]");
+        assert_eq!(field(&listed, "designs").origin, Origin::Set);
+        let every: Vec<Ordered> = crate::design::names()
+            .into_iter()
+            .map(|n| Ordered::Scalar(n.into()))
+            .collect();
+        let said = TEXT.replace("\"designs\": [\"same_key\"]", "\"designs\": \"all\"");
+        let left_out = TEXT.replace("\"designs\": [\"same_key\"],", "");
+        for (text, set) in [(said, true), (left_out, false)] {
+            let e = Effective::of(&Model::from_json(&text, "m.json").unwrap(), &text);
+            let f = field(&e, "designs");
+            assert_eq!(f.value, Ordered::Array(every.clone()), "{text}");
+            assert_eq!(f.origin, Origin::AllDesigns { set });
+            let json = e.json();
+            let shown = json["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["path"] == "designs")
+                .unwrap();
+            assert_eq!(shown["from"], if set { "set" } else { "default" });
+            assert_eq!(shown["all"], true);
+        }
+        assert!(
+            e_text(&TEXT.replace("\"designs\": [\"same_key\"],", ""))
+                .contains("   # default \"all\": every registered design\n")
+        );
+    }
+
+    fn e_text(text: &str) -> String {
+        Effective::of(&Model::from_json(text, "m.json").unwrap(), text).text()
     }
 
     #[test]

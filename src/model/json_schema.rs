@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Value, json};
 
+use super::designs::{ALL, DesignList};
 use super::provider::{ProviderKnobs, ProviderModel, preset_names};
 use super::range::Range;
 use crate::check::Property;
@@ -49,6 +50,31 @@ impl JsonSchema for Ratio {
                 { "type": "number", "minimum": 0, "maximum": 1 }
             ],
             "examples": ["1/20", 0.05, 0]
+        })
+    }
+}
+
+impl JsonSchema for DesignList {
+    fn schema_name() -> Cow<'static, str> {
+        "Designs".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The designs of a model: \"all\", every design the program knows (the built-in ones, then a program's own), or an array of their names.",
+            "anyOf": [
+                {
+                    "description": "Every registered design, in the order `retrylab designs` lists them.",
+                    "type": "string",
+                    "enum": [ALL]
+                },
+                {
+                    "description": "These designs, in this order (`retrylab designs` lists their names).",
+                    "type": "array",
+                    "items": { "type": "string" }
+                }
+            ],
+            "examples": [ALL, ["no_dedup", "same_key", "journal"]]
         })
     }
 }

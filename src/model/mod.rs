@@ -4,6 +4,7 @@
 //! found it (bad JSON, wrong type, unknown field, negative number) or the checks after parsing
 //! did (impossible or inconsistent values, unknown designs).
 
+pub mod designs;
 pub mod effective;
 mod json_schema;
 pub mod locate;
@@ -133,12 +134,14 @@ impl Model {
         }
     }
 
-    /// Reads and checks a model file (its designs among the built-in ones).
+    /// Reads and checks a model file (its designs among the built-in ones; `"all"` is every
+    /// built-in design).
     pub fn load(path: &Path) -> Result<Model, ModelError> {
         Model::load_with(path, &crate::design::Registry::builtin())
     }
 
-    /// Reads and checks a model file whose designs are among `designs`.
+    /// Reads and checks a model file whose designs are among `designs` (`"all"`: every one
+    /// of them, in their order).
     pub fn load_with(path: &Path, designs: &crate::design::Registry) -> Result<Model, ModelError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ModelError {
@@ -153,14 +156,14 @@ impl Model {
         Model::from_json_with(&text, &origin, designs)
     }
 
-    /// Parses and checks model text (its designs among the built-in ones); `origin` labels
-    /// the errors.
+    /// Parses and checks model text (its designs among the built-in ones; `"all"` is every
+    /// built-in design); `origin` labels the errors.
     pub fn from_json(text: &str, origin: &str) -> Result<Model, ModelError> {
         Model::from_json_with(text, origin, &crate::design::Registry::builtin())
     }
 
-    /// Parses and checks model text whose designs are among `designs`; `origin` labels the
-    /// errors.
+    /// Parses and checks model text whose designs are among `designs` (`"all"`: every one of
+    /// them, in their order); `origin` labels the errors.
     pub fn from_json_with(
         text: &str,
         origin: &str,
@@ -171,6 +174,7 @@ impl Model {
             problems,
         })?;
         model.custom_properties = designs.properties();
+        model.designs = model.design_list.resolve(designs);
         let problems: Vec<Problem> = validate::check(&model, Some(designs))
             .into_iter()
             .map(|(path, message)| {

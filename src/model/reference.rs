@@ -192,6 +192,14 @@ impl SchemaWalk {
     /// What a value described by `s` looks like, with an example: `an array such as
     /// [{"drop_reply": {"attempt": 1}}]`. None when the schema gives no example.
     pub(crate) fn shape(&self, s: &Value) -> Option<String> {
+        if self.resolve(s).1 == Some("Designs") {
+            // Its examples are "all" and a list: the words say the first.
+            let list = self.examples(s).into_iter().find(Value::is_array)?;
+            return Some(format!(
+                "\"all\" or an array of design names such as {}",
+                compact(&list)
+            ));
+        }
         let values = self.enum_values(s);
         if !values.is_empty() {
             let values: Vec<String> = values.iter().map(|v| format!("\"{v}\"")).collect();
@@ -484,7 +492,7 @@ pub fn defaults_markdown() -> String {
 
 /// The fields of a model as serde writes them: in the order the types declare them.
 fn declared_order() -> super::effective::Ordered {
-    const SMALLEST: &str = r#"{"name": "", "horizon_ms": 1, "designs": [], "workload": {"intents": 1},
+    const SMALLEST: &str = r#"{"name": "", "horizon_ms": 1, "workload": {"intents": 1},
         "agent": {"tool_timeout_ms": 1, "max_calls": 1, "on_failure": {}, "on_unknown": {}},
         "provider": {"dedup": "none"}}"#;
     let model: Model = serde_json::from_str(SMALLEST).expect("the smallest model reads");
@@ -614,6 +622,7 @@ impl SchemaWalk {
             Some("Range") => return "range (ms)".into(),
             Some("Ratio") => return "probability".into(),
             Some("Provider") => return "preset or object".into(),
+            Some("Designs") => return "`\"all\"` or array".into(),
             _ => {}
         }
         let values: Vec<String> = r
@@ -745,6 +754,10 @@ mod tests {
                 "an object with the fields `hold`, `violate`",
             ),
             ("workers.journal", "one of \"durable\", \"volatile\""),
+            (
+                "designs",
+                "\"all\" or an array of design names such as [\"no_dedup\", \"same_key\", \"journal\"]",
+            ),
         ] {
             let s = walk.at(path).unwrap_or_else(|| panic!("{path}"));
             let shape = walk

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+pub use super::designs::DesignList;
 pub use super::provider::ProviderModel;
 use super::range::Range;
 use crate::sim::{Millis, Ratio};
@@ -30,8 +31,14 @@ pub struct Model {
     /// A run stops at this virtual time; whatever is still open then is unresolved.
     #[schemars(example = 600_000)]
     pub horizon_ms: Millis,
-    /// Designs compared when the command line names none (`retrylab designs` lists them).
-    #[schemars(example = json!(["no_dedup", "same_key", "journal"]))]
+    /// Designs compared when the command line names none: `"all"` (the default: every
+    /// design the program knows, a program's own included, in the order `retrylab designs`
+    /// lists them) or an array of their names.
+    #[serde(rename = "designs", default)]
+    pub design_list: DesignList,
+    /// The names of the designs compared: [`Model::design_list`] resolved against the
+    /// registry the model was read with (for `"all"`, every design of it, in its order).
+    #[serde(skip)]
     pub designs: Vec<String>,
     /// Intents arriving over time.
     pub workload: WorkloadModel,

@@ -49,8 +49,8 @@ pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
         durations(&mut p, "", &v, false);
     }
     positive(&mut p, "horizon_ms", m.horizon_ms);
-    if let Some(known) = designs {
-        self::designs(&mut p, &m.designs, known);
+    if let (Some(known), DesignList::Listed(names)) = (designs, &m.design_list) {
+        self::designs(&mut p, names, known);
     }
     let w = &m.workload;
     within(
