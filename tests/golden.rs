@@ -82,6 +82,8 @@ fn every_mismatch_of_a_test_is_collected_before_it_fails() {
     assert_eq!(paths, ["a/one.txt", "a/three.txt", "a/four.txt"]);
     let text = g.failure().unwrap();
     assert!(text.starts_with("3 snapshot(s) differ"), "{text}");
+    assert!(text.contains("  a/one.txt (2 lines changed)\n"), "{text}");
+    assert!(text.contains("  a/four.txt (no snapshot yet)\n"), "{text}");
     let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.finish()));
     let message = panic.unwrap_err();
     assert_eq!(message.downcast_ref::<String>(), Some(&text));
@@ -111,7 +113,10 @@ fn a_snapshot_nothing_checked_is_stale() {
     let [m] = g.mismatches() else {
         panic!("{:?}", g.mismatches())
     };
-    assert_eq!(m.path, "a/gone_model/d.txt");
+    assert_eq!(
+        (m.path.as_str(), m.summary.as_str()),
+        ("a/gone_model/d.txt", "stale")
+    );
     assert!(m.report.contains("stale"), "{}", m.report);
 }
 

@@ -23,7 +23,6 @@
 //! RETRYLAB_BLESS=1 cargo test --release --test random_unchanged
 //! ```
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use retrylab::check::Metrics;
@@ -246,58 +245,18 @@ fn snapshot(
 fn random_simulation_matches_the_snapshots_on_every_bundled_model_and_design() {
     let names = design::names();
     let mut golden = golden::Golden::new();
-    let mut old_hashes = BTreeMap::new();
     for model in models() {
         let run = run_json(&model, &names);
         let m = Model::load(&root().join(&model)).unwrap();
         let dir = model.strip_suffix(".json").unwrap();
-        let mut old_trace = String::new();
         for d in design::all() {
             let traced: Vec<Traced> = (0..TRACE_SEEDS)
                 .map(|seed| run_traced(&m, d, &mut RandomChooser::new(seed)))
                 .collect();
-            for (seed, t) in traced.iter().enumerate() {
-                old_trace.push_str(&format!(
-                    "{} {seed}\n{}\n{:?}\n",
-                    d.name(),
-                    t.timeline,
-                    t.metrics
-                ));
-            }
             let text = snapshot(&model, d, &run, &traced);
             golden.check(&format!("random/{dir}/{}.txt", d.name()), &text);
         }
-        old_hashes.insert(
-            format!("run {model}"),
-            format!("{:016x}", fnv1a(run.join().as_bytes())),
-        );
-        old_hashes.insert(
-            format!("trace {model}"),
-            format!("{:016x}", fnv1a(old_trace.as_bytes())),
-        );
     }
-    // Temporary, until the hash fixture goes: the output these snapshots are made from is
-    // the output whose FNV-1a hashes tests/fixtures/random_unchanged.txt recorded.
-    let fixture =
-        std::fs::read_to_string(root().join("tests/fixtures/random_unchanged.txt")).unwrap();
-    let want: BTreeMap<String, String> = fixture
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let (k, v) = l.rsplit_once(' ').unwrap();
-            (k.to_string(), v.to_string())
-        })
-        .collect();
-    assert_eq!(old_hashes, want, "the old hashes of the same output");
     golden.stale_under("random");
     golden.finish();
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }

@@ -61,11 +61,13 @@ pub fn assert_golden(path: &str, actual: &str) {
     g.finish();
 }
 
-/// One mismatch: which snapshot, how many lines changed, and the report to print.
+/// One mismatch: which snapshot, how many lines changed, what it is in a few words, and the
+/// report to print.
 #[derive(Debug)]
 pub struct Mismatch {
     pub path: String,
     pub changed_lines: usize,
+    pub summary: String,
     pub report: String,
 }
 
@@ -124,14 +126,16 @@ impl Golden {
         }
         let fresh = self.fresh.join(path);
         write(&fresh, actual);
-        let (changed_lines, body) = match &committed {
-            None => (
-                actual.lines().count(),
-                format!("no snapshot yet ({} lines fresh)\n", actual.lines().count()),
-            ),
+        let (changed_lines, summary, body) = match &committed {
+            None => {
+                let n = actual.lines().count();
+                let summary = "no snapshot yet".to_string();
+                (n, summary, format!("no snapshot yet ({n} lines fresh)\n"))
+            }
             Some(old) => {
                 let d = diff(old, actual, MAX_DIFF_LINES);
-                (d.changed_lines, d.text)
+                let summary = format!("{} lines changed", d.changed_lines);
+                (d.changed_lines, summary, d.text)
             }
         };
         let report = format!(
@@ -141,6 +145,7 @@ impl Golden {
         self.mismatches.push(Mismatch {
             path: path.to_string(),
             changed_lines,
+            summary,
             report,
         });
     }
@@ -167,6 +172,7 @@ impl Golden {
                 ),
                 path,
                 changed_lines: 0,
+                summary: "stale".to_string(),
             });
         }
     }
@@ -191,7 +197,7 @@ impl Golden {
             self.mismatches.len()
         );
         for m in &self.mismatches {
-            let _ = writeln!(text, "  {} ({} lines changed)", m.path, m.changed_lines);
+            let _ = writeln!(text, "  {} ({})", m.path, m.summary);
         }
         text.push('\n');
         for m in self.mismatches.iter().take(MAX_DIFFS_SHOWN) {
