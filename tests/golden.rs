@@ -51,7 +51,11 @@ fn a_mismatch_shows_a_unified_diff_and_writes_the_fresh_text_outside_the_snapsho
     assert_eq!(m.changed_lines, 2);
     let hunk = "@@ -7,7 +7,7 @@\n line 7\n line 8\n line 9\n-line 10\n+line ten\n line 11\n";
     assert!(m.report.contains(hunk), "{}", m.report);
-    assert!(m.report.contains("--- snapshot tests/snapshots/a/one.txt"));
+    let first = m.report.lines().next().unwrap();
+    assert!(
+        first.starts_with("--- committed ") && first.ends_with("/mismatch/snapshots/a/one.txt"),
+        "{first}"
+    );
     let written = fresh.join("a/one.txt");
     assert!(
         m.report
@@ -81,7 +85,7 @@ fn every_mismatch_of_a_test_is_collected_before_it_fails() {
     let paths: Vec<&str> = g.mismatches().iter().map(|m| m.path.as_str()).collect();
     assert_eq!(paths, ["a/one.txt", "a/three.txt", "a/four.txt"]);
     let text = g.failure().unwrap();
-    assert!(text.starts_with("3 snapshot(s) differ"), "{text}");
+    assert!(text.starts_with("3 golden file(s) differ"), "{text}");
     assert!(text.contains("  a/one.txt (2 lines changed)\n"), "{text}");
     assert!(text.contains("  a/four.txt (no snapshot yet)\n"), "{text}");
     let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.finish()));
@@ -180,4 +184,16 @@ fn line_numbers_count_from_the_start_of_the_files() {
         d.text
     );
     assert!(diff(&old, &old, 100).text.is_empty());
+}
+
+#[test]
+fn text_compared_with_something_else_fails_with_its_diff() {
+    golden::assert_same_text("a\nb\n", "a\nb\n", "equal");
+    let panic = std::panic::catch_unwind(|| golden::assert_same_text("a\nb\n", "a\nc\n", "why"));
+    let message = panic.unwrap_err();
+    let text = message.downcast_ref::<String>().unwrap();
+    assert_eq!(
+        text,
+        "why\n--- expected\n+++ actual\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n(2 lines changed)"
+    );
 }

@@ -61,6 +61,20 @@ pub fn assert_golden(path: &str, actual: &str) {
     g.finish();
 }
 
+/// Fails unless `actual` is `expected`, with their bounded diff (`-` expected, `+` actual)
+/// after `message`: for text compared with something other than a committed file (a README
+/// section, a command's output against a committed file another test keeps current).
+#[track_caller]
+pub fn assert_same_text(expected: &str, actual: &str, message: &str) {
+    if expected != actual {
+        let d = diff(expected, actual, MAX_DIFF_LINES);
+        panic!(
+            "{message}\n--- expected\n+++ actual\n{}({} lines changed)",
+            d.text, d.changed_lines
+        );
+    }
+}
+
 /// One mismatch: which snapshot, how many lines changed, what it is in a few words, and the
 /// report to print.
 #[derive(Debug)]
@@ -79,6 +93,7 @@ pub struct Golden {
     mismatches: Vec<Mismatch>,
     checked: BTreeSet<String>,
     blessed: Vec<String>,
+    notes: Vec<String>,
 }
 
 impl Default for Golden {
@@ -94,6 +109,19 @@ impl Golden {
         Self::at(snapshots_dir(), fresh_dir(), blessing())
     }
 
+    /// Committed goldens in `dir` (relative to the project root) rather than
+    /// `tests/snapshots/`, for outputs committed elsewhere (`reports/`, `models/schema.json`);
+    /// fresh output under `golden-new/{dir}` in the target directory.
+    pub fn in_project(dir: &str) -> Self {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        Self::at(root.join(dir), fresh_dir().join(dir), blessing())
+    }
+
+    /// A line the failure message gives before how to bless (another way to regenerate).
+    pub fn note(&mut self, text: &str) {
+        self.notes.push(text.to_string());
+    }
+
     /// The same with explicit directories (the helper's own tests use scratch ones).
     pub fn at(snapshots: PathBuf, fresh: PathBuf, bless: bool) -> Self {
         Self {
@@ -103,6 +131,7 @@ impl Golden {
             mismatches: Vec::new(),
             checked: BTreeSet::new(),
             blessed: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -139,7 +168,8 @@ impl Golden {
             }
         };
         let report = format!(
-            "--- snapshot tests/snapshots/{path}\n+++ fresh {}\n{body}",
+            "--- committed {}\n+++ fresh {}\n{body}",
+            self.label(path),
             fresh.display()
         );
         self.mismatches.push(Mismatch {
@@ -167,8 +197,9 @@ impl Golden {
             }
             self.mismatches.push(Mismatch {
                 report: format!(
-                    "--- snapshot tests/snapshots/{path}\nstale: nothing produces it any more \
-                     (a model or design that is gone); remove it\n"
+                    "--- committed {}\nstale: nothing produces it any more (a model or design \
+                     that is gone); remove it\n",
+                    self.label(&path)
                 ),
                 path,
                 changed_lines: 0,
@@ -193,7 +224,7 @@ impl Golden {
             return None;
         }
         let mut text = format!(
-            "{} snapshot(s) differ from what the code prints now:\n",
+            "{} golden file(s) differ from what the code makes now:\n",
             self.mismatches.len()
         );
         for m in &self.mismatches {
@@ -212,19 +243,31 @@ impl Golden {
                 self.fresh.display()
             );
         }
+        for note in &self.notes {
+            let _ = writeln!(text, "{note}");
+        }
         let _ = writeln!(
             text,
-            "If the change is intended, rewrite the snapshots and review them in the commit:\n  \
-             {BLESS}=1 cargo test --release --test {}",
+            "If the change is intended, rewrite the committed files and review them in the \
+             commit:\n  {BLESS}=1 cargo test --release --test {}",
             test_name()
         );
         Some(text)
     }
 
+    /// `path` as a reader finds it: relative to the project root when the goldens are in it.
+    fn label(&self, path: &str) -> String {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        match self.snapshots.strip_prefix(root) {
+            Ok(dir) => format!("{}/{path}", dir.display()),
+            Err(_) => self.snapshots.join(path).display().to_string(),
+        }
+    }
+
     /// Fails with [`Golden::failure`] if any snapshot differed; tells what blessing wrote.
     pub fn finish(self) {
         for b in &self.blessed {
-            eprintln!("blessed tests/snapshots/{b}");
+            eprintln!("blessed {}", self.label(b));
         }
         if let Some(text) = self.failure() {
             panic!("{text}");
