@@ -9,6 +9,10 @@ use retrylab::model::Model;
 use retrylab::model::reference::{defaults_markdown, schema, schema_text};
 use serde_json::Value;
 
+#[path = "common/golden.rs"]
+mod golden;
+use golden::assert_same_text;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -61,18 +65,23 @@ fn bundled_models() -> Vec<(PathBuf, &'static str)> {
 
 #[test]
 fn committed_schema_is_current() {
-    let committed = std::fs::read_to_string(root().join("models/schema.json")).unwrap();
-    assert!(
-        committed == schema_text(),
-        "models/schema.json is stale: regenerate it with\n  cargo run --release -- schema > models/schema.json"
-    );
+    let mut golden = golden::Golden::in_project("models");
+    golden.note("(or regenerate it with\n  cargo run --release -- schema > models/schema.json)");
+    golden.check("schema.json", &schema_text());
+    golden.finish();
 }
 
 #[test]
 fn schema_command_prints_the_committed_schema() {
     let committed = std::fs::read_to_string(root().join("models/schema.json")).unwrap();
-    assert_eq!(stdout_of(&["schema"]), committed);
-    assert_eq!(stdout_of(&["schema", "--markdown"]), defaults_markdown());
+    let printed = stdout_of(&["schema"]);
+    assert_same_text(
+        &committed,
+        &printed,
+        "retrylab schema against models/schema.json",
+    );
+    let printed = stdout_of(&["schema", "--markdown"]);
+    assert_same_text(&defaults_markdown(), &printed, "retrylab schema --markdown");
 }
 
 /// Every object schema of `v`, with a name for messages.
@@ -237,9 +246,10 @@ fn readme_defaults_table_is_current() {
     let end = readme
         .find("<!-- defaults:end -->")
         .expect("its end marker");
-    assert!(
-        readme[start..end] == defaults_markdown(),
-        "the README's defaults table is stale: replace the lines between the markers with the output of\n  cargo run --release -- schema --markdown"
+    assert_same_text(
+        &readme[start..end],
+        &defaults_markdown(),
+        "the README's defaults table is stale: replace the lines between the markers with the output of\n  cargo run --release -- schema --markdown",
     );
     // One row per field: spot checks of defaults that live nowhere else in the README.
     for row in [

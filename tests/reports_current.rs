@@ -1,12 +1,21 @@
 //! The committed comparison report in `reports/` is current: made again with the arguments
-//! its own provenance records, it is the same bytes (JSON, Markdown and HTML). Any change in
-//! behaviour, in the random streams or in the report's layout shows up here as a diff;
-//! `reports/README.md` gives the command that regenerates it.
+//! its own provenance records, it is the same bytes (JSON, Markdown and HTML). The committed
+//! report is the golden: any change in behaviour, in the random streams or in the report's
+//! layout fails here with a diff of each file that changed (`tests/common/golden.rs`; the
+//! HTML's long lines cut), and the fresh report is kept under
+//! `target/tmp/golden-new/reports/`. `reports/README.md` gives the command that regenerates
+//! it; `RETRYLAB_BLESS=1 cargo test --release --test reports_current` copies the fresh files
+//! into `reports/` (the same bytes that command writes).
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/golden.rs"]
+mod golden;
 
 use cli::*;
+
+/// The files `report --out DIR` writes.
+const FILES: [&str; 3] = ["report.json", "report.md", "report.html"];
 
 #[test]
 fn the_committed_report_is_current() {
@@ -21,7 +30,7 @@ fn the_committed_report_is_current() {
             .map(|s| s.as_str().unwrap().to_string())
             .collect()
     };
-    let out = std::env::temp_dir().join(format!("retrylab-reports-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reports-current");
     let _ = std::fs::remove_dir_all(&out);
     let mut args: Vec<String> = vec!["report".into()];
     args.extend(list(&pv["arguments"]["models"]));
@@ -46,14 +55,22 @@ fn the_committed_report_is_current() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = retrylab(&args);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    for name in ["report.json", "report.md", "report.html"] {
-        let fresh = std::fs::read(out.join(name)).unwrap();
-        let old = std::fs::read(committed.join(name)).unwrap();
-        assert!(
-            fresh == old,
-            "reports/{name} is stale; regenerate reports/ with the command in reports/README.md"
-        );
+    let mut written: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    let mut want = FILES.map(String::from).to_vec();
+    want.sort();
+    assert_eq!(written, want, "the files report --out writes");
+
+    let mut golden = golden::Golden::in_project("reports");
+    golden.note("(or regenerate reports/ with the command in reports/README.md)");
+    for name in FILES {
+        let fresh = std::fs::read_to_string(out.join(name)).unwrap();
+        golden.check(name, &fresh);
     }
+    golden.finish();
     let _ = std::fs::remove_dir_all(&out);
 }
 

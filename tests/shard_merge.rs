@@ -4,6 +4,8 @@
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/golden.rs"]
+mod golden;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -323,7 +325,14 @@ fn assert_same_dir(a: &Path, b: &Path) {
             std::fs::read(a.join(&name)).unwrap(),
             std::fs::read(b.join(&name)).unwrap(),
         );
-        assert!(x == y, "{name} differs");
+        if x != y {
+            golden::assert_same_text(
+                &String::from_utf8_lossy(&x),
+                &String::from_utf8_lossy(&y),
+                &format!("{name} differs (bytes: {} and {})", x.len(), y.len()),
+            );
+            panic!("{name} differs in bytes that are not UTF-8");
+        }
     }
 }
 
