@@ -26,6 +26,7 @@
 use std::fmt::Write as _;
 
 use retrylab::check::Metrics;
+use retrylab::check::counters::COUNTERS;
 use retrylab::design;
 use retrylab::model::Model;
 use retrylab::run::{Traced, run_traced};
@@ -143,54 +144,17 @@ fn run_json(model: &str, names: &[&str]) -> RunJson {
 /// buckets (the highest value of each, `xN` when it holds N > 1 values) and exact maximum.
 /// The fields are named one by one (no `..`), so a new field does not go unseen.
 fn metrics_line(m: &Metrics) -> String {
-    let Metrics {
-        seeds,
-        intents,
-        effects,
-        completed,
-        true_failures,
-        duplicate_effects,
-        drifted_effects,
-        compensations,
-        false_success,
-        false_failure,
-        merged_repeats,
-        masked_mismatches,
-        unresolved,
-        unknown_ops,
-        false_resolutions,
-        remote_calls,
-        budget_runs,
-        reconciliation_ms,
-        time_to_outcome_ms,
-    } = m;
-    assert_eq!(*seeds, 1, "the metrics of one run");
-    let counts = [
-        ("intents", intents),
-        ("effects", effects),
-        ("completed", completed),
-        ("true_failures", true_failures),
-        ("duplicate_effects", duplicate_effects),
-        ("drifted_effects", drifted_effects),
-        ("compensations", compensations),
-        ("false_success", false_success),
-        ("false_failure", false_failure),
-        ("merged_repeats", merged_repeats),
-        ("masked_mismatches", masked_mismatches),
-        ("unresolved", unresolved),
-        ("unknown_ops", unknown_ops),
-        ("false_resolutions", false_resolutions),
-        ("remote_calls", remote_calls),
-        ("budget_runs", budget_runs),
-    ];
-    let mut parts: Vec<String> = counts
+    assert_eq!(m.seeds, 1, "the metrics of one run");
+    // Every counter of the one list, by name: a new counter shows up here by itself.
+    let mut parts: Vec<String> = COUNTERS
         .iter()
-        .filter(|(_, v)| **v != 0)
+        .map(|c| (c.name, (c.total)(m)))
+        .filter(|(_, v)| *v != 0)
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     for (name, h) in [
-        ("reconciliation_ms", reconciliation_ms),
-        ("time_to_outcome_ms", time_to_outcome_ms),
+        ("reconciliation_ms", &m.reconciliation_ms),
+        ("time_to_outcome_ms", &m.time_to_outcome_ms),
     ] {
         if h.is_empty() {
             continue;
