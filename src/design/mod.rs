@@ -23,6 +23,7 @@ pub mod registry;
 pub mod retrying;
 pub mod same_key;
 pub mod single_use_token;
+pub mod thread_key;
 
 pub use assumptions::{Assumption, Judgement};
 pub use context::{ExecCommand, ExecCtx};
@@ -111,6 +112,7 @@ static LAYERED_RETRIES: layered_retries::LayeredRetries = layered_retries::Layer
 static SINGLE_USE_TOKEN: single_use_token::SingleUseToken = single_use_token::SingleUseToken;
 static DURABLE_AUTHORIZATION: durable_authorization::DurableAuthorization =
     durable_authorization::DurableAuthorization;
+static THREAD_KEY: thread_key::ThreadKey = thread_key::ThreadKey;
 
 /// Every built-in design, in the order they are listed to users.
 pub fn all() -> Vec<&'static dyn Design> {
@@ -126,6 +128,7 @@ pub fn all() -> Vec<&'static dyn Design> {
         &LAYERED_RETRIES,
         &SINGLE_USE_TOKEN,
         &DURABLE_AUTHORIZATION,
+        &THREAD_KEY,
     ]
 }
 
