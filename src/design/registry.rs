@@ -144,26 +144,10 @@ mod tests {
     use crate::design::Executor;
     use crate::model::ExecutorModel;
 
-    struct Named(&'static str);
+    /// A test design: a name, and the properties it brings.
+    struct Named(&'static str, &'static [crate::check::PropertyDef]);
 
     impl Design for Named {
-        fn name(&self) -> &str {
-            self.0
-        }
-        fn summary(&self) -> &str {
-            "a test design"
-        }
-        fn executor(&self, _: &ExecutorModel) -> Box<dyn Executor> {
-            unreachable!("never run")
-        }
-    }
-
-    static MINE: Named = Named("mine");
-
-    /// A design that brings properties.
-    struct Bringing(&'static str, &'static [crate::check::PropertyDef]);
-
-    impl Design for Bringing {
         fn name(&self) -> &str {
             self.0
         }
@@ -178,6 +162,8 @@ mod tests {
         }
     }
 
+    static MINE: Named = Named("mine", &[]);
+
     const fn def(name: &'static str) -> crate::check::PropertyDef {
         crate::check::PropertyDef {
             name,
@@ -190,8 +176,8 @@ mod tests {
     static BUILT_IN_NAME: [crate::check::PropertyDef; 1] = [def("no_duplicate")];
     static TWICE: [crate::check::PropertyDef; 2] = [def("own"), def("own")];
     static SPACE: [crate::check::PropertyDef; 1] = [def("my own")];
-    static A: Bringing = Bringing("a", &OWN);
-    static B: Bringing = Bringing("b", &OWN);
+    static A: Named = Named("a", &OWN);
+    static B: Named = Named("b", &OWN);
 
     #[test]
     fn properties_designs_bring_have_names_of_their_own() {
@@ -204,21 +190,21 @@ mod tests {
             e,
             "design \"b\": property \"own\" is also brought by design \"a\"; give one of them another name"
         );
-        static C: Bringing = Bringing("c", &BUILT_IN_NAME);
+        static C: Named = Named("c", &BUILT_IN_NAME);
         let e = Registry::with(&[&C]).unwrap_err();
         assert_eq!(
             e,
             "design \"c\": property \"no_duplicate\" is a built-in property's name; give yours another"
         );
-        static D: Bringing = Bringing("d", &TWICE);
+        static D: Named = Named("d", &TWICE);
         let e = Registry::with(&[&D]).unwrap_err();
         assert_eq!(e, "design \"d\": property \"own\" is brought twice");
-        static E: Bringing = Bringing("e", &SPACE);
+        static E: Named = Named("e", &SPACE);
         let e = Registry::with(&[&E]).unwrap_err();
         assert!(e.starts_with("design \"e\": property \"my own\""), "{e}");
     }
-    static CLASH: Named = Named("same_key");
-    static SPACED: Named = Named("my design");
+    static CLASH: Named = Named("same_key", &[]);
+    static SPACED: Named = Named("my design", &[]);
 
     #[test]
     fn added_designs_follow_the_built_in_ones() {
