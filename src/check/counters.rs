@@ -1,6 +1,6 @@
 //! The counters of a sweep, written once.
 //!
-//! Each counter is one line of [`counters!`] below: its name (the field of [`Metrics`] and
+//! Each counter is one line of `counters!` below: its name (the field of [`Metrics`] and
 //! [`RunSummary`], the key of the JSON totals), its kind, what it means, and how the tables
 //! and the trace show it. Everything that lists counters reads [`COUNTERS`]: the totals'
 //! merge, a run's summary, the paired comparison's quantities, the JSON totals, the table
