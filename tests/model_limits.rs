@@ -187,7 +187,7 @@ fn a_run_that_would_not_end_stops_at_the_events_budget() {
 /// ten thousand stalled operations every 2 ms are cut after a few rounds instead of taking
 /// a minute.
 #[test]
-fn a_periodic_timer_costs_one_event_per_unresolved_operation() {
+fn a_crowded_periodic_timer_run_ends_at_the_events_budget() {
     let v = set(
         endless(),
         "workload",
@@ -197,12 +197,12 @@ fn a_periodic_timer_costs_one_event_per_unresolved_operation() {
     let v = set(v, "agent.max_calls", json!(1));
     let m = model(&v);
     let mut world = World::new(&m, design("journal"), false);
-    let started = std::time::Instant::now();
     world.run(&mut RandomChooser::new(0));
+    // The events budget cuts the run: what it costs is counted in events, not timed (the
+    // run took 50 s in release when each firing scanned every operation; timing belongs in
+    // benchmarks).
     assert_eq!(world.end().0, End::Budget);
     assert!(world.events() <= MAX_EVENTS);
-    // Without the cost, this run took 50 s (release); a generous bound for a debug build.
-    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
 }
 
 fn write(name: &str, v: &Value) -> std::path::PathBuf {

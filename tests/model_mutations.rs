@@ -231,7 +231,6 @@ fn exercise(text: &str) -> Result<(), Vec<String>> {
 
 #[test]
 fn every_mutation_of_every_bundled_model_loads_and_runs_or_is_refused() {
-    let started = std::time::Instant::now();
     let mut cases: Vec<(String, String)> = Vec::new();
     for (i, (name, text)) in bundled().iter().enumerate() {
         for (what, t) in mutations(i, text) {
@@ -277,9 +276,8 @@ fn every_mutation_of_every_bundled_model_loads_and_runs_or_is_refused() {
         "accepted {accepted}, refused {refused}"
     );
     eprintln!(
-        "{} mutations: {accepted} accepted and run, {refused} refused, in {:?}",
-        cases.len(),
-        started.elapsed()
+        "{} mutations: {accepted} accepted and run, {refused} refused",
+        cases.len()
     );
 }
 

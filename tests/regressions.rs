@@ -185,12 +185,16 @@ fn a_shard_count_from_a_file_is_not_walked() {
     v["shard"]["count"] = json!(1u64 << 62);
     let edited = dir.join("edited.json");
     std::fs::write(&edited, v.to_string()).unwrap();
-    // Without the fix this walks 1..=2^62 and collects a string per missing shard.
-    let started = std::time::Instant::now();
+    // Without the fix this walks 1..=2^62 and collects a string per missing shard: it never
+    // returns. The refusal names the first missing shard only.
     let out = cli::retrylab(&["merge", edited.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", cli::stderr(&out));
-    assert!(cli::stderr(&out).contains("missing shards 2/4611686018427387904"));
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let err = cli::stderr(&out);
+    assert!(
+        err.contains("missing shards 2/4611686018427387904"),
+        "{err}"
+    );
+    assert!(err.len() < 1_000, "one short line, not a list: {err}");
 }
 
 #[test]

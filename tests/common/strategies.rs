@@ -231,20 +231,88 @@ pub fn keyed_atomic_provider() -> impl Strategy<Value = Value> {
         )
 }
 
+/// The seed every property test draws from unless `RETRYLAB_PROPTEST_SEED` says otherwise.
+pub const DEFAULT_SEED: u64 = 20;
+
+/// The environment variable that changes the seed: a number, or `random` for a fresh one
+/// per test (deeper local runs; a failure prints the seed to run it again).
+pub const SEED_VAR: &str = "RETRYLAB_PROPTEST_SEED";
+
+/// The seed of this test run: [`DEFAULT_SEED`], or what [`SEED_VAR`] says.
+pub fn seed() -> u64 {
+    match std::env::var(SEED_VAR).as_deref() {
+        Err(_) => DEFAULT_SEED,
+        // A fresh seed, only on request: the hasher's keys are random per process.
+        Ok("random") => {
+            use std::hash::BuildHasher;
+            std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+        }
+        Ok(n) => n
+            .parse()
+            .unwrap_or_else(|_| panic!("{SEED_VAR} must be a number or \"random\", not {n:?}")),
+    }
+}
+
 /// The proptest settings of this crate: `cases` by default (`PROPTEST_CASES` overrides it for
-/// deeper local runs); failures persisted in `regressions` (a file under
-/// `proptest-regressions/`, committed) and re-run first.
+/// deeper local runs), drawn from a fixed seed ([`seed`]: the same cases on every machine and
+/// every run), and the failures committed in `regressions` (a file under
+/// `proptest-regressions/`) re-run first. A new failure is never written there: it is
+/// printed, with the line that keeps it as a regression case and the seed that finds it.
 pub fn config(cases: u32, regressions: &'static str) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(cases);
+    let seed = seed();
+    // Shown by `cargo test` only when the test fails.
+    eprintln!("proptest: {SEED_VAR}={seed} PROPTEST_CASES={cases}");
     ProptestConfig {
         cases,
-        failure_persistence: Some(Box::new(
-            proptest::test_runner::FileFailurePersistence::Direct(regressions),
-        )),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        failure_persistence: Some(Box::new(Committed(regressions))),
         ..ProptestConfig::default()
+    }
+}
+
+/// Regression cases committed in a file: read, never written by a test run (a test must not
+/// write into the source tree). A failure found is printed with the line to add.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Committed(pub &'static str);
+
+impl proptest::test_runner::FailurePersistence for Committed {
+    fn load_persisted_failures2(
+        &self,
+        source_file: Option<&'static str>,
+    ) -> Vec<proptest::test_runner::PersistedSeed> {
+        proptest::test_runner::FileFailurePersistence::Direct(self.0)
+            .load_persisted_failures2(source_file)
+    }
+
+    fn save_persisted_failure2(
+        &mut self,
+        _source_file: Option<&'static str>,
+        seed: proptest::test_runner::PersistedSeed,
+        shrunken_value: &dyn std::fmt::Debug,
+    ) {
+        eprintln!(
+            "proptest: a new failure, not written anywhere; to keep it as a regression case, add this line to {}:\ncc {seed} # shrinks to {shrunken_value:?}",
+            self.0
+        );
+    }
+
+    fn box_clone(&self) -> Box<dyn proptest::test_runner::FailurePersistence> {
+        Box::new(self.clone())
+    }
+
+    fn eq(&self, other: &dyn proptest::test_runner::FailurePersistence) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<Committed>()
+            .is_some_and(|o| o == self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
