@@ -91,6 +91,7 @@ fn each_design_declares_the_assumptions_its_guarantee_rests_on() {
             "lease_outlasts_request",
             "every_outcome_stored",
             "retention_covers_retries",
+            "own_sends_spaced",
             "durable_journal",
             "authorization_survives",
             "read_back_identifies_operation",
@@ -277,6 +278,7 @@ warning: short_lease: journal_reconcile_lease: assumption lease_covers_step does
             ("lease_outlasts_request", false),
             ("every_outcome_stored", true),
             ("retention_covers_retries", true),
+            ("own_sends_spaced", true),
             ("durable_journal", true),
             ("authorization_survives", true),
             ("read_back_identifies_operation", false),
@@ -400,7 +402,7 @@ fn check_reports_whether_each_guarantee_applies() {
     let text = stdout(&out);
     for line in [
         "  *     same_key                 assumptions: 7 of 8 hold; the guarantee does not apply: in_flight_refused_or_held does not hold\n",
-        "  *     journal_reconcile_lease  assumptions: 8 of 10 hold; the guarantee does not apply: lease_outlasts_request, read_back_identifies_operation do not hold\n",
+        "  *     journal_reconcile_lease  assumptions: 8 of 11 hold; the guarantee does not apply: lease_outlasts_request, own_sends_spaced, read_back_identifies_operation do not hold\n",
     ] {
         assert!(text.contains(line), "{text}");
     }
@@ -495,4 +497,46 @@ fn retention_is_judged_against_the_retry_horizon() {
             "provider.retention_ms 86400000 >= the retry horizon 3600010 ms (bounded by executor.deadline_ms)"
         )
     );
+}
+
+/// The lease keeps other workers out, not the holder's own retry (issue 20): on the bundled
+/// window a 5 s timeout and a retry 1 s later resend while the first create may still be
+/// processing (up to 20 s) at a provider that executes both, and 719 of seeds 0..999
+/// duplicate. `own_sends_spaced` says so and does not hold (`lease_outlasts_request`, about
+/// other workers, does). With the retry spaced past the longest request, every assumption
+/// holds, and no seed duplicates.
+#[test]
+fn the_lease_holders_own_retry_is_judged_by_own_sends_spaced() {
+    let path = root().join("models/windows/lease_own_retry_overlaps.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let d = design("journal_reconcile_lease");
+    let lease = |v: &Value| {
+        judge(d, &model(v))
+            .into_iter()
+            .find(|j| j.name == "own_sends_spaced")
+            .unwrap()
+    };
+    let j = lease(&v);
+    assert!(!j.holds);
+    assert!(
+        j.why.ends_with(
+            "the holder sends again 6000 ms after its last send (executor.timeout_ms 5000 + backoff_ms 1000) < latency 10 + processing 20000"
+        ),
+        "{}",
+        j.why
+    );
+    let m = run(&v, "journal_reconcile_lease", 1_000);
+    assert_eq!((m.duplicate_effects, m.effects), (719, 1_719));
+
+    // The retry 15.01 s after the timeout: sends 20.01 s apart, past the longest request.
+    let spaced = set(v, "executor.backoff_ms", json!(15_010));
+    assert!(lease(&spaced).holds, "{}", lease(&spaced).why);
+    assert!(
+        judge(d, &model(&spaced)).iter().all(|j| j.holds),
+        "{:?}",
+        judge(d, &model(&spaced))
+    );
+    let m = run(&spaced, "journal_reconcile_lease", 1_000);
+    assert_eq!(m.duplicate_effects, 0);
 }

@@ -105,7 +105,7 @@ fn certificates_for_the_safe_designs_within_their_assumptions() {
         .collect();
     windows.sort();
     models.extend(windows);
-    let (mut certified, mut outside) = (0, 0);
+    let mut outside = Vec::new();
     for name in &models {
         let model = load(name);
         for d in ["journal_reconcile_lease", "durable_authorization"] {
@@ -120,14 +120,34 @@ fn certificates_for_the_safe_designs_within_their_assumptions() {
             );
             if applies {
                 assert!(found.certified(), "{name} {d}: {found:?}");
-                certified += 1;
             } else {
-                outside += 1;
+                outside.push(format!("{name} {d}"));
             }
         }
     }
-    // The seeds' model and 17 windows, two designs each.
-    assert_eq!((certified, outside), (25, 11));
+    // Where a stated assumption does not hold (every other pair is certified above). The
+    // lease design's own resend (a replan 5 s after its timeout) may overlap the 20 s
+    // request of two_workers_recovering at a provider that executes both: its guarantee is
+    // not claimed there, though the scripted crash keeps this window's runs apart.
+    assert_eq!(
+        outside,
+        [
+            "windows/delayed_visibility.json durable_authorization",
+            "windows/identity_loss.json journal_reconcile_lease",
+            "windows/identity_loss.json durable_authorization",
+            "windows/key_then_effect_crash.json journal_reconcile_lease",
+            "windows/key_then_effect_crash.json durable_authorization",
+            "windows/lease_own_retry_overlaps.json journal_reconcile_lease",
+            "windows/lease_own_retry_overlaps.json durable_authorization",
+            "windows/lease_shorter_than_processing.json journal_reconcile_lease",
+            "windows/lease_shorter_than_processing.json durable_authorization",
+            "windows/retention_expired.json durable_authorization",
+            "windows/retention_floor.json journal_reconcile_lease",
+            "windows/retention_floor.json durable_authorization",
+            "windows/two_workers_recovering.json journal_reconcile_lease",
+            "windows/two_workers_recovering.json durable_authorization",
+        ]
+    );
 }
 
 /// Iterative deepening: with the reply lost only by chance (1 in 100), no run without a

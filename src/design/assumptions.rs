@@ -624,7 +624,7 @@ pub fn lease_covers_step() -> Assumption {
 pub fn lease_outlasts_request() -> Assumption {
     Assumption::new(
         "lease_outlasts_request",
-        "two sends of one operation never overlap at the provider: the lease outlasts a request's latency and processing, or the provider refuses or holds the second",
+        "two workers' sends of one operation never overlap at the provider: the lease outlasts a request's latency and processing, or the provider refuses or holds the second",
         |m| {
             let (ok, why) = in_flight_check(m);
             if ok {
@@ -645,11 +645,83 @@ pub fn lease_outlasts_request() -> Assumption {
     )
 }
 
+/// The lease keeps other workers out, not its holder: the holder's own next send of an
+/// operation (a transport retry, or a replan the agent sends again) must not reach a
+/// provider that executes both while the last one may still be processing.
+pub fn own_sends_spaced() -> Assumption {
+    Assumption::new(
+        "own_sends_spaced",
+        "the lease holder's own sends of one operation never overlap at the provider: they are spaced past a request's latency and processing, or the provider refuses or holds the second",
+        |m| {
+            let (ok, why) = in_flight_check(m);
+            if ok {
+                return (true, format!("not needed: {why}"));
+            }
+            if !m.network.duplicate.is_zero() {
+                return (false, format!("{why}, and the network duplicates requests"));
+            }
+            let (lat, proc) = (latency_max(m), processing_max(m));
+            let need = lat.saturating_add(proc);
+            match own_resend_gap(m) {
+                None => (true, format!("{why}; no worker sends an operation twice")),
+                Some((gap, how)) => {
+                    let cmp = if gap >= need { ">=" } else { "<" };
+                    (
+                        gap >= need,
+                        format!(
+                            "{why}; the holder sends again {gap} ms after its last send ({how}) {cmp} latency {lat} + processing {proc}"
+                        ),
+                    )
+                }
+            }
+        },
+    )
+}
+
+/// Where the read-back decides before every resend (it identifies the operation, and a "not
+/// found" counts only once the visibility bound has passed since the last send), no send goes
+/// out again while an earlier one may still be processing.
+pub fn read_back_waits(m: &Model) -> Option<String> {
+    (read_back_identifies_operation().check(m).0 && visibility_bound_covers_lag().check(m).0)
+        .then(|| {
+            "not needed: before sending again the read-back waits out the visibility bound since the last send".to_string()
+        })
+}
+
+/// The shortest time between two sends of one operation by one worker, and what makes it:
+/// a transport retry one client timeout and one backoff after the send, or a re-run or
+/// replan the agent decides after the executor reported the timeout (its shortest thought).
+/// `None` when the worker never sends an operation twice.
+fn own_resend_gap(m: &Model) -> Option<(Millis, String)> {
+    let e = &m.executor;
+    let retry = (e.attempts > 1).then(|| {
+        (
+            e.timeout_ms.saturating_add(e.backoff_ms),
+            format!(
+                "executor.timeout_ms {} + backoff_ms {}",
+                e.timeout_ms, e.backoff_ms
+            ),
+        )
+    });
+    let think = m.agent.think_ms.min;
+    let replan = (m.agent.max_calls > 1).then(|| {
+        (
+            e.timeout_ms.saturating_add(think),
+            format!(
+                "executor.timeout_ms {} + agent.think_ms.min {think}",
+                e.timeout_ms
+            ),
+        )
+    });
+    retry.into_iter().chain(replan).min_by_key(|(gap, _)| *gap)
+}
+
 /// The assumptions of a design that sends again under its key: the provider's key contract
 /// must absorb every resend. Under a lease, two sends of one operation overlapping at the
 /// provider is what the lease prevents, or the provider must absorb.
 pub fn key_contract(who: Resender) -> Vec<Assumption> {
     let lease = matches!(who, Resender::Journal { lease: true, .. });
+    let reads = matches!(who, Resender::Journal { reads: true, .. });
     vec![
         atomic_dedup(),
         one_key_scope(),
@@ -661,6 +733,16 @@ pub fn key_contract(who: Resender) -> Vec<Assumption> {
         every_outcome_stored(),
         retention_covers_retries(who),
     ]
+    .into_iter()
+    // Under a lease, in_flight_refused_or_held no longer covers the holder's own resends.
+    .chain(lease.then(|| {
+        if reads {
+            own_sends_spaced().unless(read_back_waits)
+        } else {
+            own_sends_spaced()
+        }
+    }))
+    .collect()
 }
 
 /// Not needed where the provider's key contract absorbs every resend of the design: a
