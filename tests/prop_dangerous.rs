@@ -131,7 +131,13 @@ fn one_effect_true_claims(c: &Case, d: &dyn Design) -> Result<(), TestCaseError>
     no_duplicate(c, d)?;
     let (r, _) = sweep(&c.model, d);
     let claims = r.false_resolutions;
-    prop_assert_eq!(claims, 0, "{} made a false claim in {}", d.name(), c.text);
+    prop_assert_eq!(
+        claims,
+        0,
+        "{} made a false claim in {}",
+        d.name(),
+        strategies::failing_model(&c.text)
+    );
     Ok(())
 }
 
@@ -144,7 +150,7 @@ fn no_duplicate(c: &Case, d: &dyn Design) -> Result<(), TestCaseError> {
         0,
         "{} duplicated in {}",
         d.name(),
-        c.text
+        strategies::failing_model(&c.text)
     );
     Ok(())
 }
@@ -173,7 +179,7 @@ fn honest(c: &Case, d: &dyn Design) -> Result<(), TestCaseError> {
         0,
         "{} told a false failure in {}",
         d.name(),
-        c.text
+        strategies::failing_model(&c.text)
     );
     Ok(())
 }
@@ -200,7 +206,7 @@ fn settles(c: &Case, d: &dyn Design) -> Result<(), TestCaseError> {
         d.name(),
         longest,
         bound,
-        c.text
+        strategies::failing_model(&c.text)
     );
     Ok(())
 }

@@ -16,10 +16,18 @@ use retrylab::design;
 use retrylab::model::Model;
 use retrylab::run::run_seeds;
 
-fn model(mut world: serde_json::Value, provider: serde_json::Value, volatile: bool) -> Model {
+/// The generated world with `provider`, and its JSON text (for a failure message: see
+/// [`strategies::failing_model`]).
+fn model(
+    mut world: serde_json::Value,
+    provider: serde_json::Value,
+    volatile: bool,
+) -> (Model, String) {
     world["provider"] = provider;
     world["workers"]["journal"] = serde_json::json!(if volatile { "volatile" } else { "durable" });
-    Model::from_json(&world.to_string(), "generated").unwrap_or_else(|e| panic!("{e}"))
+    let text = world.to_string();
+    let m = Model::from_json(&text, "generated").unwrap_or_else(|e| panic!("{e}"));
+    (m, text)
 }
 
 const SEEDS: u64 = 6;
@@ -40,18 +48,18 @@ proptest! {
         provider in strategies::keyed_atomic_provider(),
         volatile in any::<bool>(),
     ) {
-        let m = model(world, provider, volatile);
+        let (m, text) = model(world, provider, volatile);
         let mut designs = vec!["durable_authorization"];
         if !volatile {
             designs.extend(["same_key", "journal", "journal_reconcile", "journal_reconcile_lease"]);
         }
         for name in designs {
             let r = run_seeds(&m, design::find(name).unwrap(), 0..SEEDS);
-            prop_assert_eq!(r.duplicate_effects, 0, "{} duplicated", name);
+            prop_assert_eq!(r.duplicate_effects, 0, "{} duplicated in {}", name, strategies::failing_model(&text));
             if name != "same_key" {
-                prop_assert_eq!(r.drifted_effects, 0, "{} applied changed arguments", name);
+                prop_assert_eq!(r.drifted_effects, 0, "{} applied changed arguments in {}", name, strategies::failing_model(&text));
             }
-            prop_assert_eq!(r.merged_repeats, 0, "{} merged a genuine repeat", name);
+            prop_assert_eq!(r.merged_repeats, 0, "{} merged a genuine repeat in {}", name, strategies::failing_model(&text));
         }
     }
 
@@ -62,10 +70,10 @@ proptest! {
         world in strategies::world(),
         provider in strategies::keyed_atomic_provider(),
     ) {
-        let m = model(world, provider, false);
+        let (m, text) = model(world, provider, false);
         for name in ["journal", "journal_reconcile", "journal_reconcile_lease", "durable_authorization"] {
             let r = run_seeds(&m, design::find(name).unwrap(), 0..SEEDS);
-            prop_assert_eq!(r.false_success, 0, "{} reported a false success", name);
+            prop_assert_eq!(r.false_success, 0, "{} reported a false success in {}", name, strategies::failing_model(&text));
         }
     }
 
@@ -75,13 +83,14 @@ proptest! {
         world in strategies::world(),
         provider in strategies::any_provider(),
     ) {
-        let m = model(world, provider, false);
+        let (m, text) = model(world, provider, false);
         for d in design::all() {
             let r = run_seeds(&m, d, 0..3);
-            prop_assert!(r.completed + r.false_success + r.unresolved <= r.intents);
-            prop_assert!(r.merged_repeats <= r.false_success);
-            prop_assert!(r.duplicate_effects <= r.effects + r.compensations);
-            prop_assert!(r.drifted_effects <= r.effects);
+            let why = || format!("{}: {}", d.name(), strategies::failing_model(&text));
+            prop_assert!(r.completed + r.false_success + r.unresolved <= r.intents, "{}", why());
+            prop_assert!(r.merged_repeats <= r.false_success, "{}", why());
+            prop_assert!(r.duplicate_effects <= r.effects + r.compensations, "{}", why());
+            prop_assert!(r.drifted_effects <= r.effects, "{}", why());
         }
     }
 }
@@ -109,9 +118,10 @@ proptest! {
         if let Some(faults) = world["faults"].as_array_mut() {
             faults.retain(|f| f.get("slow_processing").is_none());
         }
-        let m = Model::from_json(&world.to_string(), "generated")
+        let text = world.to_string();
+        let m = Model::from_json(&text, "generated")
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let r = run_seeds(&m, design::find("journal_reconcile").unwrap(), 0..SEEDS);
-        prop_assert_eq!(r.duplicate_effects, 0);
+        prop_assert_eq!(r.duplicate_effects, 0, "duplicated in {}", strategies::failing_model(&text));
     }
 }

@@ -46,3 +46,37 @@ fn a_failure_is_not_written_into_the_regressions_file() {
     }
     assert!(!file.exists(), "a test run wrote {}", file.display());
 }
+
+/// A generated model that failed is written under the target directory as a file `retrylab
+/// run` takes, and the failure message names it with the seed of the run.
+#[test]
+fn a_failing_model_is_written_as_a_model_file_retrylab_runs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("models/ticket_lost_response.json")).unwrap();
+    let line = strategies::failing_model(&text);
+    let path = line
+        .strip_prefix("the generated model ")
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(path.starts_with(env!("CARGO_TARGET_TMPDIR")), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "--seeds 6; RETRYLAB_PROPTEST_SEED={})",
+            strategies::seed()
+        )),
+        "{line}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(["run", path, "--seeds", "6"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("model ticket_lost_response: 6 seeds")
+    );
+}

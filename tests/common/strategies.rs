@@ -274,6 +274,33 @@ pub fn config(cases: u32, regressions: &'static str) -> ProptestConfig {
     }
 }
 
+/// Writes a generated model that made a property fail into
+/// `target/tmp/proptest-failures/` (named by its content: never the source tree), and returns
+/// the part of the failure message that names it: a file `retrylab run` takes as it is.
+/// Called from a failure message only, so a passing case writes nothing; proptest's final
+/// message is the shrunk case's.
+pub fn failing_model(text: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("proptest-failures");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in text.as_bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let path = dir.join(format!("model-{h:016x}.json"));
+    let pretty = serde_json::from_str::<Value>(text)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_else(|_| text.to_string());
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, pretty + "\n"));
+    match written {
+        Ok(()) => format!(
+            "the generated model {} (replay: retrylab run {} --seeds 6; {SEED_VAR}={})",
+            path.display(),
+            path.display(),
+            seed()
+        ),
+        Err(e) => format!("the generated model (not written: {e}) {text}"),
+    }
+}
+
 /// Regression cases committed in a file: read, never written by a test run (a test must not
 /// write into the source tree). A failure found is printed with the line to add.
 #[derive(Clone, Debug, PartialEq)]
