@@ -12,9 +12,13 @@
 mod strategies;
 
 use proptest::prelude::*;
+use retrylab::check::{Metrics, Violations};
 use retrylab::design;
+use retrylab::design::assumptions::judge;
 use retrylab::model::Model;
 use retrylab::run::run_seeds;
+use retrylab::sim::RandomChooser;
+use retrylab::world::World;
 
 /// The generated world with `provider`, and its JSON text (for a failure message: see
 /// [`strategies::failing_model`]).
@@ -124,4 +128,98 @@ proptest! {
         let r = run_seeds(&m, design::find("journal_reconcile").unwrap(), 0..SEEDS);
         prop_assert_eq!(r.duplicate_effects, 0, "duplicated in {}", strategies::failing_model(&text));
     }
+}
+
+proptest! {
+    #![proptest_config(strategies::config(
+        96,
+        concat!(env!("CARGO_MANIFEST_DIR"), "/proptest-regressions/prop_guarantee_data.txt"),
+    ))]
+
+    /// Every design's guarantee as it states it (`Design::guarantee`) holds on every seed of
+    /// every generated world where the judgement `run` and `check` print
+    /// (`design::assumptions::judge`) finds each of its assumptions holding: one judgement,
+    /// not a second hand-written one. The providers are every family the generators have:
+    /// any contract, the keyed atomic one, racing same-key requests, expiring and
+    /// region-scoped keys.
+    #[test]
+    fn every_guarantee_holds_where_its_assumptions_do(
+        world in strategies::world(),
+        provider in every_provider(),
+        volatile in any::<bool>(),
+    ) {
+        let (m, text) = model(world, provider, volatile);
+        for d in applicable(&m) {
+            let promised = d.guarantee();
+            let mut violations = Violations::new(&promised);
+            let mut w = World::new(&m, d, false);
+            for seed in 0..SEEDS {
+                w.run(&mut RandomChooser::new(seed));
+                violations.add(&Metrics::default().add_run(&w));
+            }
+            for (p, n) in &violations.counts {
+                prop_assert_eq!(
+                    *n,
+                    0,
+                    "{}: {} violated on {} of {} seeds where every assumption holds, in {}",
+                    d.name(),
+                    p,
+                    n,
+                    SEEDS,
+                    strategies::failing_model(&text)
+                );
+            }
+        }
+    }
+}
+
+/// Every family of provider contracts the generators have.
+fn every_provider() -> impl Strategy<Value = serde_json::Value> {
+    prop_oneof![
+        strategies::any_provider(),
+        strategies::keyed_atomic_provider(),
+        strategies::racing_provider().prop_map(|(p, _, _)| p),
+        strategies::keyed_provider_wide().prop_map(|(p, _)| p),
+    ]
+}
+
+/// The designs that promise something and whose every assumption holds on `m`.
+fn applicable(m: &Model) -> Vec<&'static dyn design::Design> {
+    design::all()
+        .into_iter()
+        .filter(|d| !d.guarantee().is_empty() && judge(*d, m).iter().all(|j| j.holds))
+        .collect()
+}
+
+/// The test above is not vacuous: over the cases it draws, every design that promises
+/// something has its guarantee asserted on some world (the same seed, the same cases).
+#[test]
+fn every_guarantee_is_asserted_on_some_generated_world() {
+    use std::collections::BTreeMap;
+    let asserted = std::sync::Mutex::new(BTreeMap::<&str, u32>::new());
+    let mut runner = proptest::test_runner::TestRunner::new(strategies::config(
+        96,
+        "/nonexistent/regressions.txt",
+    ));
+    runner
+        .run(
+            &(strategies::world(), every_provider(), any::<bool>()),
+            |(world, provider, volatile)| {
+                let (m, _) = model(world, provider, volatile);
+                for d in applicable(&m) {
+                    *asserted.lock().unwrap().entry(d.name()).or_default() += 1;
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+    let asserted = asserted.into_inner().unwrap();
+    for d in design::all().iter().filter(|d| !d.guarantee().is_empty()) {
+        assert!(
+            asserted.get(d.name()).is_some_and(|&n| n > 0),
+            "{}: its guarantee was asserted on no generated world: {asserted:?}",
+            d.name()
+        );
+    }
+    eprintln!("worlds where each guarantee was asserted: {asserted:?}");
 }

@@ -42,6 +42,10 @@ impl Design for DurableAuthorization {
         Box::new(Journaled::new(POLICY, config))
     }
 
+    fn guarantee(&self) -> Vec<crate::check::Property> {
+        super::journaled::GUARANTEE.to_vec()
+    }
+
     fn assumptions(&self) -> Vec<Assumption> {
         POLICY.assumptions()
     }

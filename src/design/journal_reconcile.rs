@@ -59,6 +59,10 @@ impl Design for JournalReconcile {
         Box::new(Journaled::new(POLICY, config))
     }
 
+    fn guarantee(&self) -> Vec<crate::check::Property> {
+        super::journaled::GUARANTEE.to_vec()
+    }
+
     fn assumptions(&self) -> Vec<Assumption> {
         POLICY.assumptions()
     }

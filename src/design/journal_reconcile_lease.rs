@@ -43,6 +43,10 @@ impl Design for JournalReconcileLease {
         Box::new(Journaled::new(POLICY, config))
     }
 
+    fn guarantee(&self) -> Vec<crate::check::Property> {
+        super::journaled::GUARANTEE.to_vec()
+    }
+
     fn assumptions(&self) -> Vec<Assumption> {
         POLICY.assumptions()
     }

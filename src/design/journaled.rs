@@ -81,6 +81,16 @@ impl Policy {
     }
 }
 
+/// What every journal design promises where its assumptions hold: no duplicate effect, no
+/// changed argument applied (it refuses the change before sending), no merged repeat, and no
+/// success reported for an effect that does not exist (a 202 is polled, not believed).
+pub const GUARANTEE: [crate::check::Property; 4] = [
+    crate::check::Property::NoDuplicate,
+    crate::check::Property::NoDrift,
+    crate::check::Property::NoMergedRepeat,
+    crate::check::Property::NoFalseSuccess,
+];
+
 /// What an outstanding request was for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Step {

@@ -47,6 +47,14 @@ pub trait Design: Send + Sync {
     fn assumptions(&self) -> Vec<Assumption> {
         Vec::new()
     }
+    /// The properties the design promises on every run of a model where every one of its
+    /// [`Design::assumptions`] holds (judged by [`assumptions::judge`]); none for a design
+    /// that promises nothing. Data beside the assumptions, so that a test of the guarantee
+    /// asserts exactly this, exactly where the judgement `run` and `check` print says it
+    /// applies.
+    fn guarantee(&self) -> Vec<crate::check::Property> {
+        Vec::new()
+    }
     /// Properties the design brings beyond the built-in ones: judged on every run of it
     /// (each run's outcome, against the ledger), named in a model's `expect` for it, checked
     /// by `check` and `explore` and shown in reports like the built-in ones. Their names must

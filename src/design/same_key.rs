@@ -40,6 +40,11 @@ impl Design for SameKey {
         Box::new(Retrying::new(PerIntent, config))
     }
 
+    fn guarantee(&self) -> Vec<crate::check::Property> {
+        use crate::check::Property::*;
+        vec![NoDuplicate, NoMergedRepeat]
+    }
+
     fn assumptions(&self) -> Vec<Assumption> {
         let mut list = a::key_contract(Resender::Retrying);
         list.push(a::mismatch_refused_or_original());
