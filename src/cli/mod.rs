@@ -88,7 +88,8 @@ enum Command {
     #[command(after_help = EXPLORE_AFTER_HELP)]
     Explore(ExploreArgs),
     /// Write a comparison report of models (every design on paired seeds, with intervals and
-    /// paired differences against a baseline) as JSON and Markdown into a directory.
+    /// paired differences against a baseline) as JSON, Markdown and one self-contained HTML
+    /// page with SVG charts into a directory.
     Report(ReportArgs),
     /// Print the event timeline of one run, its outcome and its choice vector.
     Trace(TraceArgs),
@@ -327,7 +328,7 @@ struct ExploreArgs {
     /// Most non-default fault choices per run (dfs).
     #[arg(long, value_name = "K")]
     max_faults: Option<u32>,
-    /// Most runs (dfs) or seeds (swarm, random). Default: the model's \"explore\" bound,
+    /// Most runs (dfs) or seeds (swarm, random). Default: the model's `explore` bound,
     /// else 1000000.
     #[arg(long, value_name = "N")]
     max_runs: Option<u64>,

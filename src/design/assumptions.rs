@@ -626,13 +626,10 @@ pub fn lease_outlasts_request() -> Assumption {
         "lease_outlasts_request",
         "two workers' sends of one operation never overlap at the provider: the lease outlasts a request's latency and processing, or the provider refuses or holds the second",
         |m| {
-            let (ok, why) = in_flight_check(m);
-            if ok {
-                return (true, format!("not needed: {why}"));
-            }
-            if !m.network.duplicate.is_zero() {
-                return (false, format!("{why}, and the network duplicates requests"));
-            }
+            let why = match racing(m) {
+                Ok(why) => why,
+                Err(verdict) => return verdict,
+            };
             let lease = m.executor.lease_ms;
             let (lat, proc) = (latency_max(m), processing_max(m));
             let need = lat.saturating_add(proc);
@@ -645,6 +642,21 @@ pub fn lease_outlasts_request() -> Assumption {
     )
 }
 
+/// Whether two sends of one key can both commit at the provider (`Ok`, with why: then only
+/// their timing keeps them apart), or the verdict of a timing assumption without looking at
+/// the timing: not needed when the provider refuses or holds the second send, broken when the
+/// network duplicates requests.
+fn racing(m: &Model) -> Result<String, (bool, String)> {
+    let (ok, why) = in_flight_check(m);
+    if ok {
+        return Err((true, format!("not needed: {why}")));
+    }
+    if !m.network.duplicate.is_zero() {
+        return Err((false, format!("{why}, and the network duplicates requests")));
+    }
+    Ok(why)
+}
+
 /// The lease keeps other workers out, not its holder: the holder's own next send of an
 /// operation (a transport retry, or a replan the agent sends again) must not reach a
 /// provider that executes both while the last one may still be processing.
@@ -653,13 +665,10 @@ pub fn own_sends_spaced() -> Assumption {
         "own_sends_spaced",
         "the lease holder's own sends of one operation never overlap at the provider: they are spaced past a request's latency and processing, or the provider refuses or holds the second",
         |m| {
-            let (ok, why) = in_flight_check(m);
-            if ok {
-                return (true, format!("not needed: {why}"));
-            }
-            if !m.network.duplicate.is_zero() {
-                return (false, format!("{why}, and the network duplicates requests"));
-            }
+            let why = match racing(m) {
+                Ok(why) => why,
+                Err(verdict) => return verdict,
+            };
             let (lat, proc) = (latency_max(m), processing_max(m));
             let need = lat.saturating_add(proc);
             match own_resend_gap(m) {
