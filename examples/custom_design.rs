@@ -74,7 +74,9 @@ impl Design for ReadBackAfterWait {
 
 /// The design reads the outcome back by key, so every success it reports carries the
 /// receipt of the resource its own operation created. `no_false_success` only asks that the
-/// intent's effect exists; this asks that the receipt the user is handed names it.
+/// intent's effect exists, and the built-in `no_wrong_receipt` that a receipt, when one is
+/// named, is the intent's own; this design promises more: a receipt on every success (a
+/// bare "done" breaks it).
 pub static PROPERTIES: [PropertyDef; 1] = [PropertyDef {
     name: "receipt_names_own_effect",
     meaning: "every step reported done names a receipt, and it is an effect of that intent and step",

@@ -260,7 +260,9 @@ fn the_matrix_within_two_faults_is_the_expected_one() {
             "no_merged_repeat",
             "no_drift",
             "no_masked_mismatch",
-            "no_false_resolution"
+            "no_false_resolution",
+            "no_wrong_receipt",
+            "no_wrong_compensation"
         ]
     );
     let files: Vec<String> = FILES.iter().map(|n| path(n)).collect();

@@ -227,6 +227,15 @@ counters! {
     /// success).
     merged_repeats: PerIntent, "genuine repeats suppressed (told success, no own effect)",
         wide Total("merged"), trace "merged repeats";
+    /// A step reported done naming a resource that is not an effect of that intent and
+    /// step (another intent's, or none at all): the user holds a receipt for something
+    /// that is not theirs.
+    wrong_receipts: PerIntent, "steps told done on a receipt not of their own effect",
+        wide Total("wrong_rcpt"), trace "wrong receipts";
+    /// A compensation that removed a resource other than an effect of the step it undoes
+    /// (another intent's, or another step's).
+    wrong_compensations: PerIntent, "compensations that removed another intent's or step's resource",
+        wide Total("wrong_comp"), trace "wrong compensations";
     /// A step reported done for a call whose arguments the agent had changed, while no
     /// effect carries those arguments.
     masked_mismatches: PerIntent,
@@ -371,6 +380,8 @@ mod tests {
                 "duplicate_effects",
                 "drifted_effects",
                 "merged_repeats",
+                "wrong_receipts",
+                "wrong_compensations",
                 "masked_mismatches",
                 "remote_calls"
             ]

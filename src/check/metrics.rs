@@ -2,16 +2,20 @@
 //!
 //! Definitions, per intent `i` and workflow step `k` (one step unless the workload has
 //! several), with `e(i, k)` effects of step `k` tagged with intent `i` in the ledger and
-//! `u(i, k)` compensations of step `k`:
+//! `u(i, k)` compensations that removed one of them. A compensation is judged by the
+//! resource it names, not by the call that sent it: one an agent sent for intent 0 that
+//! removed intent 1's ticket counts in `u(1, k)`, and as a wrong compensation.
 //! - `intents`: intents the workload produced.
 //! - `effects`: committed effects of the intents' steps (compensations are counted apart).
-//! - `completed`: the user was told success and `e(i, k) >= 1` for every step.
+//! - `completed`: the user was told success and `e(i, k) > u(i, k)` for every step (an effect
+//!   of it exists and was not removed).
 //! - `duplicate_effects`: the sum of `max(0, e(i, k) - 1)` and `max(0, u(i, k) - 1)`:
 //!   effects beyond one per intent and step.
 //! - `compensations`: committed compensating effects.
-//! - `false_success`: told success but some step has `e(i, k) == 0`.
+//! - `false_success`: told success but some step has no effect left (`e(i, k) == u(i, k)`,
+//!   none committed or every one removed).
 //! - `false_failure`: told failure but some step's effect exists (`e(i, k) >= 1`) and was
-//!   not compensated (`u(i, k) == 0`).
+//!   not compensated (`e(i, k) > u(i, k)`).
 //! - `drifted_effects`: effects whose arguments differ from the ones the user asked for (an
 //!   agent's changed arguments, silently applied).
 //! - `merged_repeats`: a genuine repeat (same parameters as the intent before it, which the
@@ -19,6 +23,13 @@
 //!   resource another intent created: it was merged into that one. Every merged repeat is a
 //!   false success. (A merge answered without a receipt, a bare "already exists", counts
 //!   only as a false success.)
+//! - `wrong_receipts`: steps reported done on a receipt that is not an effect of that intent
+//!   and step (another intent's resource, or none the ledger has). A step reported done
+//!   without a receipt is not counted. Unlike `false_resolutions`, which judges what the
+//!   design claims in its journal, this judges what the user was handed.
+//! - `wrong_compensations`: compensations that did not remove an effect of the intent and
+//!   step they were sent to undo (they removed another intent's or step's resource, or
+//!   nothing).
 //! - `true_failures`: told failure, and no effect was left behind.
 //! - `masked_mismatches`: a step reported done for a call whose arguments the agent had
 //!   changed, while no effect carries those arguments: the provider answered the changed call
@@ -49,7 +60,7 @@ use super::outcome::{Claim, ClaimKind, End, Heard, Outcome, Told};
 use super::properties::violated_bits;
 use crate::sim::Millis;
 use crate::vocab::ids::ResourceId;
-use crate::vocab::protocol::COMPENSATION;
+use crate::vocab::protocol::{COMPENSATION, compensation_target};
 use crate::world::World;
 use crate::world::ledger::Effect;
 use crate::world::workload::{Intent, MAX_STEPS, step_params};
@@ -81,7 +92,8 @@ impl Metrics {
     /// Per intent: its effects against what it asked for and what the user was told.
     fn add_intents(&mut self, o: &Outcome<'_>) {
         let intents = o.intents;
-        // Effects per (intent, slot): slot k for step k, S + k for its compensation, with S
+        // Per (intent, slot): slot k counts step k's effects, S + k the compensations that
+        // removed one of them, 2S + k those of its effects no compensation removed, with S
         // the most steps an intent has. On the stack for small workloads: no allocation per
         // seed; for large ones as few slots as the workflow needs.
         let s = intents
@@ -90,8 +102,8 @@ impl Metrics {
             .max()
             .unwrap_or(1)
             .clamp(1, MAX_STEPS) as usize;
-        let slots = 2 * s;
-        let mut small = [0u32; 64];
+        let slots = 3 * s;
+        let mut small = [0u32; 96];
         let mut large = Vec::new();
         let counts: &mut [u32] = if intents.len() * slots <= small.len() {
             &mut small[..intents.len() * slots]
@@ -99,18 +111,37 @@ impl Metrics {
             large.resize(intents.len() * slots, 0);
             &mut large
         };
+        let any_compensation = o.effects.iter().any(|e| e.step >= COMPENSATION);
         for effect in o.effects {
-            let i = effect.intent.0 as usize;
+            let mut i = effect.intent.0 as usize;
             let slot = if effect.step >= COMPENSATION {
                 self.compensations += 1;
-                s + (effect.step - COMPENSATION) as usize
+                // Judged by the resource it removed: it undoes that resource's intent and
+                // step, whichever intent's call sent it.
+                let undone = removed(o.effects, effect);
+                let own = undone.is_some_and(|u| {
+                    u.intent == effect.intent && u.step == effect.step - COMPENSATION
+                });
+                self.wrong_compensations += u64::from(!own);
+                let Some(u) = undone else {
+                    // It removed nothing: no step is undone by it.
+                    continue;
+                };
+                i = u.intent.0 as usize;
+                s + (u.step as usize).min(s - 1)
             } else {
                 self.effects += 1;
                 let asked = step_params(intents[i].params, effect.step);
                 self.drifted_effects += u64::from(effect.params != asked);
-                effect.step as usize
+                let k = (effect.step as usize).min(s - 1);
+                let gone = any_compensation
+                    && o.effects.iter().any(|c| {
+                        c.step >= COMPENSATION && compensation_target(c.params) == effect.resource
+                    });
+                counts[i * slots + 2 * s + k] += u32::from(!gone);
+                k
             };
-            let n = &mut counts[i * slots + slot.min(slots - 1)];
+            let n = &mut counts[i * slots + slot];
             // Every effect past the first of its intent and slot is a duplicate (an intent
             // with effects has started, so the loop below visits it).
             self.duplicate_effects += u64::from(*n > 0);
@@ -119,12 +150,14 @@ impl Metrics {
         for (intent, heard) in intents.iter().zip(o.heard) {
             self.intents += 1;
             let c = &counts[intent.id.0 as usize * slots..][..slots];
-            let (forward, undone) = c.split_at(s);
+            let (forward, live) = (&c[..s], &c[2 * s..]);
             let steps = intent.steps as usize;
-            let all_done = forward[..steps].iter().all(|&n| n >= 1);
-            // An effect left behind: more of a step's effects than compensations of it.
-            let left_behind = (0..steps).any(|k| forward[k] > undone[k]);
+            // A step is done while one of its effects exists that no compensation removed;
+            // a failure with such an effect left it behind.
+            let all_done = (0..steps).all(|k| live[k] > 0);
+            let left_behind = (0..steps).any(|k| live[k] > 0);
             self.masked_mismatches += masked_steps(o, intent, heard);
+            self.wrong_receipts += wrong_receipts(o, intent, heard);
             match heard.told {
                 Some((Told::Success, at)) => {
                     self.time_to_outcome_ms.record(at - intent.arrival_ms);
@@ -339,6 +372,33 @@ fn with_scratch<T: Copy + Default, R>(n: usize, f: impl FnOnce(&mut [T]) -> R) -
 
 /// Steps of `intent` reported done for a call with changed arguments of which no effect
 /// carries those arguments.
+/// The forward effect `compensation` removed: the one of the resource its parameters name
+/// ([`crate::vocab::protocol::compensation_params`]), if the ledger has it.
+pub(crate) fn removed<'e>(effects: &'e [Effect], compensation: &Effect) -> Option<&'e Effect> {
+    let target = compensation_target(compensation.params);
+    effects
+        .iter()
+        .find(|e| e.resource == target && e.step < COMPENSATION)
+}
+
+/// Steps of `intent` reported done on a receipt that is not an effect of that intent and
+/// step. A step reported done without a receipt names nothing and is not counted here
+/// (whether its effect exists is `false_success`'s question).
+pub(crate) fn wrong_receipts(o: &Outcome<'_>, intent: &Intent, heard: &Heard) -> u64 {
+    let mut n = 0;
+    for (k, s) in heard.steps[..intent.steps as usize].iter().enumerate() {
+        let Some(r) = s.and_then(|s| s.receipt) else {
+            continue;
+        };
+        let own = o
+            .effects
+            .iter()
+            .any(|e| e.resource == r && e.intent == intent.id && e.step == k as u32);
+        n += u64::from(!own);
+    }
+    n
+}
+
 fn masked_steps(o: &Outcome<'_>, intent: &Intent, heard: &Heard) -> u64 {
     let mut n = 0;
     for (k, s) in heard.steps[..intent.steps as usize].iter().enumerate() {

@@ -96,6 +96,17 @@ static NO_FALSE_RESOLUTION: PropertyDef = PropertyDef {
     meaning: "no claim of the design (confirmed, failed) is contradicted by the ledger",
     judge: Judge::Zero(|r| r.false_resolutions),
 };
+static NO_WRONG_RECEIPT: PropertyDef = PropertyDef {
+    name: "no_wrong_receipt",
+    meaning: "every step reported done names a resource that is an effect of that intent and step \
+              (judges the receipt the user is handed; no_false_resolution judges the design's own claims)",
+    judge: Judge::Zero(|r| r.wrong_receipts),
+};
+static NO_WRONG_COMPENSATION: PropertyDef = PropertyDef {
+    name: "no_wrong_compensation",
+    meaning: "every compensation removes an effect of the intent and step it undoes, never another's",
+    judge: Judge::Zero(|r| r.wrong_compensations),
+};
 static RESOLVED_WITHIN: PropertyDef = PropertyDef {
     name: "resolved_within",
     meaning: "every operation that became unknown is truly resolved or escalated within T ms",
@@ -119,6 +130,10 @@ pub enum Property {
     NoMaskedMismatch,
     /// No claim of the design (confirmed, failed) is contradicted by the ledger.
     NoFalseResolution,
+    /// Every step reported done names a resource that is an effect of that intent and step.
+    NoWrongReceipt,
+    /// Every compensation removes an effect of the intent and step it undoes.
+    NoWrongCompensation,
     /// Every operation that became unknown was truly resolved or escalated within this many
     /// milliseconds of its first unknown moment.
     ResolvedWithin(Millis),
@@ -128,7 +143,7 @@ pub enum Property {
 
 impl Property {
     /// The properties without a parameter, in the order they are listed.
-    pub const PLAIN: [Property; 7] = [
+    pub const PLAIN: [Property; 9] = [
         Property::NoDuplicate,
         Property::NoFalseSuccess,
         Property::NoFalseFailure,
@@ -136,6 +151,8 @@ impl Property {
         Property::NoDrift,
         Property::NoMaskedMismatch,
         Property::NoFalseResolution,
+        Property::NoWrongReceipt,
+        Property::NoWrongCompensation,
     ];
 
     /// Its definition: name, meaning and judgement.
@@ -148,6 +165,8 @@ impl Property {
             Property::NoDrift => &NO_DRIFT,
             Property::NoMaskedMismatch => &NO_MASKED_MISMATCH,
             Property::NoFalseResolution => &NO_FALSE_RESOLUTION,
+            Property::NoWrongReceipt => &NO_WRONG_RECEIPT,
+            Property::NoWrongCompensation => &NO_WRONG_COMPENSATION,
             Property::ResolvedWithin(_) => &RESOLVED_WITHIN,
             Property::Custom(def) => def,
         }

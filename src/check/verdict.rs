@@ -7,9 +7,10 @@
 
 use std::fmt::Write;
 
+use super::metrics::removed;
 use super::outcome::{Outcome, Told};
 use crate::vocab::ids::{IntentId, OpId, ResourceId};
-use crate::vocab::protocol::COMPENSATION;
+use crate::vocab::protocol::{COMPENSATION, compensation_target};
 use crate::vocab::trace::TraceLine;
 use crate::world::ledger::Effect;
 use crate::world::workload::step_params;
@@ -60,6 +61,16 @@ pub struct IntentVerdict {
     /// Told success naming a resource another intent created (a merged repeat): that
     /// resource and its intent.
     pub merged_into: Option<(ResourceId, IntentId)>,
+    /// Steps reported done on a receipt that is not an effect of this intent and step: the
+    /// step, the receipt, and whose effect it is (`None`: no effect the ledger has).
+    pub wrong_receipts: Vec<(u32, ResourceId, Option<(IntentId, u32)>)>,
+    /// Compensations this intent's calls committed that removed no effect of the step they
+    /// undo: the compensation, and the resource it removed with its intent (`None`: it
+    /// removed nothing).
+    pub wrong_compensations: Vec<(ResourceId, Option<(ResourceId, IntentId)>)>,
+    /// Effects of this intent that another intent's compensation removed: the effect, the
+    /// compensation and its intent.
+    pub removed_by_other: Vec<(ResourceId, ResourceId, IntentId)>,
 }
 
 impl std::fmt::Display for IntentVerdict {
@@ -81,7 +92,9 @@ impl std::fmt::Display for IntentVerdict {
                 if self.left.len() == 1 { "s" } else { "" }
             )),
             Kind::Unresolved => notes.push("no effect".into()),
-            Kind::FalseSuccess if self.missing.is_empty() => notes.push("no effect".into()),
+            Kind::FalseSuccess if self.missing.is_empty() && self.removed_by_other.is_empty() => {
+                notes.push("no effect".into())
+            }
             _ => {}
         }
         if !self.missing.is_empty() {
@@ -94,6 +107,30 @@ impl std::fmt::Display for IntentVerdict {
         }
         if let Some((r, other)) = self.merged_into {
             notes.push(format!("merged into {r} of {other}"));
+        }
+        for (r, c, i) in &self.removed_by_other {
+            notes.push(format!("effect {r} removed by compensation {c} of {i}"));
+        }
+        for (k, r, of) in &self.wrong_receipts {
+            let step = if self.missing.is_empty() && self.wrong_receipts.len() == 1 {
+                String::new()
+            } else {
+                format!(" for step {k}")
+            };
+            notes.push(match of {
+                Some((i, j)) if *i == self.intent => format!("receipt {r}{step} is step {j}'s"),
+                Some((i, _)) => format!("receipt {r}{step} is {i}'s"),
+                None => format!("receipt {r}{step} names no effect"),
+            });
+        }
+        for (c, undone) in &self.wrong_compensations {
+            notes.push(match undone {
+                Some((r, i)) if *i == self.intent => {
+                    format!("compensation {c} removed {r}, another step's")
+                }
+                Some((r, i)) => format!("compensation {c} removed {r} of {i}"),
+                None => format!("compensation {c} removed nothing"),
+            });
         }
         for (dup, first) in &self.duplicates {
             notes.push(format!("duplicate effect {dup} of {first}"));
@@ -121,35 +158,82 @@ pub fn intent_verdicts(o: &Outcome<'_>) -> Vec<IntentVerdict> {
         .map(|(intent, heard)| {
             let mine: Vec<&Effect> = o.effects.iter().filter(|e| e.intent == intent.id).collect();
             let forward = |k: u32| mine.iter().filter(move |e| e.step == k);
-            let undone = |k: u32| {
-                mine.iter()
-                    .filter(move |e| e.step == COMPENSATION + k)
-                    .count()
+            // A compensation is judged by the resource it removed, whoever sent it.
+            let removes = |c: &Effect, e: &Effect| {
+                c.step >= COMPENSATION && compensation_target(c.params) == e.resource
             };
+            let gone = |e: &Effect| o.effects.iter().any(|c| removes(c, e));
+            let live = |k: u32| forward(k).filter(move |e| !gone(e));
             let steps = intent.steps;
-            let all_done = (0..steps).all(|k| forward(k).next().is_some());
+            let all_done = (0..steps).all(|k| live(k).next().is_some());
             let missing = match steps {
                 1 => Vec::new(),
                 _ => (0..steps)
                     .filter(|&k| forward(k).next().is_none())
                     .collect(),
             };
-            let mut left = Vec::new();
-            for k in 0..steps {
-                let done: Vec<&&Effect> = forward(k).collect();
-                if done.len() > undone(k) {
-                    left.extend(done[undone(k)..].iter().map(|e| e.resource));
-                }
-            }
-            left.sort_by_key(|r| mine.iter().position(|e| e.resource == *r));
+            // Effects of this intent that another intent's compensation removed.
+            let removed_by_other = mine
+                .iter()
+                .filter(|e| e.step < COMPENSATION)
+                .filter_map(|e| {
+                    let c = o
+                        .effects
+                        .iter()
+                        .find(|c| removes(c, e) && c.intent != intent.id)?;
+                    Some((e.resource, c.resource, c.intent))
+                })
+                .collect();
+            let left: Vec<ResourceId> = mine
+                .iter()
+                .filter(|e| e.step < steps && !gone(e))
+                .map(|e| e.resource)
+                .collect();
             let mut duplicates = Vec::new();
             let mut seen: Vec<(u32, ResourceId)> = Vec::new();
-            for e in &mine {
+            for e in mine.iter().filter(|e| e.step < COMPENSATION) {
                 match seen.iter().find(|(step, _)| *step == e.step) {
                     Some(&(_, first)) => duplicates.push((e.resource, first)),
                     None => seen.push((e.step, e.resource)),
                 }
             }
+            // Compensations of this intent's effects, by the step they removed.
+            for c in o.effects.iter().filter(|c| c.step >= COMPENSATION) {
+                let Some(undone) = removed(o.effects, c) else {
+                    continue;
+                };
+                if undone.intent != intent.id {
+                    continue;
+                }
+                let slot = COMPENSATION + undone.step;
+                match seen.iter().find(|(step, _)| *step == slot) {
+                    Some(&(_, first)) => duplicates.push((c.resource, first)),
+                    None => seen.push((slot, c.resource)),
+                }
+            }
+            let owner = |r: ResourceId| {
+                o.effects
+                    .iter()
+                    .find(|e| e.resource == r && e.step < COMPENSATION)
+                    .map(|e| (e.intent, e.step))
+            };
+            let wrong_receipts = (0..steps)
+                .filter_map(|k| {
+                    let r = heard.steps[k as usize].and_then(|s| s.receipt)?;
+                    let of = owner(r);
+                    (of != Some((intent.id, k))).then_some((k, r, of))
+                })
+                .collect();
+            let wrong_compensations = mine
+                .iter()
+                .filter(|c| c.step >= COMPENSATION)
+                .filter_map(|c| {
+                    let undone = removed(o.effects, c).map(|u| (u.resource, u.intent, u.step));
+                    let own = undone
+                        .is_some_and(|(_, i, k)| i == intent.id && k == c.step - COMPENSATION);
+                    (!own).then_some((c.resource, undone.map(|(r, i, _)| (r, i))))
+                })
+                .collect();
             let drifted = mine
                 .iter()
                 .filter(|e| e.step < COMPENSATION && e.params != step_params(intent.params, e.step))
@@ -182,6 +266,9 @@ pub fn intent_verdicts(o: &Outcome<'_>) -> Vec<IntentVerdict> {
                 duplicates,
                 drifted,
                 merged_into,
+                wrong_receipts,
+                wrong_compensations,
+                removed_by_other,
             }
         })
         .collect()

@@ -195,7 +195,7 @@ fn verdict(found: &Exploration) -> String {
     if found.certified() {
         let k = found.bound.max_faults;
         let covered = found.levels.len() as u32 - 1;
-        return if covered < k {
+        let verdict = if covered < k {
             format!(
                 "certified for {k} fault{}: no property is violated by any schedule within the bound ({runs} run{s}, complete); the model offers no fault choice beyond {covered}, so the bound is reached with {covered} fault{}",
                 if k == 1 { "" } else { "s" },
@@ -207,6 +207,12 @@ fn verdict(found: &Exploration) -> String {
                 if k == 1 { "" } else { "s" }
             )
         };
+        // What "every schedule" means: the timing values the search offered.
+        return format!(
+            "{verdict}\ncertificate scope: every schedule with at most {k} fault{} at these {}",
+            if k == 1 { "" } else { "s" },
+            found.scope.describe()
+        );
     }
     match found.strategy {
         Strategy::Dfs => format!(

@@ -31,6 +31,8 @@ pub enum ExecCommand {
         issue: u32,
         result: ToolResult,
     },
+    /// An age the design compares against ([`ExecCtx::declare_threshold`]).
+    Threshold { ms: Millis },
 }
 
 /// Counters that mint fresh identifiers across the whole run.
@@ -213,6 +215,19 @@ impl ExecCtx<'_> {
             issue: call.issue,
             result,
         });
+    }
+
+    /// Declares a time threshold the design compares an age against (`ctx.now()` minus a
+    /// time it recorded: "an identical call within 2 s is answered from the cache", "a key
+    /// older than a day is read back first"), before the choices it bears on. An explorer
+    /// offers the values just below and just above it in the menus of the timing choices
+    /// that follow (as it does for the delay of every timer the design sets, and for the
+    /// model's knobs); without it a search may certify a model only because no menu value
+    /// lands on the far side of the design's own constant. A design whose constants are
+    /// known when it is built declares them once with [`super::Design::time_thresholds`]
+    /// instead. Random simulation and replay ignore it.
+    pub fn declare_threshold(&mut self, ms: Millis) {
+        self.out.push(ExecCommand::Threshold { ms });
     }
 
     /// Adds a line to the trace (free when tracing is off).

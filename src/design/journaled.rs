@@ -84,11 +84,13 @@ impl Policy {
 /// What every journal design promises where its assumptions hold: no duplicate effect, no
 /// changed argument applied (it refuses the change before sending), no merged repeat, and no
 /// success reported for an effect that does not exist (a 202 is polled, not believed).
-pub const GUARANTEE: [crate::check::Property; 4] = [
+pub const GUARANTEE: [crate::check::Property; 6] = [
     crate::check::Property::NoDuplicate,
     crate::check::Property::NoDrift,
     crate::check::Property::NoMergedRepeat,
     crate::check::Property::NoFalseSuccess,
+    crate::check::Property::NoWrongReceipt,
+    crate::check::Property::NoWrongCompensation,
 ];
 
 /// What an outstanding request was for.

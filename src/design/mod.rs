@@ -62,6 +62,16 @@ pub trait Design: Send + Sync {
     fn properties(&self) -> &'static [crate::check::PropertyDef] {
         &[]
     }
+    /// Time thresholds of the design's own that are not model knobs, known when it is built
+    /// from `config`: each constant it compares an age or a delay against (a cache window, a
+    /// grace period), with a name for the certificate's scope. `explore` offers the values
+    /// around each in its timing menus, as it does for the model's knobs (see
+    /// [`crate::explore::menu`]); ages known only during a run are declared with
+    /// [`ExecCtx::declare_threshold`], and the delays of the design's timers are learned
+    /// as they are set. None by default: a design built only on the model's knobs.
+    fn time_thresholds(&self, _config: &ExecutorModel) -> Vec<(crate::sim::Millis, &'static str)> {
+        Vec::new()
+    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.

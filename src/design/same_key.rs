@@ -42,7 +42,12 @@ impl Design for SameKey {
 
     fn guarantee(&self) -> Vec<crate::check::Property> {
         use crate::check::Property::*;
-        vec![NoDuplicate, NoMergedRepeat]
+        vec![
+            NoDuplicate,
+            NoMergedRepeat,
+            NoWrongReceipt,
+            NoWrongCompensation,
+        ]
     }
 
     fn assumptions(&self) -> Vec<Assumption> {

@@ -32,8 +32,8 @@
 //! delays show up. What a swarm seed decided is its choice vector, which replays like any
 //! other.
 
-use std::cell::Cell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, HashMap};
 
 use super::menu;
 use crate::check::{Metrics, Property, RunSummary};
@@ -140,6 +140,82 @@ pub struct Exploration {
     /// horizon. The search stops at the first: an unfinished run shows nothing, so nothing
     /// is certified, and the runs after it would likely be as long.
     pub budget_runs: u64,
+    /// The timing values the search offered: what a certificate covers.
+    pub scope: TimingScope,
+}
+
+/// The timing values a `dfs` search offered at its timing choices: the two ends of every
+/// range, and the values 1 ms either side of each threshold below that falls strictly
+/// inside a range. A certificate covers every schedule with at most K faults *at these
+/// values*: a constant of the design that it neither declared
+/// ([`Design::time_thresholds`], [`crate::design::ExecCtx::declare_threshold`]) nor set as
+/// a timer's delay is outside it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimingScope {
+    /// The model's knobs and the design's declared constants, as named thresholds.
+    pub named: Vec<menu::Threshold>,
+    /// Thresholds learned during the runs (the delays of the design's timers, the ages it
+    /// declared), sorted, those equal to a named one left out.
+    pub learned: Vec<Millis>,
+}
+
+impl TimingScope {
+    /// The scope of a search of `design` on `model`, before any run.
+    pub fn of(model: &Model, design: &dyn Design) -> Self {
+        let mut named = menu::named_thresholds(model);
+        for (ms, what) in design.time_thresholds(&model.executor) {
+            if ms > 0 {
+                named.push(menu::Threshold { ms, knob: what });
+            }
+        }
+        TimingScope {
+            named,
+            learned: Vec::new(),
+        }
+    }
+
+    /// Every threshold's value, sorted, deduplicated.
+    pub fn values(&self) -> Vec<Millis> {
+        let mut v: Vec<Millis> = self.named.iter().map(|t| t.ms).collect();
+        v.extend(&self.learned);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// One line: `timings at each range's ends and 1 ms either side of 5000
+    /// (executor.timeout_ms), 60000 (agent.tool_timeout_ms); of the design's timers and
+    /// declared ages: 2000`.
+    pub fn describe(&self) -> String {
+        let mut by_ms: Vec<(Millis, Vec<&str>)> = Vec::new();
+        let mut named = self.named.clone();
+        named.sort();
+        for t in &named {
+            match by_ms.last_mut() {
+                Some((ms, knobs)) if *ms == t.ms => {
+                    if !knobs.contains(&t.knob) {
+                        knobs.push(t.knob)
+                    }
+                }
+                _ => by_ms.push((t.ms, vec![t.knob])),
+            }
+        }
+        let mut out = String::from("timing values: each range's two ends");
+        if !by_ms.is_empty() {
+            let list: Vec<String> = by_ms
+                .iter()
+                .map(|(ms, knobs)| format!("{ms} ({})", knobs.join(", ")))
+                .collect();
+            out.push_str(" and 1 ms either side of ");
+            out.push_str(&list.join(", "));
+        }
+        if !self.learned.is_empty() {
+            let list: Vec<String> = self.learned.iter().map(u64::to_string).collect();
+            out.push_str("; and of the design's timer delays and declared ages: ");
+            out.push_str(&list.join(", "));
+        }
+        out
+    }
 }
 
 impl Exploration {
@@ -222,6 +298,10 @@ struct PathChooser<'a> {
     fault_budget: u32,
     deviation_budget: u32,
     thresholds: &'a [Millis],
+    /// Thresholds the design made known so far in this run (sorted, deduplicated, none of
+    /// `thresholds`): a function of the run's prefix, so a menu opened at a choice point is
+    /// the same on every run through it.
+    learned: &'a RefCell<Vec<Millis>>,
 }
 
 impl PathChooser<'_> {
@@ -229,7 +309,18 @@ impl PathChooser<'_> {
         let fault = purpose.class() == Class::Fault;
         let mut options = match (purpose.class(), alternatives) {
             (Class::Timing, Alternatives::Span { min, len }) => {
-                menu::menu(min, len, self.thresholds)
+                let learned = self.learned.borrow();
+                if learned.is_empty() {
+                    menu::menu(min, len, self.thresholds)
+                } else {
+                    let all: Vec<Millis> = self
+                        .thresholds
+                        .iter()
+                        .chain(learned.iter())
+                        .copied()
+                        .collect();
+                    menu::menu(min, len, &all)
+                }
             }
             _ => (0..alternatives.len()).collect::<Vec<u64>>(),
         };
@@ -273,6 +364,25 @@ impl Chooser for PathChooser<'_> {
     fn orders_ties(&self) -> bool {
         true
     }
+
+    fn learn_threshold(&mut self, ms: Millis) {
+        if ms == 0 || self.thresholds.binary_search(&ms).is_ok() {
+            return;
+        }
+        let mut learned = self.learned.borrow_mut();
+        if let Err(at) = learned.binary_search(&ms) {
+            learned.insert(at, ms);
+        }
+    }
+}
+
+/// Mixes the thresholds learned so far into a state's fingerprint: two runs in the same
+/// world state but with different thresholds known offer different menus from there on, so
+/// they are different states of the search.
+fn with_learned(fp: u64, learned: &[Millis]) -> u64 {
+    learned.iter().fold(fp, |h, &t| {
+        (h ^ t).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29)
+    })
 }
 
 /// Moves the path to its next sequence: the deepest choice point with an option left takes
@@ -305,9 +415,10 @@ fn dfs(
     bound: Bound,
     progress: &dyn Fn(u64),
 ) -> Exploration {
+    let scope = TimingScope::of(model, design);
     let mut search = Search {
         progress,
-        thresholds: menu::thresholds(model),
+        thresholds: scope.values(),
         world: World::new(model, design, false),
         properties,
         bound,
@@ -320,7 +431,9 @@ fn dfs(
             visited_full: false,
             violations: Vec::new(),
             budget_runs: 0,
+            scope,
         },
+        learned: BTreeSet::new(),
     };
     for k in 0..=bound.max_faults {
         let mut level = Level {
@@ -358,6 +471,7 @@ fn dfs(
             break;
         }
     }
+    search.report.scope.learned = search.learned.into_iter().collect();
     search.report
 }
 
@@ -371,6 +485,8 @@ struct Search<'a, 'm> {
     /// Runs of every pass so far.
     runs: u64,
     report: Exploration,
+    /// Every threshold learned in any run so far (for the certificate's scope).
+    learned: BTreeSet<Millis>,
 }
 
 /// What one pass (a fault budget and a deviation budget) did.
@@ -408,6 +524,7 @@ impl Search<'_, '_> {
             }
             let prefix = nodes.len();
             let (pos, faults, deviations) = (Cell::new(0), Cell::new(0), Cell::new(0));
+            let learned = RefCell::new(Vec::new());
             let mut cut = false;
             {
                 let mut chooser = PathChooser {
@@ -420,6 +537,7 @@ impl Search<'_, '_> {
                     fault_budget: k,
                     deviation_budget: d,
                     thresholds: &self.thresholds,
+                    learned: &learned,
                 };
                 let (report, bound) = (&mut self.report, self.bound);
                 let mut at_event = |w: &World<'_>| {
@@ -431,6 +549,7 @@ impl Search<'_, '_> {
                         report.pruning = false;
                         return true;
                     };
+                    let fp = with_learned(fp, &learned.borrow());
                     let key = (fp, k - faults.get());
                     let left = d - deviations.get();
                     let room = visited.len() < bound.max_states;
@@ -456,6 +575,7 @@ impl Search<'_, '_> {
                 self.world.run_observed(&mut chooser, &mut at_event);
             }
             pass.max_depth = pass.max_depth.max(pos.get());
+            self.learned.extend(learned.into_inner());
             if self.world.end().0 == End::Budget {
                 self.report.budget_runs += 1;
                 break false;
@@ -626,5 +746,6 @@ fn sample(
         visited_full: false,
         violations,
         budget_runs,
+        scope: TimingScope::of(model, design),
     }
 }

@@ -178,7 +178,10 @@ pub fn matrix_html(m: &Matrix) -> String {
                 Cell::Certified {
                     runs,
                     distinct_states,
-                } => format!("certified: {runs} runs, {distinct_states} distinct states"),
+                    timings,
+                } => {
+                    format!("certified: {runs} runs, {distinct_states} distinct states; {timings}")
+                }
                 Cell::Counterexample { replay, .. } => replay.clone(),
                 Cell::Incomplete { runs } => format!("stopped after {runs} runs"),
                 Cell::NotApplicable { why } => why.clone(),

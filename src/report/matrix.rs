@@ -48,7 +48,13 @@ const MAX_STATES: usize = 2_000_000;
 pub enum Cell {
     /// Every schedule within the bound was explored (or cut at an explored state); no
     /// property is violated.
-    Certified { runs: u64, distinct_states: u64 },
+    Certified {
+        runs: u64,
+        distinct_states: u64,
+        /// The timing values the search offered: what the certificate covers
+        /// ([`crate::explore::search::TimingScope::describe`]).
+        timings: String,
+    },
     /// A run violates `property`.
     Counterexample {
         property: String,
@@ -93,7 +99,10 @@ impl Cell {
             Cell::Certified {
                 runs,
                 distinct_states,
-            } => json!({"kind": self.kind(), "runs": runs, "distinct_states": distinct_states}),
+                timings,
+            } => {
+                json!({"kind": self.kind(), "runs": runs, "distinct_states": distinct_states, "timings": timings})
+            }
             Cell::Counterexample {
                 property,
                 faults,
@@ -264,6 +273,7 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
                 .map(|l| l.distinct_states)
                 .max()
                 .unwrap_or(0),
+            timings: found.scope.describe(),
         }
     } else {
         Cell::Incomplete { runs: found.runs() }

@@ -233,6 +233,12 @@ pub trait Chooser {
     fn orders_ties(&self) -> bool {
         false
     }
+
+    /// A time threshold the design under test uses became known (the delay of a timer it
+    /// set, or an age it declared with [`crate::design::ExecCtx::declare_threshold`]): an
+    /// explorer adds it to the menus of the timing choices that follow. Ignored by default:
+    /// random simulation and replay draw the same values whatever the design declares.
+    fn learn_threshold(&mut self, _ms: super::Millis) {}
 }
 
 /// Most weights [`ChooserExt::weighted`] compacts on the stack; longer lists are rare and
@@ -357,6 +363,10 @@ impl Chooser for Recorder<'_> {
 
     fn orders_ties(&self) -> bool {
         self.inner.orders_ties()
+    }
+
+    fn learn_threshold(&mut self, ms: super::Millis) {
+        self.inner.learn_threshold(ms)
     }
 }
 

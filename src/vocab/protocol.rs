@@ -18,6 +18,12 @@ pub fn compensation_params(resource: ResourceId) -> Params {
     Params(1 << 62 | u64::from(resource.0))
 }
 
+/// The resource a compensation with parameters `params` undoes (the inverse of
+/// [`compensation_params`]).
+pub fn compensation_target(params: Params) -> ResourceId {
+    ResourceId(params.0 as u32)
+}
+
 /// A tool call from the agent to the executor.
 ///
 /// It names the call and the authorization it serves, never the intent: which intent and
@@ -96,7 +102,7 @@ impl ToolCall {
 
     /// The resource this call compensates, if it is a compensation.
     pub fn compensates(&self) -> Option<ResourceId> {
-        (self.endpoint.0 >= COMPENSATION).then_some(ResourceId(self.params.0 as u32))
+        (self.endpoint.0 >= COMPENSATION).then_some(compensation_target(self.params))
     }
 }
 

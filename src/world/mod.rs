@@ -719,6 +719,8 @@ impl<'a> World<'a> {
                     tag,
                     periodic,
                 } => {
+                    // The design's own delay: a threshold later timing choices may straddle.
+                    ch.learn_threshold(at_ms.saturating_sub(now));
                     let incarnation = self.workers[worker.0 as usize].incarnation;
                     self.push(
                         at_ms,
@@ -730,6 +732,7 @@ impl<'a> World<'a> {
                         },
                     );
                 }
+                ExecCommand::Threshold { ms } => ch.learn_threshold(ms),
                 ExecCommand::Report {
                     call,
                     issue,

@@ -17,17 +17,19 @@
 //! - [`TENANT_BLIND_HASH`]: `payload_hash_key` whose hash leaves the tenant out;
 //! - [`SWEEPER_WITHOUT_LEASE`]: `journal_reconcile_lease` without its lease: its recovery
 //!   sweeper takes over operations that are still in flight and sends them again;
-//! - [`ACCEPTED_IS_DONE`]: `journal` that hears a 202 Accepted as done.
+//! - [`ACCEPTED_IS_DONE`]: `journal` that hears a 202 Accepted as done;
+//! - [`MEMOISED_RECEIPT`]: a same-key design whose journal names each operation's own
+//!   resource but whose answer to the agent names the first resource of its endpoint.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
 
 use retrylab::design::journaled::{Journaled, Policy};
 use retrylab::design::retrying::{Identity, Retrying};
-use retrylab::design::{self, Design, ExecCtx, Executor};
+use retrylab::design::{self, Design, ExecCtx, Executor, OpState};
 use retrylab::model::ExecutorModel;
-use retrylab::vocab::ids::{AttemptId, Key, OpId};
-use retrylab::vocab::protocol::{Reply, Response, ToolCall};
+use retrylab::vocab::ids::{AttemptId, Key, OpId, ResourceId};
+use retrylab::vocab::protocol::{Reply, Request, Response, ToolCall, ToolResult};
 
 /// What a known-bad design is made of: a built-in design, or the journal engine under a
 /// policy.
@@ -291,5 +293,129 @@ impl Identity for TenantBlind {
         let (worker, now) = (ctx.worker(), ctx.now());
         ctx.journal()
             .create(call, Some(tenant_blind_key(call)), worker, now)
+    }
+}
+
+/// Bug 10: a design whose journal is right and whose answer to the agent is not: it
+/// memoises the receipt per endpoint (a cached `ticket_url(endpoint)` helper in the tool
+/// wrapper), so every later call to an endpoint is told the first call's resource. Its claims
+/// name each operation's own resource, so `no_false_resolution` holds; only the receipt the
+/// user is handed is wrong, and an agent that compensates on it undoes another intent's
+/// effect.
+pub struct MemoisedReceipt;
+
+pub static MEMOISED_RECEIPT: MemoisedReceipt = MemoisedReceipt;
+
+impl Design for MemoisedReceipt {
+    fn name(&self) -> &str {
+        "bad_memoised_receipt"
+    }
+
+    fn summary(&self) -> &str {
+        "one key per call, same-key retries; tells each call the first receipt of its endpoint"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(MemoisedExecutor {
+            attempts: config.attempts,
+            first: BTreeMap::new(),
+        })
+    }
+}
+
+struct MemoisedExecutor {
+    attempts: u32,
+    /// The first receipt seen per (tenant, endpoint): process memory.
+    first: BTreeMap<(u32, u32), ResourceId>,
+}
+
+impl MemoisedExecutor {
+    fn send(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        let Some((o, s)) = ctx.journal().parts_mut(op) else {
+            return;
+        };
+        if s.attempts >= self.attempts {
+            s.owes_report = false;
+            let call = o.call();
+            ctx.transition(op, OpState::Unknown);
+            return ctx.report(&call, ToolResult::Unknown);
+        }
+        s.attempts += 1;
+        let request = Request::create(&o.call(), o.key);
+        ctx.transition(op, OpState::Dispatched);
+        ctx.send(op, request);
+    }
+
+    fn settle(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
+        ctx.transition(op, state);
+        let Some((o, s)) = ctx.journal().parts_mut(op) else {
+            return;
+        };
+        if std::mem::take(&mut s.owes_report) {
+            let call = o.call();
+            ctx.report(&call, result);
+        }
+    }
+}
+
+impl Executor for MemoisedExecutor {
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+        let key = Some(ctx.new_key());
+        let (worker, now) = (ctx.worker(), ctx.now());
+        let op = ctx.journal().create(&call, key, worker, now);
+        ctx.transition(op, OpState::Authorized);
+        if let Some(s) = ctx.journal().scratch_mut(op) {
+            s.owes_report = true;
+        }
+        self.send(ctx, op);
+    }
+
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        _attempt: AttemptId,
+        response: Response,
+    ) {
+        if ctx
+            .journal_ref()
+            .get(op)
+            .is_none_or(|o| o.state().is_settled())
+        {
+            return;
+        }
+        match response {
+            Response::Reply(Reply::Created { resource, .. }) => {
+                let call = ctx.journal_ref().get(op).expect("recorded").call();
+                if let Some(o) = ctx.journal().get_mut(op) {
+                    // The journal keeps the operation's own resource: its claim is true.
+                    o.receipt = Some(resource);
+                }
+                let told = *self
+                    .first
+                    .entry((call.tenant.0, call.endpoint.0))
+                    .or_insert(resource);
+                let result = ToolResult::Success {
+                    resource: Some(told),
+                };
+                self.settle(ctx, op, OpState::Confirmed, result)
+            }
+            Response::Reply(
+                Reply::Rejected | Reply::Mismatch | Reply::MissingKey | Reply::OperationFailed,
+            ) => self.settle(ctx, op, OpState::Failed, ToolResult::Failure),
+            // Anything else: the same key again, while the call's attempts last.
+            _ => self.send(ctx, op),
+        }
+    }
+
+    fn fingerprint(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        self.first.hash(&mut h);
+        true
+    }
+
+    fn reset(&mut self) -> bool {
+        self.first.clear();
+        true
     }
 }

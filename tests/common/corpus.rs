@@ -236,4 +236,30 @@ pub const CORPUS: &[Known] = &[
             "done -> 500 operation failed",
         ],
     },
+    // 10. The journal names each operation's own ticket, the answer to the agent the first
+    // ticket of its endpoint: the second intent is told the first one's.
+    Known {
+        bad: || &bad::MEMOISED_RECEIPT,
+        real: "same_key",
+        model: "memoised_receipt",
+        property: Property::NoWrongReceipt,
+        faults: 0,
+        shows: &[
+            "ledger    effect r1 committed for intent 1",
+            "reports success (r0) for call 2",
+        ],
+    },
+    // 11. The same wrapper in a workflow that compensates: the second intent's cancellation
+    // removes the first intent's ticket.
+    Known {
+        bad: || &bad::MEMOISED_RECEIPT,
+        real: "same_key",
+        model: "compensates_other_intent",
+        property: Property::NoWrongCompensation,
+        faults: 0,
+        shows: &[
+            "reports success (r0) for call 3",
+            "compensation of step 0 call #1), params 4611686018427387904",
+        ],
+    },
 ];
