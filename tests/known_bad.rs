@@ -383,6 +383,83 @@ fn the_wrong_compensation_window_has_exact_figures() {
     assert_eq!((m.wrong_compensations, m.wrong_receipts), (0, 0));
 }
 
+#[test]
+fn a_debounce_window_of_the_designs_own_is_caught() {
+    assert_caught(known("debounced_repeat"));
+}
+
+/// Bug 12 without its declaration: the same code, whose 2 s window no menu straddles, is
+/// certified by dfs, and the certificate's scope says so: it names the values searched,
+/// and 2000 is not among them. Declared, the window is in the scope and the search finds
+/// the merge. A random sweep finds it either way (the second request lands inside the
+/// window on about a tenth of the seeds).
+#[test]
+fn an_undeclared_design_constant_is_outside_the_certificate_it_gets() {
+    let model = load("debounced_repeat");
+    let properties = [retrylab::check::Property::NoMergedRepeat];
+    let undeclared = explore(
+        &model,
+        &bad::DEBOUNCED_UNDECLARED,
+        &properties,
+        Strategy::Dfs,
+        bound(Bound::default().max_runs),
+    );
+    assert!(undeclared.certified(), "{:?}", undeclared.violations);
+    let scope = undeclared.scope.describe();
+    assert!(!undeclared.scope.values().contains(&2000), "{scope}");
+    assert!(scope.contains("5000 (executor.timeout_ms)"), "{scope}");
+    let declared = explore(
+        &model,
+        &bad::DEBOUNCED,
+        &properties,
+        Strategy::Dfs,
+        bound(Bound::default().max_runs),
+    );
+    assert!(!declared.certified());
+    assert_eq!(declared.violations.len(), 1);
+    assert!(
+        declared
+            .scope
+            .describe()
+            .contains("2000 (the design's debounce window)"),
+        "{}",
+        declared.scope.describe()
+    );
+    let (undeclared_seeds, _) = sweep_for(&model, &bad::DEBOUNCED_UNDECLARED, properties[0]);
+    let (declared_seeds, _) = sweep_for(&model, &bad::DEBOUNCED, properties[0]);
+    assert_eq!(undeclared_seeds, declared_seeds);
+    assert!(undeclared_seeds > 50, "{undeclared_seeds}");
+}
+
+/// The world hands the chooser every delay a design sets a timer for, as it sets it: what
+/// `dfs` adds to the menus of the choices after it (see `search.rs`'s unit tests), so that
+/// a menu depends on the run's prefix alone and every vector found replays (asserted for
+/// every counterexample of the corpus above).
+#[test]
+fn the_world_hands_the_chooser_each_timer_delay_the_design_sets() {
+    use retrylab::sim::{Alternatives, Chooser, Purpose};
+    let mut learned = Vec::new();
+    struct Learner<'a>(&'a mut Vec<u64>);
+    impl Chooser for Learner<'_> {
+        fn choose(&mut self, _: Purpose, _: Alternatives<'_>) -> u64 {
+            0
+        }
+        fn learn_threshold(&mut self, ms: u64) {
+            self.0.push(ms);
+        }
+    }
+    // The world hands the chooser the delay of every timer a design sets, in the order set:
+    // journal_reconcile reading a lagging index back.
+    let model =
+        retrylab::model::Model::load(&cli::root().join("models/windows/delayed_visibility.json"))
+            .unwrap();
+    let mut world =
+        retrylab::world::World::new(&model, design::find("journal_reconcile").unwrap(), false);
+    world.run(&mut Learner(&mut learned));
+    // Its read-back waits: `executor.poll_ms` (1 s), doubling.
+    assert_eq!(learned, [1000, 2000, 4000]);
+}
+
 /// Every model of `models/bad/` belongs to a case of the corpus, and `check` passes on all
 /// of them: their expectations (the real designs hold, the built-in designs with the same
 /// flaw violate) are met on the default 1000 seeds.

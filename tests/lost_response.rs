@@ -153,12 +153,13 @@ fn one_design_one_seed_from_the_binary() {
     assert_eq!(rows.len(), 1, "{text}");
     let cells: Vec<&str> = rows[0].split_whitespace().collect();
     // design, intents, effects, completed, true_fail, dup, drifted, comp, false_ok,
-    // false_fail, merged, masked, unresolved, unknown_ops, false_res, calls/intent
+    // false_fail, merged, wrong_rcpt, wrong_comp, masked, unresolved, unknown_ops,
+    // false_res, calls/intent
     assert_eq!(
-        &cells[..16],
+        &cells[..18],
         [
-            "same_key", "1", "1", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
-            "2.00"
+            "same_key", "1", "1", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0",
+            "0", "2.00"
         ]
     );
 }

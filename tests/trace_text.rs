@@ -73,7 +73,7 @@ fn the_outcome_line_names_the_duplicate_effect() {
     );
     assert_eq!(
         line(&out.stdout, "counts: "),
-        "intents 1, effects 2, completed 1, duplicate effects 1, drifted effects 0, compensations 0, false success 0, false failure 0, merged repeats 0, masked mismatches 0, unresolved 0, unknown ops 1, false resolutions 0, remote calls 2"
+        "intents 1, effects 2, completed 1, duplicate effects 1, drifted effects 0, compensations 0, false success 0, false failure 0, merged repeats 0, wrong receipts 0, wrong compensations 0, masked mismatches 0, unresolved 0, unknown ops 1, false resolutions 0, remote calls 2"
     );
 }
 

@@ -15,4 +15,4 @@ pub use histogram::{Histogram, Percentiles};
 pub use metrics::{Metrics, RunSummary};
 pub use outcome::Outcome;
 pub use properties::{Judge, Property, PropertyDef, Violations};
-pub use verdict::{IntentVerdict, intent_verdicts};
+pub use verdict::{IntentVerdict, WrongReceipt, intent_verdicts};

@@ -43,6 +43,15 @@ impl Kind {
     }
 }
 
+/// A step reported done on a receipt that is not an effect of its intent and step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WrongReceipt {
+    pub step: u32,
+    pub receipt: ResourceId,
+    /// The intent and step whose effect the receipt is, if any.
+    pub owner: Option<(IntentId, u32)>,
+}
+
 /// The verdict on one intent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntentVerdict {
@@ -63,7 +72,7 @@ pub struct IntentVerdict {
     pub merged_into: Option<(ResourceId, IntentId)>,
     /// Steps reported done on a receipt that is not an effect of this intent and step: the
     /// step, the receipt, and whose effect it is (`None`: no effect the ledger has).
-    pub wrong_receipts: Vec<(u32, ResourceId, Option<(IntentId, u32)>)>,
+    pub wrong_receipts: Vec<WrongReceipt>,
     /// Compensations this intent's calls committed that removed no effect of the step they
     /// undo: the compensation, and the resource it removed with its intent (`None`: it
     /// removed nothing).
@@ -111,7 +120,16 @@ impl std::fmt::Display for IntentVerdict {
         for (r, c, i) in &self.removed_by_other {
             notes.push(format!("effect {r} removed by compensation {c} of {i}"));
         }
-        for (k, r, of) in &self.wrong_receipts {
+        for WrongReceipt {
+            step: k,
+            receipt: r,
+            owner: of,
+        } in &self.wrong_receipts
+        {
+            if self.merged_into.is_some_and(|(m, _)| m == *r) {
+                // Said already: "merged into r0 of intent 0".
+                continue;
+            }
             let step = if self.missing.is_empty() && self.wrong_receipts.len() == 1 {
                 String::new()
             } else {
@@ -221,7 +239,11 @@ pub fn intent_verdicts(o: &Outcome<'_>) -> Vec<IntentVerdict> {
                 .filter_map(|k| {
                     let r = heard.steps[k as usize].and_then(|s| s.receipt)?;
                     let of = owner(r);
-                    (of != Some((intent.id, k))).then_some((k, r, of))
+                    (of != Some((intent.id, k))).then_some(WrongReceipt {
+                        step: k,
+                        receipt: r,
+                        owner: of,
+                    })
                 })
                 .collect();
             let wrong_compensations = mine

@@ -749,3 +749,46 @@ fn sample(
         scope: TimingScope::of(model, design),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A threshold learned during a run reaches the menus of the timing choices after it,
+    /// not the menus already opened, and is mixed into the state's fingerprint.
+    #[test]
+    fn a_learned_threshold_shapes_only_later_menus() {
+        let mut nodes = Vec::new();
+        let (pos, faults, deviations) = (Cell::new(0), Cell::new(0), Cell::new(0));
+        let (capped_faults, capped_deviations) = (Cell::new(false), Cell::new(false));
+        let learned = RefCell::new(Vec::new());
+        let thresholds = [5_000];
+        let mut chooser = PathChooser {
+            nodes: &mut nodes,
+            pos: &pos,
+            faults: &faults,
+            deviations: &deviations,
+            capped_faults: &capped_faults,
+            capped_deviations: &capped_deviations,
+            fault_budget: 0,
+            deviation_budget: 10,
+            thresholds: &thresholds,
+            learned: &learned,
+        };
+        let span = Alternatives::Span {
+            min: 0,
+            len: 20_001,
+        };
+        chooser.choose(Purpose::Arrival, span);
+        chooser.learn_threshold(2_000);
+        // Known already (a model threshold), or zero: not learned again.
+        chooser.learn_threshold(5_000);
+        chooser.learn_threshold(0);
+        chooser.choose(Purpose::Arrival, span);
+        assert_eq!(*learned.borrow(), [2_000]);
+        assert_eq!(nodes[0].options, [0, 4_999, 5_001, 20_000]);
+        assert_eq!(nodes[1].options, [0, 1_999, 2_001, 4_999, 5_001, 20_000]);
+        assert_eq!(with_learned(7, &[]), 7);
+        assert_ne!(with_learned(7, &[2_000]), with_learned(7, &[2_001]));
+    }
+}

@@ -19,7 +19,9 @@
 //!   sweeper takes over operations that are still in flight and sends them again;
 //! - [`ACCEPTED_IS_DONE`]: `journal` that hears a 202 Accepted as done;
 //! - [`MEMOISED_RECEIPT`]: a same-key design whose journal names each operation's own
-//!   resource but whose answer to the agent names the first resource of its endpoint.
+//!   resource but whose answer to the agent names the first resource of its endpoint;
+//! - [`DEBOUNCED`]: the same without the memo, answering an identical call within 2 s of a
+//!   success from a cache: a design-internal constant, declared to the explorer.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -318,15 +320,74 @@ impl Design for MemoisedReceipt {
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
         Box::new(MemoisedExecutor {
             attempts: config.attempts,
+            memoise: true,
+            debounce_ms: None,
             first: BTreeMap::new(),
+            done: BTreeMap::new(),
         })
+    }
+}
+
+/// Bug 12: a tool wrapper that debounces an identical call (same tenant, action and
+/// arguments) within 2 s of a success, answering it from its cache: a guard against a model
+/// that calls a tool twice, which merges the repeat a user really wanted. The 2 s is the
+/// design's own constant, not a model knob: the design declares it
+/// ([`Design::time_thresholds`]) so that `explore` offers values on both sides of it.
+/// [`DEBOUNCED_UNDECLARED`] is the same code without the declaration: its certificate does
+/// not cover the window (its scope says which values it tried).
+pub struct Debounced {
+    pub declared: bool,
+}
+
+pub static DEBOUNCED: Debounced = Debounced { declared: true };
+pub static DEBOUNCED_UNDECLARED: Debounced = Debounced { declared: false };
+
+/// The debounce window of [`Debounced`].
+pub const DEBOUNCE_MS: u64 = 2_000;
+
+impl Design for Debounced {
+    fn name(&self) -> &str {
+        if self.declared {
+            "bad_debounced"
+        } else {
+            "bad_debounced_undeclared"
+        }
+    }
+
+    fn summary(&self) -> &str {
+        "one key per call, same-key retries; an identical call within 2 s of a success is answered from a cache"
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(MemoisedExecutor {
+            attempts: config.attempts,
+            memoise: false,
+            debounce_ms: Some(DEBOUNCE_MS),
+            first: BTreeMap::new(),
+            done: BTreeMap::new(),
+        })
+    }
+
+    fn time_thresholds(&self, _config: &ExecutorModel) -> Vec<(u64, &'static str)> {
+        if self.declared {
+            vec![(DEBOUNCE_MS, "the design's debounce window")]
+        } else {
+            Vec::new()
+        }
     }
 }
 
 struct MemoisedExecutor {
     attempts: u32,
+    /// Tell each call the first receipt of its endpoint (bug 10).
+    memoise: bool,
+    /// Answer an identical call within this many milliseconds of a success from the cache
+    /// (bug 12).
+    debounce_ms: Option<u64>,
     /// The first receipt seen per (tenant, endpoint): process memory.
     first: BTreeMap<(u32, u32), ResourceId>,
+    /// The last success per (tenant, endpoint, arguments): when, and its receipt.
+    done: BTreeMap<(u32, u32, u64), (u64, ResourceId)>,
 }
 
 impl MemoisedExecutor {
@@ -360,6 +421,24 @@ impl MemoisedExecutor {
 
 impl Executor for MemoisedExecutor {
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+        let what = (call.tenant.0, call.endpoint.0, call.params.0);
+        if let (Some(window), Some(&(at, resource))) = (self.debounce_ms, self.done.get(&what))
+            && ctx.now() - at < window
+        {
+            let age = ctx.now() - at;
+            ctx.note(|| {
+                format!(
+                    "{}: identical to a call done {age} ms ago: cached",
+                    call.call
+                )
+            });
+            return ctx.report(
+                &call,
+                ToolResult::Success {
+                    resource: Some(resource),
+                },
+            );
+        }
         let key = Some(ctx.new_key());
         let (worker, now) = (ctx.worker(), ctx.now());
         let op = ctx.journal().create(&call, key, worker, now);
@@ -391,10 +470,13 @@ impl Executor for MemoisedExecutor {
                     // The journal keeps the operation's own resource: its claim is true.
                     o.receipt = Some(resource);
                 }
-                let told = *self
+                let what = (call.tenant.0, call.endpoint.0, call.params.0);
+                self.done.insert(what, (ctx.now(), resource));
+                let first = *self
                     .first
                     .entry((call.tenant.0, call.endpoint.0))
                     .or_insert(resource);
+                let told = if self.memoise { first } else { resource };
                 let result = ToolResult::Success {
                     resource: Some(told),
                 };
@@ -411,11 +493,13 @@ impl Executor for MemoisedExecutor {
     fn fingerprint(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
         use std::hash::Hash;
         self.first.hash(&mut h);
+        self.done.hash(&mut h);
         true
     }
 
     fn reset(&mut self) -> bool {
         self.first.clear();
+        self.done.clear();
         true
     }
 }

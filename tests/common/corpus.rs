@@ -262,4 +262,14 @@ pub const CORPUS: &[Known] = &[
             "compensation of step 0 call #1), params 4611686018427387904",
         ],
     },
+    // 12. A design-internal constant: an identical call within 2 s of a success is answered
+    // from a cache, and the user's genuine repeat is merged.
+    Known {
+        bad: || &bad::DEBOUNCED,
+        real: "same_key",
+        model: "debounced_repeat",
+        property: Property::NoMergedRepeat,
+        faults: 0,
+        shows: &["intent 1 arrives: genuinely repeats intent 0", "cached"],
+    },
 ];
