@@ -218,7 +218,7 @@ fn layout(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The report as the default two-line-per-design table, then what failed.
+/// The report as the default three-line-per-design table, then what failed.
 pub fn render(report: &Report) -> String {
     let mut rows: Vec<Vec<String>> = vec![
         columns()
