@@ -274,7 +274,7 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
 /// choice there, hence `--ties`), as `retrylab explore` prints it, with [`REPLAY_PROGRAM`].
 pub fn replay_command(file: &str, design: &str, choices: &str, digest: &str) -> String {
     format!(
-        "{REPLAY_PROGRAM} replay {} --design {design} --choices '{choices}' --ties --model-digest {digest}",
+        "{REPLAY_PROGRAM} replay {} --design {design} --model-digest {digest} --choices '{choices}' --ties",
         shell_word(file)
     )
 }

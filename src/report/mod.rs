@@ -107,7 +107,7 @@ impl ReplayCommand {
     /// known).
     pub fn choices(&self, design: &str, choices: &str) -> String {
         format!(
-            "{} replay {}{} --design {design} --choices '{choices}'{}",
+            "{} replay {}{} --design {design}{} --choices '{choices}'",
             shell_word(&self.program),
             shell_word(&self.model_path),
             self.provider_flag(),
