@@ -238,8 +238,10 @@ fn a_lease_shorter_than_the_client_timeout_is_reported_and_duplicates() {
     let out = retrylab(&["run", &path, "--seeds", "10"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
+    assert!(text.contains(" 72.2-100    0-27.8"), "{text}");
     assert!(
-        text.contains("\n  no expectations *       72.2-100    0-27.8"),
+        text.lines()
+            .any(|l| l.starts_with("  harm: ") && l.ends_with("; no expectations *")),
         "{text}"
     );
     let notes = "\

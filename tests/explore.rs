@@ -60,10 +60,13 @@ fn the_shortest_counterexample_replays_as_printed() {
         .lines()
         .find_map(|l| l.strip_prefix("replay: "))
         .expect("a replay line");
+    let digest = retrylab::model::Model::load(&root().join("models/ticket_lost_response.json"))
+        .unwrap()
+        .digest();
     assert!(
-        replay.ends_with(
-            "replay models/ticket_lost_response.json --design new_key_after_replan --choices '' --ties"
-        ),
+        replay.ends_with(&format!(
+            "replay models/ticket_lost_response.json --design new_key_after_replan --model-digest {digest} --choices '' --ties"
+        )),
         "{replay}"
     );
     let again = shell(replay);

@@ -334,8 +334,12 @@ fn every_counterexample_replays_through_the_binary() {
             assert_eq!(
                 *replay,
                 format!(
-                    "{REPLAY_PROGRAM} replay {} --design {} --choices '{choices}' --ties",
-                    m.columns[c].file, m.designs[d]
+                    "{REPLAY_PROGRAM} replay {} --design {} --model-digest {} --choices '{choices}' --ties",
+                    m.columns[c].file,
+                    m.designs[d],
+                    Model::load(&cli::root().join(&m.columns[c].file))
+                        .unwrap()
+                        .digest()
                 )
             );
             // The command as printed, with the built binary in place of `cargo run`.

@@ -9,6 +9,11 @@ use std::process::Command;
 
 use cli::*;
 
+/// The bundled lost-response model, whose digest the report's replay commands carry.
+fn lost_response() -> retrylab::model::Model {
+    retrylab::model::Model::load(&root().join("models/ticket_lost_response.json")).unwrap()
+}
+
 fn out_dir(test: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("retrylab-report-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -134,7 +139,7 @@ fn the_report_carries_paired_differences_against_the_baseline() {
     // The shrunk counterexample of no_dedup's duplicate is the run with every choice at
     // its default: the model itself loses the reply.
     assert!(
-        md.contains("- `no_dedup` violates `no_duplicate` (expected; seed 0, 0 choices from 6): `retrylab replay models/ticket_lost_response.json --design no_dedup --choices ''`"),
+        md.contains(&format!("- `no_dedup` violates `no_duplicate` (expected; seed 0, 0 choices from 6): `retrylab replay models/ticket_lost_response.json --design no_dedup --model-digest {} --choices ''`", lost_response().digest())),
         "{md}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -273,9 +278,10 @@ fn each_provider_adds_one_part_per_preset_and_a_comparison_table() {
         ),
         "{md}"
     );
-    assert!(md.contains(
-        "`retrylab replay models/ticket_lost_response.json --provider no_dedup --design same_key --choices ''`"
-    ));
+    assert!(md.contains(&format!(
+        "`retrylab replay models/ticket_lost_response.json --provider no_dedup --design same_key --model-digest {} --choices ''`",
+        lost_response().with_provider("no_dedup").unwrap().digest()
+    )));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

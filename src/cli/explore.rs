@@ -85,7 +85,7 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
         );
     }
     let ties = strategy == Strategy::Dfs;
-    let replay = ctx.replay_command(&a.model, a.provider.as_deref());
+    let replay = ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest()));
     for v in &found.violations {
         out.push_str(&explain(&model, design, v, ties, &replay));
     }

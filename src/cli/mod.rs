@@ -15,10 +15,13 @@
 //! ```
 //!
 //! Exit codes: 0 success; 1 a property failed (`check`, `run --fail-on`, `explore`, and
-//! `merge` of their shards) or an output error; 2 bad input (command line, model file, choice vector); 3 `explore` found
-//! no violation but stopped at a limit before covering its bound.
+//! `merge` of their shards) or an output error; 2 bad input (command line, model file,
+//! choice vector, a vector recorded against another model); 3 not certified: `explore` or
+//! `check` found no violation but stopped at a limit before covering its bound, or `check`
+//! was given a model without expectations.
 
 mod check;
+mod check_out;
 mod explore;
 mod merge;
 mod model_info;
@@ -47,8 +50,9 @@ use crate::vocab::trace::{Component, render_lines};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 an expectation or --fail-on property failed (or explore found a
-violation), 2 bad input (arguments, model file, choice vector), 3 explore stopped at a limit
-without a violation.
+violation), 2 bad input (arguments, model file, choice vector), 3 not certified: explore or
+check found no violation but stopped at a limit (or check was given a model without
+expectations).
 
 Examples:
   retrylab run models/ticket_lost_response.json
@@ -78,8 +82,9 @@ enum Command {
     #[command(after_help = run_after_help())]
     Run(RunArgs),
     /// Check the expectations in model files (`expect`): exit 0 when all are met, 1 when one
-    /// is not, with a shrunk counterexample and the command that replays it. A model with an
-    /// `explore` bound also has each design certified within it.
+    /// is not, with a shrunk counterexample and the command that replays it, 3 when nothing
+    /// failed but something is not certified. A model with an `explore` bound also has each
+    /// design certified within it.
     #[command(after_help = check_after_help())]
     Check(CheckArgs),
     /// Search every schedule of one design within a fault budget (or sample seeds): exit 0
@@ -128,7 +133,7 @@ Example:
   retrylab merge part*.json
 
 Exit codes: as the unsharded command (run: 1 a --fail-on property was violated; check: 1 an
-expectation is not met), 2 bad input.";
+expectation is not met, 3 not certified), 2 bad input.";
 
 #[derive(clap::Args, Debug)]
 struct MergeArgs {
@@ -211,11 +216,38 @@ struct ShardArgs {
     out: Option<PathBuf>,
 }
 
+/// Output format of `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CheckFormat {
+    /// The verdict lines, counterexamples and replay commands, for a person.
+    Table,
+    /// One JSON object (`"format": "retrylab-check"`), described in the README.
+    Json,
+    /// JUnit XML: one test case per expectation, and one per exhaustive search.
+    Junit,
+}
+
 #[derive(clap::Args, Debug)]
 struct CheckArgs {
-    /// Model files (JSON) with an `expect` section.
+    /// Model files (JSON) with an `expect` section, or directories: a directory stands for
+    /// its `*.json` files in byte order of their names (the JSON Schema left out).
     #[arg(required = true, value_name = "MODEL")]
     models: Vec<PathBuf>,
+    /// Most runs of each design's exhaustive search within the model's `explore` bound, in
+    /// place of the model's `expect.DESIGN.explore_max_runs` and `explore.max_runs`.
+    #[arg(long, value_name = "N")]
+    max_runs: Option<u64>,
+    /// Exit 0, not 3, when a model has no expectations (it checks nothing; the output
+    /// still says so).
+    #[arg(long)]
+    allow_no_expectations: bool,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    format: CheckFormat,
+    /// Also write the verdicts as JUnit XML to FILE (whatever --format), for a CI's test
+    /// report; with --shard, the merge writes it.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
     /// Seeds per design, run as seeds FIRST..FIRST+N.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     seeds: u64,
@@ -328,8 +360,8 @@ struct ExploreArgs {
     /// Most non-default fault choices per run (dfs).
     #[arg(long, value_name = "K")]
     max_faults: Option<u32>,
-    /// Most runs (dfs) or seeds (swarm, random). Default: the model's `explore` bound,
-    /// else 1000000.
+    /// Most runs (dfs) or seeds (swarm, random). Default: the model's
+    /// `expect.DESIGN.explore_max_runs`, else its `explore` bound's, else 1000000.
     #[arg(long, value_name = "N")]
     max_runs: Option<u64>,
     /// Most states remembered in the visited set (about 80 bytes each).
@@ -360,6 +392,10 @@ impl ExploreArgs {
         }
         let max_runs = self
             .max_runs
+            .or(model
+                .expect
+                .get(&self.design)
+                .and_then(|e| e.explore_max_runs))
             .or(from_model.map(|e| e.max_runs))
             .unwrap_or(default.max_runs);
         if max_runs == 0 {
@@ -401,7 +437,21 @@ fn check_after_help() -> String {
     {
         s.push_str(&format!("  {:<22} {}\n", p.pattern(), p.meaning()));
     }
-    s.push_str("\nExit codes: 0 every expectation met, 1 one is not, 2 bad input.");
+    s.push_str(
+        "\nPer design, the first line says what happened to the user over the seeds (harm: duplicate
+effects, false successes or failures, unresolved intents), then one line per expectation.
+
+Exit codes: 0 every expectation met and every search certified; 1 an expectation is not
+met, a search found a violation, or the determinism self-check failed; 3 nothing failed but
+something is not certified: an exhaustive search stopped at its run limit (raise --max-runs)
+or a model has no expectations (unless --allow-no-expectations); 2 bad input.
+
+JUnit (--format junit, --junit FILE): a testsuite per model, a testcase per expectation
+(classname the model, name `DESIGN WANT PROPERTY`) with a <failure> holding the shrunk
+counterexample and its replay command; a search is `DESIGN explore` and, when not
+certified, <skipped> with the reason (GitHub and GitLab list it as skipped; the exit code 3
+fails the job).",
+    );
     s
 }
 
@@ -525,6 +575,12 @@ struct ReplayArgs {
     /// its replay commands); without it they run first in, first out.
     #[arg(long)]
     ties: bool,
+    /// The digest of the model the vector was recorded against, as the printed replay
+    /// command gives it: the replay is refused (exit 2) when the model (with --provider, as
+    /// run) has changed since in anything a run reads. Without it (a vector printed before
+    /// digests were), the vector replays unchecked.
+    #[arg(long, value_name = "HEX")]
+    model_digest: Option<String>,
     #[command(flatten)]
     filter: TimelineFilter,
 }
@@ -764,12 +820,19 @@ impl Ctx {
         })
     }
 
-    /// The command that replays runs of the model at `path`, as the user can paste it.
-    fn replay_command(&self, path: &Path, provider: Option<&str>) -> ReplayCommand {
+    /// The command that replays runs of the model at `path`, as the user can paste it
+    /// (`digest`: the model's, carried by a choice vector's replay command).
+    fn replay_command(
+        &self,
+        path: &Path,
+        provider: Option<&str>,
+        digest: Option<String>,
+    ) -> ReplayCommand {
         ReplayCommand {
             program: self.program.clone(),
             model_path: path.display().to_string(),
             provider: provider.map(str::to_string),
+            model_digest: digest,
         }
     }
 }
@@ -864,7 +927,7 @@ fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
     );
     ctx.print(&render_run(
         &header,
-        &ctx.replay_command(&a.model, a.provider.as_deref()),
+        &ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest())),
         d,
         &traced,
         false,
@@ -880,6 +943,14 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
         .choices
         .parse()
         .map_err(|e| CliError::Input(format!("--choices: {e}")))?;
+    if let Some(recorded) = &a.model_digest {
+        let now = model.digest();
+        if recorded.trim() != now {
+            return Err(CliError::Input(format!(
+                "--model-digest {recorded}: the model changed since the vector was recorded (its digest is now {now}): its choices would make other decisions, not replay the recorded run; rerun the command that printed it (check, explore, trace) on the model as it is"
+            )));
+        }
+    }
     let mut chooser = ReplayChooser::new(vector.clone()).ordering_ties(a.ties);
     let traced = run_traced(&model, d, &mut chooser);
     chooser
@@ -900,7 +971,7 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
     );
     ctx.print(&render_run(
         &header,
-        &ctx.replay_command(&a.model, a.provider.as_deref()),
+        &ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest())),
         d,
         &traced,
         a.ties,

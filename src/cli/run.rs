@@ -208,6 +208,8 @@ pub(super) fn render(
             program: ctx.program.clone(),
             model_path: o.model.clone(),
             provider: o.provider.clone(),
+            // `run` prints seeds (`trace --seed`), never a choice vector.
+            model_digest: None,
         },
     };
     let mut text = match format {

@@ -3,7 +3,7 @@
 
 use super::shrink::{Shrunk, shrink_seed};
 use super::sweep::{Spec, Sweep, sweep};
-use crate::check::Property;
+use crate::check::{Metrics, Property};
 use crate::design::{Design, Registry};
 use crate::model::{Model, Want};
 use crate::run::{Traced, run_traced};
@@ -56,14 +56,15 @@ pub fn expected_designs(model: &Model, designs: &Registry) -> Vec<&'static dyn D
 }
 
 /// Sweeps `design` over `seeds` evaluating its expected properties, and judges each; also
-/// returns the model's scripted faults (indices in its list) that fired on no seed.
+/// returns the model's scripted faults (indices in its list) that fired on no seed, and
+/// the sweep's metrics (what happened to the user, whatever the expectations say).
 /// `progress` is called as seeds finish.
 pub fn judge_design(
     model: &Model,
     design: &dyn Design,
     seeds: (u64, u64),
     progress: &(dyn Fn(u64) + Sync),
-) -> (Vec<Judged>, Vec<usize>) {
+) -> (Vec<Judged>, Vec<usize>, Metrics) {
     let expected = model.expectations(design.name());
     let properties: Vec<Property> = expected.iter().map(|(p, _)| *p).collect();
     let spec = Spec {
@@ -95,7 +96,8 @@ pub fn judge_design(
             }
         })
         .collect();
-    (judged, result.unfired())
+    let unfired = result.unfired();
+    (judged, unfired, result.metrics)
 }
 
 /// Shrinks the run of `seed` for `property` and traces the result.

@@ -98,6 +98,27 @@ impl Model {
             .collect()
     }
 
+    /// A short stable digest of what a run of the model depends on (16 hex digits,
+    /// FNV-1a): the canonical JSON of the effective model (every field with the value a
+    /// run uses, presets resolved, file formatting and key order irrelevant) without the
+    /// fields no run reads: `name`, `description`, `designs`, `expect`, `explore`, and the
+    /// provider's `source` and `notes`. A printed `replay` command carries it
+    /// (`--model-digest`), so that a choice vector is never replayed against a model edited
+    /// since it was recorded: every choice would then mean another decision.
+    pub fn digest(&self) -> String {
+        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let Some(o) = v.as_object_mut() {
+            for key in ["name", "description", "designs", "expect", "explore"] {
+                o.remove(key);
+            }
+            if let Some(p) = o.get_mut("provider").and_then(|p| p.as_object_mut()) {
+                p.remove("source");
+                p.remove("notes");
+            }
+        }
+        crate::report::research::file_hash(v.to_string().as_bytes())
+    }
+
     /// The same scenario against another provider: the contract of the built-in preset
     /// `name` (every knob a preset sets, visibility lag included), with the model's failure
     /// environment kept (`processing_ms`, `error_before_commit`, `error_after_commit`,

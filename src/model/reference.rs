@@ -751,7 +751,7 @@ mod tests {
             ),
             (
                 "expect.same_key",
-                "an object with the fields `hold`, `violate`",
+                "an object with the fields `explore_max_runs`, `hold`, `violate`",
             ),
             ("workers.journal", "one of \"durable\", \"volatile\""),
             (

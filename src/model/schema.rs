@@ -138,6 +138,12 @@ pub struct Expectation {
     #[serde(default)]
     #[schemars(with = "Vec<super::json_schema::PropertyName>")]
     pub violate: Vec<String>,
+    /// Most runs of `check`'s exhaustive search of this design, in place of the model's
+    /// `explore.max_runs` (`check --max-runs` overrides both); `explore --design` takes it as
+    /// its default too. Needs the model's `explore` bound and a `hold` list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null), example = 5_000_000)]
+    pub explore_max_runs: Option<u64>,
 }
 
 /// Intents arriving over time.

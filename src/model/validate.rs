@@ -127,6 +127,22 @@ fn expectations(p: &mut Problems, m: &Model, designs: Option<&Registry>) {
             };
             p.push((format!("expect.{name}"), format!("design \"{name}\" {why}")));
         }
+        if let Some(runs) = e.explore_max_runs {
+            let path = format!("expect.{name}.explore_max_runs");
+            if m.explore.is_none() {
+                p.push((
+                    path,
+                    "the model has no `explore` bound, so `check` searches nothing; add \"explore\": {\"max_faults\": K} or remove this field".into(),
+                ));
+            } else if e.hold.is_empty() {
+                p.push((
+                    path,
+                    "the design has no `hold` list: `check` searches only for violations of properties that must hold".into(),
+                ));
+            } else {
+                within(p, &path, runs, MAX_EXPLORE_RUNS);
+            }
+        }
         let mut seen: Vec<Property> = Vec::new();
         for (list, names) in [("hold", &e.hold), ("violate", &e.violate)] {
             for (i, text) in names.iter().enumerate() {

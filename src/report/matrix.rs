@@ -260,7 +260,7 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
         return Cell::Counterexample {
             property: v.property.to_string(),
             faults: v.faults,
-            replay: replay_command(file, design.name(), &choices),
+            replay: replay_command(file, design.name(), &choices, &model.digest()),
             choices,
         };
     }
@@ -282,9 +282,9 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
 
 /// The line that replays a vector found by exhaustive search (same-instant order is a
 /// choice there, hence `--ties`), as `retrylab explore` prints it, with [`REPLAY_PROGRAM`].
-pub fn replay_command(file: &str, design: &str, choices: &str) -> String {
+pub fn replay_command(file: &str, design: &str, choices: &str, digest: &str) -> String {
     format!(
-        "{REPLAY_PROGRAM} replay {} --design {design} --choices '{choices}' --ties",
+        "{REPLAY_PROGRAM} replay {} --design {design} --model-digest {digest} --choices '{choices}' --ties",
         shell_word(file)
     )
 }

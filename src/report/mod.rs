@@ -78,6 +78,10 @@ pub struct ReplayCommand {
     pub model_path: String,
     /// The provider preset the model was run against instead of its own (`--provider`).
     pub provider: Option<String>,
+    /// The [`Model::digest`](crate::model::Model::digest) of the model as run: a choice
+    /// vector's replay command carries it (`--model-digest`), and `replay` refuses it
+    /// against a model edited since.
+    pub model_digest: Option<String>,
 }
 
 impl ReplayCommand {
@@ -99,13 +103,18 @@ impl ReplayCommand {
             .unwrap_or_default()
     }
 
-    /// The command that replays a choice vector of `design`.
+    /// The command that replays a choice vector of `design` (with the model's digest, when
+    /// known).
     pub fn choices(&self, design: &str, choices: &str) -> String {
         format!(
-            "{} replay {}{} --design {design} --choices '{choices}'",
+            "{} replay {}{} --design {design}{} --choices '{choices}'",
             shell_word(&self.program),
             shell_word(&self.model_path),
-            self.provider_flag()
+            self.provider_flag(),
+            self.model_digest
+                .as_ref()
+                .map(|d| format!(" --model-digest {d}"))
+                .unwrap_or_default()
         )
     }
 

@@ -1,16 +1,20 @@
 //! The table form of a report.
 //!
-//! The default table fits 100 columns: two lines per design, the outcome of each intent as
-//! shares that add up to 100 % with their 95 % Wilson intervals below, duplicate effects and
-//! remote calls per intent, reconciliation time p50 (p99 below) in human units, and under the
-//! design's name the verdict of the model's expectations, marked `*` when the design's
-//! guarantee does not apply to the model (a footnote below the table names the contract
-//! assumption that does not hold). `--wide` keeps every count on one line per design.
+//! The default table fits 100 columns: three lines per design. The first two: the outcome
+//! of each intent as shares that add up to 100 % with their 95 % Wilson intervals below,
+//! duplicate effects and remote calls per intent, reconciliation time p50 (p99 below) in
+//! human units. The third says what happened to the user first (`harm: 1000 duplicate
+//! effects in 1000 intents`, or `no harm in ...`), then the verdict of the model's
+//! expectations, marked `*` when the design's guarantee does not apply to the model (a
+//! footnote below the table names the contract assumption that does not hold): met
+//! expectations never read as "safe" beside a duplicate. `--wide` keeps every count on one
+//! line per design.
 
 use std::fmt::Write;
 
 use super::stats::{Rate, human_ms, shares_in_tenths, tenths_text};
 use super::{DesignResult, Report};
+use crate::check::Metrics;
 use crate::check::counters::{self, COUNTERS, Wide, outcomes, per_intent};
 use crate::model::Want;
 
@@ -20,7 +24,7 @@ use crate::model::Want;
 pub fn columns() -> Vec<(&'static str, &'static str)> {
     let mut out = vec![(
         "design",
-        "executor design under test; below it, the verdict of the model's expectations (* its guarantee does not apply: see the note below the table)",
+        "executor design under test; below its figures, what happened to the user (harm: duplicate effects, false successes or failures, unresolved intents...), then the verdict of the model's expectations (* its guarantee does not apply: see the note below the table)",
     )];
     out.extend(outcomes().filter_map(|c| Some((c.table?, c.meaning))));
     out.extend(per_intent().filter_map(|c| Some((c.table?, c.meaning))));
@@ -56,6 +60,46 @@ pub fn wide_columns() -> Vec<(&'static str, &'static str)> {
     out
 }
 
+/// The harms a sweep's metrics count, each with its singular and plural name: what
+/// happened to the user, whatever the model expects.
+fn harms(m: &Metrics) -> [(u64, &'static str, &'static str); 6] {
+    [
+        (m.duplicate_effects, "duplicate effect", "duplicate effects"),
+        (m.false_success, "false success", "false successes"),
+        (m.false_failure, "false failure", "false failures"),
+        (m.unresolved, "unresolved intent", "unresolved intents"),
+        (m.drifted_effects, "drifted effect", "drifted effects"),
+        (m.masked_mismatches, "masked mismatch", "masked mismatches"),
+    ]
+}
+
+/// Whether a sweep harmed the user: a duplicate effect, a false success or failure, an
+/// unresolved intent, a drifted effect or a masked mismatch.
+pub fn harmed(m: &Metrics) -> bool {
+    harms(m).iter().any(|h| h.0 > 0)
+}
+
+/// What happened to the user over a sweep, stated before any expectation: `harm: 1000
+/// duplicate effects in 1000 intents`, or `no harm in 1000 intents` (no duplicate effect,
+/// false success or failure, unresolved intent, drifted effect or masked mismatch).
+pub fn harm(m: &Metrics) -> String {
+    let named: Vec<String> = harms(m)
+        .iter()
+        .filter(|h| h.0 > 0)
+        .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect();
+    let intents = format!(
+        "{} intent{}",
+        m.intents,
+        if m.intents == 1 { "" } else { "s" }
+    );
+    if named.is_empty() {
+        format!("no harm in {intents}")
+    } else {
+        format!("harm: {} in {intents}", named.join(", "))
+    }
+}
+
 /// `ok (N met)` or `FAIL (k of N)` (which ones are listed below the table), or `no
 /// expectations` when the
 /// model expects nothing of the design.
@@ -65,6 +109,17 @@ pub fn verdict(r: &DesignResult) -> String {
         (n, 0) => format!("ok ({n} met)"),
         (n, k) => format!("FAIL ({k} of {n})"),
     }
+}
+
+/// The line under a design's figures: what happened to the user first, then the verdict of
+/// the expectations, wrapped to the table's width.
+fn verdict_line(r: &DesignResult) -> String {
+    let expectations = match r.expect.len() {
+        0 => "no expectations".to_string(),
+        _ => format!("expectations {}", verdict(r)),
+    };
+    let text = format!("{}; {expectations}{}", harm(&r.metrics), mark(r));
+    wrap("  ", &text, NOTE_WIDTH, "    ")
 }
 
 /// `" *"` when one of the design's contract assumptions does not hold on the model.
@@ -163,7 +218,7 @@ fn layout(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The report as the default two-line-per-design table, then what failed.
+/// The report as the default three-line-per-design table, then what failed.
 pub fn render(report: &Report) -> String {
     let mut rows: Vec<Vec<String>> = vec![
         columns()
@@ -172,6 +227,7 @@ pub fn render(report: &Report) -> String {
             .map(|(h, _)| h.to_string())
             .collect(),
     ];
+    let mut verdicts = Vec::new();
     for r in &report.results {
         let m = &r.metrics;
         let counts = m.outcome_counts();
@@ -190,7 +246,7 @@ pub fn render(report: &Report) -> String {
         let shown = || counters::per_intent().filter(|c| c.table.is_some());
         first.extend(shown().map(|c| per_intent((c.total)(m))));
         first.push(human(recon.p50));
-        let mut second = vec![format!("  {}{}", verdict(r), mark(r))];
+        let mut second = vec![String::new()];
         second.extend(
             counts
                 .iter()
@@ -200,12 +256,28 @@ pub fn render(report: &Report) -> String {
         second.push(human(recon.p99));
         rows.push(first);
         rows.push(second);
+        verdicts.push(verdict_line(r));
     }
     let mut out = header(report);
     out.push_str(
-        "outcome of each intent (95 % Wilson interval below), duplicate effects and remote calls\nper intent, reconciliation time p50 (p99 below), verdict of the model's expectations\n\n",
+        "outcome of each intent (95 % Wilson interval below), duplicate effects and remote calls\nper intent, reconciliation time p50 (p99 below); below, what happened to the user, then the\nverdict of the model's expectations\n\n",
     );
-    out.push_str(&layout(&rows));
+    // Each design's two rows of figures, then its verdict line, which is not a column.
+    let laid = layout(&rows);
+    let mut lines = laid.lines();
+    if let Some(head) = lines.next() {
+        out.push_str(head);
+        out.push('\n');
+    }
+    for v in &verdicts {
+        for _ in 0..2 {
+            if let Some(l) = lines.next() {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out.push_str(v);
+    }
     out.push_str(&assumption_notes(report));
     out.push_str(&unmet_lines(report));
     out
