@@ -62,19 +62,66 @@ pub fn wide_columns() -> Vec<(&'static str, &'static str)> {
 
 /// The harms a sweep's metrics count, each with its singular and plural name: what
 /// happened to the user, whatever the model expects.
-fn harms(m: &Metrics) -> [(u64, &'static str, &'static str); 6] {
+fn harms(m: &Metrics) -> [(u64, &'static str, &'static str); 9] {
     [
         (m.duplicate_effects, "duplicate effect", "duplicate effects"),
         (m.false_success, "false success", "false successes"),
         (m.false_failure, "false failure", "false failures"),
         (m.unresolved, "unresolved intent", "unresolved intents"),
         (m.drifted_effects, "drifted effect", "drifted effects"),
+        (m.merged_repeats, "merged repeat", "merged repeats"),
+        (m.wrong_receipts, "wrong receipt", "wrong receipts"),
+        (m.wrong_compensations, "wrong compensation", "wrong compensations"),
         (m.masked_mismatches, "masked mismatch", "masked mismatches"),
     ]
 }
 
+/// Names of the counters [`harms`] reads, for the test that keeps it in step with
+/// [`crate::check::counters::COUNTERS`].
+#[cfg(test)]
+const HARM_COUNTERS: [&str; 9] = [
+    "duplicate_effects",
+    "false_success",
+    "false_failure",
+    "unresolved",
+    "drifted_effects",
+    "merged_repeats",
+    "wrong_receipts",
+    "wrong_compensations",
+    "masked_mismatches",
+];
+
+#[cfg(test)]
+mod harm_tests {
+    use super::*;
+    use crate::check::counters::{COUNTERS, Kind};
+
+    /// Every counter that is a harm to the user (a per-intent count other than remote
+    /// calls, or an outcome other than a completion or a true failure) is stated, and each
+    /// entry reads its own counter.
+    #[test]
+    fn every_harm_counter_is_stated() {
+        for c in COUNTERS {
+            let harm = match c.kind {
+                Kind::PerIntent => c.name != "remote_calls",
+                Kind::Outcome { .. } => !matches!(c.name, "completed" | "true_failures"),
+                _ => false,
+            };
+            assert_eq!(HARM_COUNTERS.contains(&c.name), harm, "{}", c.name);
+        }
+        let mut v = serde_json::to_value(Metrics::default()).unwrap();
+        for (i, name) in HARM_COUNTERS.iter().enumerate() {
+            v[name] = serde_json::json!(i as u64 + 1);
+        }
+        let m: Metrics = serde_json::from_value(v).unwrap();
+        let got: Vec<u64> = harms(&m).iter().map(|h| h.0).collect();
+        assert_eq!(got, (1..=9).collect::<Vec<u64>>());
+    }
+}
+
 /// Whether a sweep harmed the user: a duplicate effect, a false success or failure, an
-/// unresolved intent, a drifted effect or a masked mismatch.
+/// unresolved intent, a drifted effect, a merged repeat, a wrong receipt or compensation,
+/// or a masked mismatch.
 pub fn harmed(m: &Metrics) -> bool {
     harms(m).iter().any(|h| h.0 > 0)
 }
