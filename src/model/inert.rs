@@ -113,7 +113,7 @@ fn horizon(m: &Model, warn: &mut Warn<'_>) {
     warn(
         "horizon_ms",
         format!(
-            "{} is not longer than agent.tool_timeout_ms {}: the run ends before the agent can act on a call it stopped waiting for, so a lost reply is left unresolved and no retry is ever seen; use horizon_ms {need} or more (every call of the last intent, each waited for and thought over)",
+            "{} is not longer than agent.tool_timeout_ms {}: the run ends before the agent stops waiting for a call that gets no answer (a crashed worker's, or one still retrying), so such a call is left unresolved and no retry of it is seen; use horizon_ms {need} or more (every call of the last intent, each waited for and thought over)",
             m.horizon_ms, a.tool_timeout_ms
         ),
     );
@@ -192,7 +192,7 @@ fn timeouts(m: &Model, retrying: &[&str], warn: &mut Warn<'_>) {
         warn(
             "executor.timeout_ms",
             format!(
-                "{} is not longer than the quickest reply (latency 2 x {} + processing {proc_min} = {quickest} ms): every reply comes after the client timeout and is discarded, so every outcome is a lost reply; use executor.timeout_ms {} or more (the slowest reply)",
+                "{} is not longer than the quickest processed reply (latency 2 x {} + processing {proc_min} = {quickest} ms): every request the provider executes is answered after the client timeout and its reply discarded, so every first send is a lost reply (only answers from a key record, such as a replay, come in time); use executor.timeout_ms {} or more (the slowest reply)",
                 e.timeout_ms,
                 lat.min,
                 slowest.saturating_add(1)

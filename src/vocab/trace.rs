@@ -150,15 +150,13 @@ mod tests {
         lines.extend((1..=59).map(|k| recover(k * 10_000)));
         lines.push(at(600_000, Component::Ledger, "done"));
         lines.push(at(600_001, Component::Ledger, "done"));
-        assert_eq!(
-            render_lines(&lines),
-            "\
-           0 ms  agent     call 1
-       10000 ms  executor  worker 1: recovers op 0  (59 times until 590000 ms)
-      600000 ms  ledger    done
-      600001 ms  ledger    done
-"
-        );
+        let want = [
+            "           0 ms  agent     call 1",
+            "       10000 ms  executor  worker 1: recovers op 0  (59 times until 590000 ms)",
+            "      600000 ms  ledger    done",
+            "      600001 ms  ledger    done",
+        ];
+        assert_eq!(render_lines(&lines), want.join("\n") + "\n");
     }
 
     #[test]
@@ -173,15 +171,13 @@ mod tests {
             a(6),
             at(7, Component::Executor, "sweeps again"),
         ];
-        assert_eq!(
-            render_lines(&lines),
-            "\
-           1 ms  executor  sweeps
-           2 ms  executor  sweeps
-           3 ms  provider  sweeps
-           4 ms  executor  sweeps  (3 times until 6 ms)
-           7 ms  executor  sweeps again
-"
-        );
+        let want = [
+            "           1 ms  executor  sweeps",
+            "           2 ms  executor  sweeps",
+            "           3 ms  provider  sweeps",
+            "           4 ms  executor  sweeps  (3 times until 6 ms)",
+            "           7 ms  executor  sweeps again",
+        ];
+        assert_eq!(render_lines(&lines), want.join("\n") + "\n");
     }
 }
