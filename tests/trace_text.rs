@@ -328,3 +328,95 @@ fn every_component_named_keeps_the_whole_timeline() {
     ]);
     assert_eq!(timeline(&a.stdout), timeline(&b.stdout));
 }
+
+/// A sweeper that takes over an operation nobody can settle (every reply lost, the agent out
+/// of calls) until the horizon: the bundled `sweeper_takes_live_op` with the replies of its
+/// first four sends lost and the journal design.
+fn repeating_sweeper() -> (PathBuf, Model) {
+    let text =
+        std::fs::read_to_string(root().join("models/bad/sweeper_takes_live_op.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("expect");
+    o.remove("$schema");
+    o.insert("name".into(), "repeating_sweeper".into());
+    o.insert("designs".into(), serde_json::json!(["journal"]));
+    o.insert(
+        "faults".into(),
+        serde_json::json!(
+            (1..=4)
+                .map(|a| serde_json::json!({"drop_reply": {"attempt": a}}))
+                .collect::<Vec<_>>()
+        ),
+    );
+    let dir = std::env::temp_dir().join(format!("retrylab-trace-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("repeating_sweeper.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let model = Model::load(&path).unwrap();
+    (path, model)
+}
+
+#[test]
+fn lines_that_repeat_unchanged_fold_into_one_with_their_count_and_last_time() {
+    let (path, model) = repeating_sweeper();
+    let file = path.display().to_string();
+    let out = retrylab(&["trace", &file, "--design", "journal"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines = timeline(&out.stdout);
+    let folded = "      108000 ms  executor  worker 0: recovers op 0  (41 times until 600000 ms)";
+    assert_eq!(lines.last(), Some(&folded), "{}", out.stdout);
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("times until")).count(),
+        1
+    );
+    // The run itself is unchanged: its lines are all there, and its choices are the ones
+    // the replay takes.
+    let d = Registry::builtin().find("journal").unwrap();
+    let t = run_traced(&model, d, &mut RandomChooser::for_model(&model, 0));
+    let sweeps = t
+        .lines
+        .iter()
+        .filter(|(l, _)| l.at_ms >= 108_000 && l.text == "worker 0: recovers op 0")
+        .count();
+    assert_eq!(sweeps, 41);
+    assert_eq!(t.lines.len(), lines.len() + 40);
+    let choices = line(&out.stdout, "replay: ")
+        .split("--choices ")
+        .nth(1)
+        .unwrap()
+        .trim_matches('\'')
+        .to_string();
+    assert_eq!(choices, t.vector().to_string());
+    let again = retrylab(&[
+        "replay",
+        &file,
+        "--design",
+        "journal",
+        "--choices",
+        &choices,
+    ]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(timeline(&again.stdout), lines);
+    // Folding reads the printed lines: the executor's alone still end in the fold, and the
+    // agent's (which never repeat) are as they were.
+    let executor = retrylab(&[
+        "trace",
+        &file,
+        "--design",
+        "journal",
+        "--component",
+        "executor",
+    ]);
+    assert_eq!(timeline(&executor.stdout).last(), Some(&folded));
+    let agent = retrylab(&[
+        "trace",
+        &file,
+        "--design",
+        "journal",
+        "--component",
+        "agent",
+    ]);
+    assert!(!agent.stdout.contains("times until"), "{}", agent.stdout);
+    let _ = std::fs::remove_file(&path);
+}

@@ -802,13 +802,25 @@ impl Ctx {
         }
     }
 
+    /// Loads a model and warns on stderr about the values in it that make a component inert
+    /// ([`crate::model::inert`]).
     fn load(&self, path: &Path) -> Result<Model, CliError> {
+        self.warned(self.read(path)?)
+    }
+
+    fn read(&self, path: &Path) -> Result<Model, CliError> {
         Model::load_with(path, &self.designs).map_err(|e| CliError::Model(e.to_string()))
     }
 
-    /// Loads a model, against `provider` instead of its own provider when one is given.
+    fn warned(&self, model: Model) -> Result<Model, CliError> {
+        warnings::print(self, &warnings::inert(&model));
+        Ok(model)
+    }
+
+    /// Loads a model, against `provider` instead of its own provider when one is given, and
+    /// warns as [`Ctx::load`] does (about the model the commands run).
     fn load_as(&self, path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
-        load_as(self.load(path)?, provider)
+        self.warned(load_as(self.read(path)?, provider)?)
     }
 
     fn find_design(&self, name: &str) -> Result<&'static dyn Design, CliError> {

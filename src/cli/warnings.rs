@@ -1,9 +1,19 @@
-//! Warnings on stderr: a design whose guarantee does not apply to the model (one of its
-//! contract assumptions does not hold), and a scripted fault that never fired. They never
-//! change stdout or the exit code.
+//! Warnings on stderr: a model value that makes a component inert or a figure meaningless
+//! ([`crate::model::inert`]), a design whose guarantee does not apply to the model (one of
+//! its contract assumptions does not hold), and a scripted fault that never fired. They
+//! never change stdout or the exit code.
 
 use crate::design::Judgement;
 use crate::model::{Fault, Model};
+
+/// One line per misconfiguration of `model` ([`crate::model::inert`]): the field, its
+/// value, why it misleads, and a value to use.
+pub(super) fn inert(model: &Model) -> Vec<String> {
+    crate::model::inert::inert(model)
+        .into_iter()
+        .map(|i| format!("warning: {}: {}: {}", model.name, i.path, i.message))
+        .collect()
+}
 
 /// One line per assumption of `design` that does not hold on the model named `model`.
 pub(super) fn assumptions(model: &str, design: &str, judged: &[Judgement]) -> Vec<String> {

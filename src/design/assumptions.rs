@@ -126,7 +126,7 @@ pub fn processing_max(m: &Model) -> Millis {
 }
 
 /// The most worker crashes a run can have: the scripted ones and the random budget.
-fn crashes_max(m: &Model) -> u64 {
+pub fn crashes_max(m: &Model) -> u64 {
     let scripted = m
         .faults
         .iter()
@@ -145,7 +145,7 @@ fn crashes_max(m: &Model) -> u64 {
 }
 
 /// The time every scripted pause freezes a component, added up.
-fn pauses_ms(m: &Model) -> Millis {
+pub fn pauses_ms(m: &Model) -> Millis {
     m.faults
         .iter()
         .filter_map(|f| match f {
@@ -467,11 +467,26 @@ pub fn authorization_survives() -> Assumption {
 
 /// What a lookup by key can still see when the design reads: under `key_lifetime: record`
 /// nothing once the record is gone (expired, pruned, or never stored), and a "not found" then
-/// proves nothing. Holds when the key lives with the resource, when records outlive the run
+/// proves nothing; at a provider that keeps no record under the caller's key (no dedup, or a
+/// key taken from the payload) a read never finds anything. Holds when the key lives with the
+/// resource, when records outlive the run
 /// and every outcome is stored, or when the design never trusts a read by a key older than a
 /// retention no longer than the provider's.
 fn key_read_sees_effect(m: &Model) -> (bool, String) {
     let p = &m.provider;
+    if p.dedup == Dedup::None || p.key_source == KeySource::Payload {
+        return (
+            false,
+            format!(
+                "a lookup by key, but the provider keeps no record under the caller's key ({}), so a read finds nothing where the effect exists",
+                if p.dedup == Dedup::None {
+                    "dedup none"
+                } else {
+                    "key_source payload"
+                }
+            ),
+        );
+    }
     if p.key_lifetime == KeyLifetime::Resource {
         return (
             true,
