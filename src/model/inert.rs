@@ -109,7 +109,8 @@ fn horizon(m: &Model, warn: &mut Warn<'_>) {
         .saturating_mul(u64::from(w.intents.saturating_sub(1)));
     let calls = u64::from(a.max_calls).saturating_mul(u64::from(w.steps));
     let need = arrivals
-        .saturating_add(calls.saturating_mul(a.tool_timeout_ms.saturating_add(a.think_ms.max)));
+        .saturating_add(calls.saturating_mul(a.tool_timeout_ms.saturating_add(a.think_ms.max)))
+        .max(a.tool_timeout_ms + 1);
     warn(
         "horizon_ms",
         format!(
