@@ -421,10 +421,8 @@ pub(super) fn render(ctx: &Ctx, o: &CheckOptions, blocks: Vec<CheckData>) -> Res
         }
     }
     warnings::print(ctx, &warned);
-    for r in determinism.into_iter().flatten() {
-        if let Ok(line) = r {
-            ctx.eprintln(line);
-        }
+    for line in determinism.into_iter().flatten().flatten() {
+        ctx.eprintln(line);
     }
     let text = match o.format.as_str() {
         "table" => render_table(o, &views, &tally),
