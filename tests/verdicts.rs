@@ -155,8 +155,9 @@ fn wrong_expectation_fails_with_a_shrunk_counterexample_that_replays_as_printed(
         .expect("a replay line");
     assert!(
         replay.contains(&format!(
-            "replay {} --design same_key --choices '0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1'",
-            model.arg()
+            "replay {} --design same_key --model-digest {} --choices '0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1'",
+            model.arg(),
+            Model::from_json(&wrong_chaos(), "wrong_chaos.json").unwrap().digest()
         )),
         "{replay}"
     );
