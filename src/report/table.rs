@@ -71,7 +71,11 @@ fn harms(m: &Metrics) -> [(u64, &'static str, &'static str); 9] {
         (m.drifted_effects, "drifted effect", "drifted effects"),
         (m.merged_repeats, "merged repeat", "merged repeats"),
         (m.wrong_receipts, "wrong receipt", "wrong receipts"),
-        (m.wrong_compensations, "wrong compensation", "wrong compensations"),
+        (
+            m.wrong_compensations,
+            "wrong compensation",
+            "wrong compensations",
+        ),
         (m.masked_mismatches, "masked mismatch", "masked mismatches"),
     ]
 }
@@ -90,34 +94,6 @@ const HARM_COUNTERS: [&str; 9] = [
     "wrong_compensations",
     "masked_mismatches",
 ];
-
-#[cfg(test)]
-mod harm_tests {
-    use super::*;
-    use crate::check::counters::{COUNTERS, Kind};
-
-    /// Every counter that is a harm to the user (a per-intent count other than remote
-    /// calls, or an outcome other than a completion or a true failure) is stated, and each
-    /// entry reads its own counter.
-    #[test]
-    fn every_harm_counter_is_stated() {
-        for c in COUNTERS {
-            let harm = match c.kind {
-                Kind::PerIntent => c.name != "remote_calls",
-                Kind::Outcome { .. } => !matches!(c.name, "completed" | "true_failures"),
-                _ => false,
-            };
-            assert_eq!(HARM_COUNTERS.contains(&c.name), harm, "{}", c.name);
-        }
-        let mut v = serde_json::to_value(Metrics::default()).unwrap();
-        for (i, name) in HARM_COUNTERS.iter().enumerate() {
-            v[name] = serde_json::json!(i as u64 + 1);
-        }
-        let m: Metrics = serde_json::from_value(v).unwrap();
-        let got: Vec<u64> = harms(&m).iter().map(|h| h.0).collect();
-        assert_eq!(got, (1..=9).collect::<Vec<u64>>());
-    }
-}
 
 /// Whether a sweep harmed the user: a duplicate effect, a false success or failure, an
 /// unresolved intent, a drifted effect, a merged repeat, a wrong receipt or compensation,
@@ -437,4 +413,32 @@ pub fn render_failures(report: &Report) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod harm_tests {
+    use super::*;
+    use crate::check::counters::{COUNTERS, Kind};
+
+    /// Every counter that is a harm to the user (a per-intent count other than remote
+    /// calls, or an outcome other than a completion or a true failure) is stated, and each
+    /// entry reads its own counter.
+    #[test]
+    fn every_harm_counter_is_stated() {
+        for c in COUNTERS {
+            let harm = match c.kind {
+                Kind::PerIntent => c.name != "remote_calls",
+                Kind::Outcome { .. } => !matches!(c.name, "completed" | "true_failures"),
+                _ => false,
+            };
+            assert_eq!(HARM_COUNTERS.contains(&c.name), harm, "{}", c.name);
+        }
+        let mut v = serde_json::to_value(Metrics::default()).unwrap();
+        for (i, name) in HARM_COUNTERS.iter().enumerate() {
+            v[name] = serde_json::json!(i as u64 + 1);
+        }
+        let m: Metrics = serde_json::from_value(v).unwrap();
+        let got: Vec<u64> = harms(&m).iter().map(|h| h.0).collect();
+        assert_eq!(got, (1..=9).collect::<Vec<u64>>());
+    }
 }
