@@ -54,6 +54,7 @@ pub mod check;
 pub mod cli;
 pub mod design;
 pub mod explore;
+pub mod external;
 pub mod model;
 pub mod report;
 pub mod run;

@@ -74,6 +74,79 @@ Examples:
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// An external executor: your executor program, in any language, run under the
+    /// simulator through the executor protocol (docs/executor-protocol.md) as design NAME,
+    /// one process per worker. COMMAND is split into words as a POSIX shell would, without
+    /// running a shell. Repeat for several. `run` runs it beside the model's designs; the
+    /// other commands take it by `--design NAME`.
+    #[arg(long = "executor", value_name = "NAME=COMMAND", global = true)]
+    executors: Vec<String>,
+    /// The wall-clock watchdog of one turn of an external executor: a process that does not
+    /// answer within it is an error (a busy loop, or real I/O), not a hang.
+    #[arg(
+        long = "executor-turn-timeout-ms",
+        value_name = "MS",
+        default_value_t = 10_000,
+        global = true
+    )]
+    executor_turn_timeout_ms: u64,
+    /// Print every protocol message of external executors, and their stdout and stderr, on
+    /// standard error.
+    #[arg(long = "executor-output", global = true)]
+    executor_output: bool,
+}
+
+/// Adds the `--executor` designs of `cli` to `ctx`: each is started once and its `hello`
+/// read, so that a command that does not start or does not speak the protocol is refused
+/// before any run. The replay commands `ctx` prints carry the same flags.
+fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
+    if cli.executors.is_empty() {
+        return Ok(());
+    }
+    if cli.executor_turn_timeout_ms == 0 {
+        return Err(CliError::Input(
+            "--executor-turn-timeout-ms: must be at least 1".into(),
+        ));
+    }
+    let mut added: Vec<&'static dyn Design> = ctx.designs.added().to_vec();
+    for spec in &cli.executors {
+        let (name, command) = crate::external::parse_spec(spec).map_err(CliError::Input)?;
+        let design = crate::external::ExternalDesign::new(
+            &name,
+            command,
+            serde_json::json!({}),
+            std::time::Duration::from_millis(cli.executor_turn_timeout_ms),
+            cli.executor_output,
+        )
+        .map_err(CliError::Input)?;
+        // A design lives as long as the program, as the built-in ones do.
+        added.push(Box::leak(Box::new(design)));
+        let quoted = shlex::try_quote(spec).map_err(|e| CliError::Input(format!("--executor {spec:?}: {e}")))?;
+        ctx.flags.push_str(&format!(" --executor {quoted}"));
+    }
+    if cli.executor_turn_timeout_ms != 10_000 {
+        ctx.flags
+            .push_str(&format!(" --executor-turn-timeout-ms {}", cli.executor_turn_timeout_ms));
+    }
+    ctx.designs = Registry::with(&added).map_err(CliError::Input)?;
+    Ok(())
+}
+
+/// Runs the command of `cli`: its result, unless an external executor broke the protocol
+/// on the way (then its figures mean nothing: the error, exit 2).
+fn execute_cli(cli: Cli, ctx: &mut Ctx) -> Result<(), CliError> {
+    add_executors(&cli, ctx)?;
+    let result = execute(cli.command, ctx);
+    let failures: Vec<String> = ctx
+        .designs
+        .added()
+        .iter()
+        .filter_map(|d| d.external_failure())
+        .collect();
+    if !failures.is_empty() {
+        return Err(CliError::Input(failures.join("\n")));
+    }
+    result
 }
 
 #[derive(Subcommand, Debug)]
@@ -633,12 +706,14 @@ pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
     };
     let args: Vec<OsString> = std::env::args_os().collect();
     let cli = parse_named(&args).unwrap_or_else(|e| e.exit());
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         designs: registry,
         program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
+        flags: String::new(),
         io: Io::Std,
     };
-    ExitCode::from(ctx.finish(execute(cli.command, &ctx)))
+    let result = execute_cli(cli, &mut ctx);
+    ExitCode::from(ctx.finish(result))
 }
 
 /// The command line parsed, its usage and help naming the program as it was invoked (the
@@ -684,6 +759,7 @@ where
         program: args
             .first()
             .map_or_else(|| "retrylab".into(), |p| p.to_string_lossy().into_owned()),
+        flags: String::new(),
         io: Io::Captured(Mutex::new((String::new(), String::new()))),
     };
     let code = match Registry::with(designs) {
@@ -691,7 +767,10 @@ where
         Ok(registry) => {
             ctx.designs = registry;
             match parse_named(&args) {
-                Ok(cli) => ctx.finish(execute(cli.command, &ctx)),
+                Ok(cli) => {
+                    let result = execute_cli(cli, &mut ctx);
+                    ctx.finish(result)
+                }
                 Err(e) => {
                     let text = e.render().to_string();
                     if e.use_stderr() {
@@ -712,6 +791,8 @@ where
 struct Ctx {
     designs: Registry,
     program: String,
+    /// Flags the replay commands it prints carry (see [`ReplayCommand::flags`]).
+    flags: String,
     io: Io,
 }
 
@@ -842,6 +923,7 @@ impl Ctx {
     ) -> ReplayCommand {
         ReplayCommand {
             program: self.program.clone(),
+            flags: self.flags.clone(),
             model_path: path.display().to_string(),
             provider: provider.map(str::to_string),
             model_digest: digest,

@@ -83,6 +83,7 @@ pub(super) fn load_all(
 fn commands(path: &Path, provider: Option<&str>, model: Option<&Model>) -> ReplayCommand {
     ReplayCommand {
         program: PROGRAM.to_string(),
+        flags: String::new(),
         model_path: path.display().to_string(),
         provider: provider.map(str::to_string),
         model_digest: model.map(Model::digest),

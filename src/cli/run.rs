@@ -83,7 +83,15 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
     let fail_on = super::parse_properties("--fail-on", &a.fail_on, &ctx.designs)?;
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let names: Vec<String> = if a.designs.is_empty() {
-        model.designs.clone()
+        // The model's designs, and the external executors of the command line.
+        let mut names = model.designs.clone();
+        for d in ctx.designs.added() {
+            if d.is_external() && !names.iter().any(|n| n == d.name())
+            {
+                names.push(d.name().to_string());
+            }
+        }
+        names
     } else {
         a.designs.clone()
     };
@@ -206,6 +214,7 @@ pub(super) fn render(
         results: results.unwrap_or_default(),
         replay: ReplayCommand {
             program: ctx.program.clone(),
+            flags: ctx.flags.clone(),
             model_path: o.model.clone(),
             provider: o.provider.clone(),
             // `run` prints seeds (`trace --seed`), never a choice vector.

@@ -779,3 +779,54 @@ pub fn key_contract_absorbs(who: Resender) -> impl Fn(&Model) -> Option<String> 
             .then(|| "not needed: the provider's key contract absorbs every resend".to_string())
     }
 }
+
+/// The names [`by_name`] knows: every assumption an external executor may declare.
+pub const NAMES: &[&str] = &[
+    "atomic_dedup",
+    "one_key_scope",
+    "in_flight_refused_or_held",
+    "mismatch_refused_or_original",
+    "every_outcome_stored",
+    "retention_covers_retries",
+    "durable_journal",
+    "authorization_survives",
+    "read_back_identifies_operation",
+    "visibility_bound_covers_lag",
+    "lease_covers_step",
+    "lease_outlasts_request",
+    "own_sends_spaced",
+];
+
+/// The assumption called `name`, as an external executor declares it in its `hello`
+/// (docs/executor-protocol.md). Those that depend on who resends are judged as for the
+/// shared transport loop: an executor that declares them promises that its own sends stay
+/// within the model's `executor` knobs (attempts, backoff, timeout) and the agent's calls.
+pub fn by_name(name: &str) -> Option<Assumption> {
+    Some(match name {
+        "atomic_dedup" => atomic_dedup(),
+        "one_key_scope" => one_key_scope(),
+        "in_flight_refused_or_held" => in_flight_refused_or_held(),
+        "mismatch_refused_or_original" => mismatch_refused_or_original(),
+        "every_outcome_stored" => every_outcome_stored(),
+        "retention_covers_retries" => retention_covers_retries(Resender::Retrying),
+        "durable_journal" => durable_journal(),
+        "authorization_survives" => authorization_survives(),
+        "read_back_identifies_operation" => read_back_identifies_operation(),
+        "visibility_bound_covers_lag" => visibility_bound_covers_lag(),
+        "lease_covers_step" => lease_covers_step(),
+        "lease_outlasts_request" => lease_outlasts_request(),
+        "own_sends_spaced" => own_sends_spaced(),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod by_name_tests {
+    #[test]
+    fn every_name_is_its_assumptions_name() {
+        for n in super::NAMES {
+            assert_eq!(super::by_name(n).map(|a| a.name), Some(*n));
+        }
+        assert!(super::by_name("no_such").is_none());
+    }
+}

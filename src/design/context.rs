@@ -19,6 +19,9 @@ pub enum ExecCommand {
         attempt: AttemptId,
         op: OpId,
         request: Request,
+        /// The client's timeout of this send: `None` for the model's `executor.timeout_ms`,
+        /// [`NO_TIMEOUT`] for a client that waits for as long as the run lasts.
+        timeout_ms: Option<Millis>,
     },
     Timer {
         at_ms: Millis,
@@ -35,11 +38,16 @@ pub enum ExecCommand {
     Threshold { ms: Millis },
 }
 
+/// The timeout of a send whose client never gives up ([`ExecCtx::send_with_timeout`]).
+pub const NO_TIMEOUT: Millis = Millis::MAX;
+
 /// Counters that mint fresh identifiers across the whole run.
 #[derive(Debug, Default, Hash)]
 pub(crate) struct Minted {
     pub attempts: u32,
     pub keys: u64,
+    /// The keys external executors named, by the text they sent ([`ExecCtx::key_named`]).
+    pub named_keys: std::collections::BTreeMap<String, Key>,
 }
 
 /// The context handed to every executor callback.
@@ -167,7 +175,30 @@ impl ExecCtx<'_> {
     ///
     /// A keyed create carries the time `op` was first sent under that key (stamped here and
     /// kept in the journal with the operation), as a client sends `Repeatability-First-Sent`.
-    pub fn send(&mut self, op: OpId, mut request: Request) -> AttemptId {
+    pub fn send(&mut self, op: OpId, request: Request) -> AttemptId {
+        self.send_with_timeout(op, request, None)
+    }
+
+    /// The key an external executor sends as `text` (an `Idempotency-Key` header): the same
+    /// key for the same text anywhere in the run (any worker, any incarnation), a key never
+    /// used before for a text not seen before.
+    pub fn key_named(&mut self, text: &str) -> Key {
+        if let Some(k) = self.minted.named_keys.get(text) {
+            return *k;
+        }
+        let k = self.new_key();
+        self.minted.named_keys.insert(text.to_string(), k);
+        k
+    }
+
+    /// Like [`send`](Self::send), with the client's own timeout (`None`: the model's
+    /// `executor.timeout_ms`; [`NO_TIMEOUT`]: none).
+    pub fn send_with_timeout(
+        &mut self,
+        op: OpId,
+        mut request: Request,
+        timeout_ms: Option<Millis>,
+    ) -> AttemptId {
         if let (RequestKind::Create { .. }, Some(key)) = (request.kind, request.key) {
             let now = self.now;
             let first = self
@@ -182,6 +213,7 @@ impl ExecCtx<'_> {
             attempt,
             op,
             request,
+            timeout_ms,
         });
         attempt
     }

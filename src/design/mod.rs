@@ -31,7 +31,7 @@ pub use journal::{Journal, OpState, Operation, Scratch};
 pub use registry::Registry;
 
 use crate::model::ExecutorModel;
-use crate::vocab::ids::{AttemptId, OpId};
+use crate::vocab::ids::{AttemptId, CallId, OpId};
 use crate::vocab::protocol::{Response, ToolCall};
 
 /// An executor design: a name and a factory of executors.
@@ -72,6 +72,15 @@ pub trait Design: Send + Sync {
     fn time_thresholds(&self, _config: &ExecutorModel) -> Vec<(crate::sim::Millis, &'static str)> {
         Vec::new()
     }
+    /// For an external executor ([`crate::external`]): the first protocol error of its
+    /// processes, which makes every figure of it meaningless. `None` for every other design.
+    fn external_failure(&self) -> Option<String> {
+        None
+    }
+    /// Whether this is an external executor (a process speaking the executor protocol).
+    fn is_external(&self) -> bool {
+        false
+    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.
@@ -86,6 +95,9 @@ pub trait Executor {
         attempt: AttemptId,
         response: Response,
     );
+    /// The agent stopped waiting for issue `issue` of `call` (its tool timeout passed): it
+    /// ignores a result for that issue from now on. Nothing to do for most designs.
+    fn on_cancel(&mut self, _ctx: &mut ExecCtx<'_>, _call: CallId, _issue: u32) {}
     /// A timer set with [`ExecCtx::set_timer`] fired.
     fn on_timer(&mut self, _ctx: &mut ExecCtx<'_>, _tag: u64) {}
     /// The worker starts, at the beginning of a run (not after a crash).

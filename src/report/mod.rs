@@ -75,6 +75,9 @@ pub struct Report {
 #[derive(Clone, Debug, Default)]
 pub struct ReplayCommand {
     pub program: String,
+    /// Flags every replay needs, already quoted, each with a leading space: the external
+    /// executors of the command line (`--executor NAME=COMMAND`).
+    pub flags: String,
     pub model_path: String,
     /// The provider preset the model was run against instead of its own (`--provider`).
     pub provider: Option<String>,
@@ -88,8 +91,9 @@ impl ReplayCommand {
     /// The command that traces `seed` of `design`.
     pub fn seed(&self, design: &str, seed: u64) -> String {
         format!(
-            "{} trace {}{} --design {design} --seed {seed}",
+            "{}{} trace {}{} --design {design} --seed {seed}",
             shell_word(&self.program),
+            self.flags,
             shell_word(&self.model_path),
             self.provider_flag()
         )
@@ -107,8 +111,9 @@ impl ReplayCommand {
     /// known).
     pub fn choices(&self, design: &str, choices: &str) -> String {
         format!(
-            "{} replay {}{} --design {design}{} --choices '{choices}'",
+            "{}{} replay {}{} --design {design}{} --choices '{choices}'",
             shell_word(&self.program),
+            self.flags,
             shell_word(&self.model_path),
             self.provider_flag(),
             self.model_digest

@@ -535,7 +535,18 @@ impl<'a> World<'a> {
                 self.agent_out(out, ch);
             }
             Event::AgentTimeout { call, issue } => {
+                let awaited = self.agent.awaits(call, issue);
                 let out = self.agent.on_timeout(call, issue, now, ch, &mut self.trace);
+                // The worker serving the call hears that the agent stopped waiting.
+                let owner = self.journal.get_mut().find_by_call(call).and_then(|op| {
+                    self.journal.get_mut().get(op).map(|o| o.owner)
+                });
+                if awaited
+                    && let Some(worker) = owner
+                    && self.workers[worker.0 as usize].up
+                {
+                    self.exec(worker, ch, |e, ctx| e.on_cancel(ctx, call, issue));
+                }
                 self.agent_out(out, ch);
             }
             Event::ToolResult {
@@ -701,6 +712,7 @@ impl<'a> World<'a> {
                     attempt,
                     op,
                     request,
+                    timeout_ms,
                 } => {
                     let is_create = matches!(request.kind, RequestKind::Create { .. });
                     self.faults.number(attempt, is_create);
@@ -708,7 +720,8 @@ impl<'a> World<'a> {
                         self.crash(worker, attempt, CrashPoint::BeforeDispatch);
                         break;
                     }
-                    self.send(worker, attempt, op, request, ch);
+                    let timeout_ms = timeout_ms.unwrap_or(self.model.executor.timeout_ms);
+                    self.send(worker, attempt, op, request, timeout_ms, ch);
                     if self.crash_check(worker, attempt, CrashPoint::AfterSend, ch) {
                         self.crash(worker, attempt, CrashPoint::AfterSend);
                         break;
@@ -760,6 +773,7 @@ impl<'a> World<'a> {
         attempt: AttemptId,
         op: OpId,
         request: Request,
+        timeout_ms: Millis,
         ch: &mut dyn Chooser,
     ) {
         let now = self.now;
@@ -807,10 +821,13 @@ impl<'a> World<'a> {
                 request.kind
             )
         });
-        self.push_timer(
-            now + self.model.executor.timeout_ms,
-            Event::AttemptTimeout { attempt },
-        );
+        // A client without a timeout waits for as long as the run lasts.
+        if timeout_ms != crate::design::context::NO_TIMEOUT {
+            self.push_timer(
+                now.saturating_add(timeout_ms),
+                Event::AttemptTimeout { attempt },
+            );
+        }
         match self.network.request(attempt, &self.faults, ch) {
             Transit::Lost { scripted } => self.trace.log(now, Component::Network, || {
                 format!("request of {attempt} lost{}", scripted_note(scripted))

@@ -13,6 +13,7 @@
 //! stayed unknown before it was resolved (the reconciliation time).
 
 mod authorization;
+pub mod kv;
 mod dense;
 mod index;
 mod lease;
@@ -117,6 +118,8 @@ pub struct Journal {
     /// The authorization ledger: durable whatever the journal's durability (it models a
     /// separate authorization service that records each authorization once it is spent).
     auth_ledger: AuthLedger,
+    /// The key-value store of external executors, as durable as the records.
+    kv: kv::Store,
 }
 
 impl Journal {
@@ -131,6 +134,7 @@ impl Journal {
             by_call: Newest::new(),
             leases: Leases::new(),
             auth_ledger: AuthLedger::new(),
+            kv: kv::Store::default(),
         }
     }
 
@@ -152,6 +156,7 @@ impl Journal {
         self.by_call.clear();
         self.leases.clear();
         self.auth_ledger.clear();
+        self.kv.clear();
     }
 
     /// Records a new operation for `call` in state `Proposed`.
@@ -328,6 +333,15 @@ impl Journal {
         &self.leases
     }
 
+    /// The key-value store of external executors.
+    pub fn kv(&self) -> &kv::Store {
+        &self.kv
+    }
+
+    pub fn kv_mut(&mut self) -> &mut kv::Store {
+        &mut self.kv
+    }
+
     /// The authorization ledger, which a crash of a volatile journal does not touch.
     pub fn auth_ledger(&self) -> &AuthLedger {
         &self.auth_ledger
@@ -364,6 +378,7 @@ impl Journal {
             by_call,
             leases,
             auth_ledger,
+            kv,
         } = self;
         ops.hash(h);
         next_id.hash(h);
@@ -373,6 +388,7 @@ impl Journal {
         by_call.hash(h);
         leases.hash(h);
         auth_ledger.hash(h);
+        kv.fingerprint(h);
     }
 
     /// A worker crashed: a volatile journal forgets the operations it owned.
@@ -380,6 +396,7 @@ impl Journal {
         if self.durability == Durability::Volatile {
             self.ops.retain(|_, o| o.owner != owner);
             self.forget_missing();
+            self.kv.forget_writer(owner);
         }
     }
 }

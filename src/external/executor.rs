@@ -1,0 +1,809 @@
+//! The executor of one worker incarnation when the design is an external process: the
+//! world's callbacks become protocol messages, the process's requests become the world's
+//! commands (docs/executor-protocol.md).
+//!
+//! Sync mode: the process works on one call at a time; a call that arrives while it is busy
+//! waits here and is delivered after the busy call's `result`. Each callback runs one or
+//! more turns and returns when the process blocks (in an `http` or a `sleep`) or waits for
+//! the next call.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::face::{self, Mapped};
+use super::message::{self, FromExec, KvOp, Outcome, StateName};
+use super::process::{Process, RecvError};
+use super::{Hello, Shared};
+use crate::design::context::{ExecCtx, NO_TIMEOUT};
+use crate::design::{Executor, OpState};
+use crate::model::ExecutorModel;
+use crate::vocab::ids::{AttemptId, CallId, OpId, ResourceId};
+use crate::vocab::protocol::{LookupQuery, RequestKind, Response, ToolCall, ToolResult};
+use crate::world::fingerprint::StableHasher;
+
+/// The longest wait for a new process's `hello` (an interpreter importing its libraries).
+const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the process is blocked in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Pending {
+    Nothing,
+    Http { msg_id: u64, attempt: AttemptId },
+    Sleep { msg_id: u64, tag: u64 },
+}
+
+/// A call this process was given: the latest issue, and the operation that serves it.
+#[derive(Clone, Copy, Debug, Hash)]
+struct Given {
+    call: ToolCall,
+    op: OpId,
+}
+
+/// How a turn may end.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TurnOf {
+    Start,
+    Work,
+}
+
+/// The external executor of one worker incarnation.
+pub struct External {
+    shared: Arc<Shared>,
+    config: serde_json::Value,
+    process: Option<Process>,
+    /// Whether `init` was exchanged with `process`.
+    initialized: bool,
+    /// Whether `process` ran a run before (the next `start` says `reset`).
+    used: bool,
+    hello: Option<Hello>,
+    given: BTreeMap<CallId, Given>,
+    queue: VecDeque<(ToolCall, bool)>,
+    busy: Option<CallId>,
+    pending: Pending,
+    next_tag: u64,
+    /// Hash of every message sent to the process since its `start`: with a deterministic
+    /// process, its memory is a function of them.
+    history: StableHasher,
+    /// The last message sent, for error messages.
+    last_sent: String,
+    /// A protocol error stopped it: it does nothing more.
+    dead: bool,
+}
+
+impl External {
+    pub fn new(shared: Arc<Shared>, config: &ExecutorModel) -> Self {
+        let config = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+        Self {
+            shared,
+            config,
+            process: None,
+            initialized: false,
+            used: false,
+            hello: None,
+            given: BTreeMap::new(),
+            queue: VecDeque::new(),
+            busy: None,
+            pending: Pending::Nothing,
+            next_tag: 0,
+            history: StableHasher::new(),
+            last_sent: String::new(),
+            dead: false,
+        }
+    }
+
+    /// Stops on a protocol error: records it (with where, the last message sent and the
+    /// process's last output), tells the process, kills it.
+    fn fail(&mut self, ctx: &ExecCtx<'_>, code: u32, what: String) {
+        if self.dead {
+            return;
+        }
+        self.dead = true;
+        let mut text = format!(
+            "executor {} ({}, incarnation {}, at {} ms): {what} [protocol error {code}]",
+            self.shared.name,
+            ctx.worker(),
+            ctx.incarnation(),
+            ctx.now()
+        );
+        if !self.last_sent.is_empty() {
+            text.push_str(&format!("\n  last message sent to it: {}", self.last_sent));
+        }
+        if let Some(mut p) = self.process.take() {
+            let _ = p.send(&json!({"type":"error","code":code,"text":what}).to_string());
+            text.push('\n');
+            text.push_str(&p.tail());
+            p.kill();
+        }
+        self.shared.fail(text);
+    }
+
+    fn send(&mut self, ctx: &ExecCtx<'_>, msg: serde_json::Value) -> bool {
+        let line = msg.to_string();
+        if msg["type"] != "start" {
+            line.hash(&mut self.history);
+        }
+        let Some(p) = self.process.as_mut() else {
+            return false;
+        };
+        match p.send(&line) {
+            Ok(()) => {
+                self.last_sent = line;
+                true
+            }
+            Err(e) => {
+                self.last_sent = line;
+                self.fail(ctx, 13, e);
+                false
+            }
+        }
+    }
+
+    fn recv(&mut self, ctx: &ExecCtx<'_>) -> Option<FromExec> {
+        let watchdog = self.shared.turn_timeout;
+        let p = self.process.as_mut()?;
+        match p.recv(watchdog) {
+            Ok(line) => match message::parse(&line) {
+                Ok(m) => Some(m),
+                Err((code, why)) => {
+                    self.fail(ctx, code, format!("{why}\n  the line: {line}"));
+                    None
+                }
+            },
+            Err(RecvError::Closed(status)) => {
+                self.fail(ctx, 13, format!("the process closed the channel: {status}"));
+                None
+            }
+            Err(RecvError::Watchdog(d)) => {
+                self.fail(
+                    ctx,
+                    31,
+                    format!(
+                        "the process did not end its turn within {} ms of real time: a busy loop, or real blocking I/O (a socket, a time.sleep not patched, a thread)? (--executor-turn-timeout-ms)",
+                        d.as_millis()
+                    ),
+                );
+                None
+            }
+            Err(RecvError::Io(e)) => {
+                self.fail(ctx, 12, e);
+                None
+            }
+        }
+    }
+
+    /// A process for this incarnation, its `hello` read and `init` exchanged.
+    fn ensure_process(&mut self, ctx: &ExecCtx<'_>) -> bool {
+        if self.dead {
+            return false;
+        }
+        if self.process.is_none() {
+            match self.shared.take_process() {
+                Ok(p) => self.process = Some(p),
+                Err(e) => {
+                    self.shared
+                        .fail(format!("executor {}: {e}", self.shared.name));
+                    self.dead = true;
+                    return false;
+                }
+            }
+            self.initialized = false;
+            self.used = false;
+        }
+        if self.initialized {
+            return true;
+        }
+        let greeted = self.process.as_ref().is_some_and(|p| p.greeted);
+        if !greeted {
+            let Some(p) = self.process.as_mut() else {
+                return false;
+            };
+            match read_hello(&self.shared, p) {
+                Ok(h) => self.hello = Some(h),
+                Err(e) => {
+                    self.shared.fail(e);
+                    self.dead = true;
+                    self.process = None;
+                    return false;
+                }
+            }
+        } else {
+            self.hello = self.shared.hello();
+        }
+        let provider = json!({"base_url": face::BASE_URL, "key_header": "Idempotency-Key"});
+        let init = json!({
+            "type": "init", "protocol": super::PROTOCOL, "executor": self.shared.name,
+            "config": self.config, "params": self.shared.params, "provider": provider,
+            "tools": ["create", "compensate"],
+        });
+        if !self.send(ctx, init) {
+            return false;
+        }
+        match self.recv(ctx) {
+            Some(FromExec::InitOk {}) => {
+                self.initialized = true;
+                true
+            }
+            Some(m) => {
+                self.fail(ctx, 14, format!("expected init_ok after init, got {}", m.kind()));
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Starts (or restarts) the worker's process life.
+    fn start(&mut self, ctx: &mut ExecCtx<'_>) {
+        if !self.ensure_process(ctx) {
+            return;
+        }
+        let (w, inc) = (ctx.worker().0, ctx.incarnation());
+        let seed = seed_of(w, inc);
+        self.history = StableHasher::new();
+        ("start", w, inc, seed, ctx.now()).hash(&mut self.history);
+        let msg = json!({"type":"start","worker":w,"incarnation":inc,"seed":seed,"reset":self.used,"now_ms":ctx.now()});
+        self.used = true;
+        if self.send(ctx, msg) {
+            self.turn(ctx, TurnOf::Start);
+        }
+    }
+
+    /// Hands `call` to the process (or answers it here, for a tool it does not handle).
+    /// Returns whether a turn started.
+    fn deliver(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall, redelivery: bool) -> bool {
+        let (tool, args) = face::invocation(&call);
+        let handles = self
+            .hello
+            .as_ref()
+            .is_some_and(|h| h.tools.iter().any(|t| t == tool));
+        if !handles {
+            let name = self.shared.name.clone();
+            ctx.note(|| format!("{name} has no tool {tool:?}: the call fails"));
+            self.shared.warn_unmapped(&format!(
+                "tool {tool:?} is not among the tools of its hello; its calls fail at once"
+            ));
+            if let Some(g) = self.given.get(&call.call).copied() {
+                ctx.transition(g.op, OpState::Failed);
+                if let Some(s) = ctx.journal().scratch_mut(g.op) {
+                    s.owes_report = false;
+                }
+            }
+            ctx.report(&call, ToolResult::Failure);
+            return false;
+        }
+        self.busy = Some(call.call);
+        let msg = json!({"type":"invoke","call":wire_call(call.call),"issue":call.issue,"tool":tool,"args":args,"redelivery":redelivery,"now_ms":ctx.now()});
+        self.send(ctx, msg)
+    }
+
+    /// Delivers queued calls while the process is free.
+    fn drain_queue(&mut self, ctx: &mut ExecCtx<'_>) {
+        while self.busy.is_none() && self.pending == Pending::Nothing && !self.dead {
+            let Some((call, redelivery)) = self.queue.pop_front() else {
+                return;
+            };
+            if self.deliver(ctx, call, redelivery) {
+                self.turn(ctx, TurnOf::Work);
+            }
+        }
+    }
+
+    /// Reads the process's messages until its turn ends.
+    fn turn(&mut self, ctx: &mut ExecCtx<'_>, of: TurnOf) {
+        loop {
+            let Some(msg) = self.recv(ctx) else { return };
+            match msg {
+                FromExec::Kv {
+                    msg_id,
+                    op,
+                    key,
+                    value,
+                    expect_version,
+                    prefix,
+                } => {
+                    let Some(answer) =
+                        self.kv(ctx, msg_id, op, key, value, expect_version, prefix)
+                    else {
+                        return;
+                    };
+                    if !self.send(ctx, answer) {
+                        return;
+                    }
+                }
+                FromExec::Log { text } => {
+                    let name = self.shared.name.clone();
+                    ctx.note(|| format!("{name}: {text}"));
+                }
+                FromExec::State {
+                    call,
+                    state,
+                    receipt,
+                } => {
+                    let Some(g) = self.given_of(ctx, &call) else {
+                        return;
+                    };
+                    let Some(receipt) = self.receipt(ctx, receipt) else {
+                        return;
+                    };
+                    let state = match state {
+                        StateName::Confirmed => OpState::Confirmed,
+                        StateName::Failed => OpState::Failed,
+                        StateName::Escalated => OpState::Escalated,
+                    };
+                    if state == OpState::Confirmed
+                        && let Some(o) = ctx.journal().get_mut(g.op)
+                    {
+                        o.receipt = receipt;
+                    }
+                    ctx.transition(g.op, state);
+                }
+                FromExec::Http {
+                    msg_id,
+                    call,
+                    method,
+                    url,
+                    headers,
+                    body,
+                    body_b64,
+                    timeout_ms,
+                } => {
+                    if of == TurnOf::Start || self.busy.is_none() {
+                        self.fail(
+                            ctx,
+                            14,
+                            "an http request outside a call (version 1 sends only while handling an invoke)".into(),
+                        );
+                        return;
+                    }
+                    if body_b64.is_some() && body.is_some() {
+                        self.fail(ctx, 12, "http: both body and body_b64".into());
+                        return;
+                    }
+                    let Some(g) = self.given_of(ctx, &call) else {
+                        return;
+                    };
+                    let timeout = if message::is_absent(&timeout_ms) {
+                        None
+                    } else if timeout_ms.is_null() {
+                        Some(NO_TIMEOUT)
+                    } else if let Some(t) = timeout_ms.as_u64() {
+                        Some(t)
+                    } else {
+                        self.fail(
+                            ctx,
+                            12,
+                            format!("http.timeout_ms: expected milliseconds or null, got {timeout_ms}"),
+                        );
+                        return;
+                    };
+                    match face::map(&g.call, &method, &url, &headers, body.as_deref()) {
+                        Mapped::Unmapped(why) => {
+                            self.shared.warn_unmapped(&why);
+                            let name = self.shared.name.clone();
+                            ctx.note(|| format!("{name}: {why}: answered 404"));
+                            let msg = json!({"type":"http_response","in_reply_to":msg_id,"status":404,
+                                "headers":{"content-type":"application/json"},"body":"{\"error\":\"unmapped\"}","now_ms":ctx.now()});
+                            if !self.send(ctx, msg) {
+                                return;
+                            }
+                        }
+                        Mapped::Send {
+                            mut request,
+                            key,
+                        } => {
+                            match request.kind {
+                                RequestKind::Lookup(LookupQuery::Key(_)) => {
+                                    let k = ctx.key_named(key.as_deref().unwrap_or(""));
+                                    request.kind = RequestKind::Lookup(LookupQuery::Key(k));
+                                }
+                                RequestKind::Create { .. } => {
+                                    request.key = key.map(|t| ctx.key_named(&t));
+                                    let worker = ctx.worker();
+                                    if let Some(o) = ctx.journal().get_mut(g.op) {
+                                        o.owner = worker;
+                                        o.key = request.key;
+                                    }
+                                    let state = ctx.journal_ref().get(g.op).map(|o| o.state());
+                                    if matches!(state, Some(OpState::Proposed | OpState::Unknown)) {
+                                        ctx.transition(g.op, OpState::Dispatched);
+                                    }
+                                }
+                                RequestKind::Lookup(_) => {}
+                            }
+                            let attempt = ctx.send_with_timeout(g.op, request, timeout);
+                            self.pending = Pending::Http { msg_id, attempt };
+                            return;
+                        }
+                    }
+                }
+                FromExec::Sleep { msg_id, ms } => {
+                    if of == TurnOf::Start || self.busy.is_none() {
+                        self.fail(ctx, 14, "a sleep outside a call".into());
+                        return;
+                    }
+                    self.next_tag += 1;
+                    let tag = self.next_tag;
+                    ctx.set_timer(ms, tag);
+                    self.pending = Pending::Sleep { msg_id, tag };
+                    return;
+                }
+                FromExec::Result {
+                    call,
+                    issue,
+                    outcome,
+                    receipt,
+                    detail,
+                } => {
+                    let Some(g) = self.given_of(ctx, &call) else {
+                        return;
+                    };
+                    if self.busy != Some(g.call.call) {
+                        self.fail(
+                            ctx,
+                            21,
+                            format!("a result for {call}, which the process is not working on (a second result?)"),
+                        );
+                        return;
+                    }
+                    if issue == 0 || issue > g.call.issue {
+                        self.fail(
+                            ctx,
+                            20,
+                            format!("a result for issue {issue} of {call}, which was given issue {} at most", g.call.issue),
+                        );
+                        return;
+                    }
+                    let Some(receipt) = self.receipt(ctx, receipt) else {
+                        return;
+                    };
+                    self.busy = None;
+                    let (state, result) = match outcome {
+                        Outcome::Ok => (
+                            OpState::Confirmed,
+                            ToolResult::Success { resource: receipt },
+                        ),
+                        Outcome::Failed => (OpState::Failed, ToolResult::Failure),
+                        Outcome::Unknown => (OpState::Unknown, ToolResult::Unknown),
+                    };
+                    if let Some(d) = detail {
+                        let name = self.shared.name.clone();
+                        ctx.note(|| format!("{name}: {call}: {d}"));
+                    }
+                    if state == OpState::Confirmed
+                        && let Some(o) = ctx.journal().get_mut(g.op)
+                    {
+                        o.receipt = receipt;
+                    }
+                    ctx.transition(g.op, state);
+                    if let Some(s) = ctx.journal().scratch_mut(g.op) {
+                        s.owes_report = false;
+                    }
+                    ctx.report(&ToolCall { issue, ..g.call }, result);
+                    // The process waits for its next call: deliver a queued one.
+                    let Some((next, redelivery)) = self.queue.pop_front() else {
+                        return;
+                    };
+                    if !self.deliver(ctx, next, redelivery) {
+                        self.drain_queue(ctx);
+                        return;
+                    }
+                }
+                FromExec::Ready {} if of == TurnOf::Start => return,
+                m => {
+                    self.fail(
+                        ctx,
+                        14,
+                        format!("a {} message does not fit here (turn rules, docs/executor-protocol.md section 2)", m.kind()),
+                    );
+                    return;
+                }
+            }
+        }
+    }
+
+    fn given_of(&mut self, ctx: &ExecCtx<'_>, call: &str) -> Option<Given> {
+        let g = call
+            .strip_prefix('c')
+            .and_then(|n| n.parse().ok())
+            .and_then(|n| self.given.get(&CallId(n)).copied());
+        if g.is_none() {
+            self.fail(
+                ctx,
+                20,
+                format!("{call:?} is not a call this process was given"),
+            );
+        }
+        g
+    }
+
+    /// The receipt the process named (`Some(None)`: none); `None` after a protocol error.
+    fn receipt(&mut self, ctx: &ExecCtx<'_>, text: Option<String>) -> Option<Option<ResourceId>> {
+        match text {
+            None => Some(None),
+            Some(t) => match face::parse_resource_id(&t) {
+                Some(r) => Some(Some(r)),
+                None => {
+                    self.fail(
+                        ctx,
+                        22,
+                        format!("receipt {t:?} is not a resource id the provider returns (res_N)"),
+                    );
+                    None
+                }
+            },
+        }
+    }
+
+    /// Carries out a store request; its answer, or `None` after a protocol error.
+    #[allow(clippy::too_many_arguments)]
+    fn kv(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        msg_id: u64,
+        op: KvOp,
+        key: Option<String>,
+        value: Option<String>,
+        expect_version: Option<u64>,
+        prefix: Option<String>,
+    ) -> Option<serde_json::Value> {
+        let need = |this: &mut Self, ctx: &ExecCtx<'_>, what: &str, v: Option<String>| {
+            if v.is_none() {
+                this.fail(ctx, 12, format!("kv {op:?}: the field {what:?} is required"));
+            }
+            v
+        };
+        let now = ctx.now();
+        let worker = ctx.worker();
+        let name = self.shared.name.clone();
+        let mut reply = json!({"type":"kv_ok","in_reply_to":msg_id,"ok":true,"now_ms":now});
+        match op {
+            KvOp::Get => {
+                let key = need(self, ctx, "key", key)?;
+                let e = ctx.journal_ref().kv().get(&key);
+                reply["value"] = e.map_or(serde_json::Value::Null, |e| json!(e.value));
+                reply["version"] = json!(e.map_or(0, |e| e.version));
+            }
+            KvOp::Put => {
+                let key = need(self, ctx, "key", key)?;
+                let value = need(self, ctx, "value", value)?;
+                let shown = value.clone();
+                let v = ctx.journal().kv_mut().put(&key, value, worker);
+                ctx.note(|| format!("{name}: store {key} = {shown} (version {v})"));
+                reply["version"] = json!(v);
+            }
+            KvOp::Cas => {
+                let key = need(self, ctx, "key", key)?;
+                let value = need(self, ctx, "value", value)?;
+                let Some(expect) = expect_version else {
+                    self.fail(ctx, 12, "kv cas: the field \"expect_version\" is required".into());
+                    return None;
+                };
+                let shown = value.clone();
+                let (ok, e) = ctx.journal().kv_mut().cas(&key, expect, value, worker);
+                let (val, ver) = e.map_or((serde_json::Value::Null, 0), |e| (json!(e.value), e.version));
+                ctx.note(|| match ok {
+                    true => format!("{name}: store {key} = {shown} if version {expect}: written (version {ver})"),
+                    false => format!("{name}: store {key} = {shown} if version {expect}: refused (version {ver})"),
+                });
+                reply["ok"] = json!(ok);
+                reply["value"] = val;
+                reply["version"] = json!(ver);
+            }
+            KvOp::Delete => {
+                let key = need(self, ctx, "key", key)?;
+                let existed = ctx.journal().kv_mut().delete(&key);
+                ctx.note(|| format!("{name}: store {key} deleted"));
+                reply["ok"] = json!(existed);
+            }
+            KvOp::List => {
+                let prefix = prefix.unwrap_or_default();
+                let entries: Vec<serde_json::Value> = ctx
+                    .journal_ref()
+                    .kv()
+                    .list(&prefix)
+                    .map(|(k, e)| json!([k, e.value, e.version]))
+                    .collect();
+                reply["entries"] = json!(entries);
+            }
+        }
+        Some(reply)
+    }
+}
+
+/// The seed of a process life: a function of the worker and the incarnation, so that a
+/// restarted process does not repeat what the crashed one drew (splitmix64, 32 bits).
+fn seed_of(worker: u32, incarnation: u32) -> u32 {
+    let mut z = (u64::from(worker) << 32 | u64::from(incarnation)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u32
+}
+
+/// A call id on the wire.
+fn wire_call(call: CallId) -> String {
+    format!("c{}", call.0)
+}
+
+/// Reads a new process's `hello` and checks it.
+pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
+    let name = &shared.name;
+    let line = match p.recv(HELLO_TIMEOUT.max(shared.turn_timeout)) {
+        Ok(l) => l,
+        Err(e) => {
+            let why = match e {
+                RecvError::Closed(s) => format!("it ended before its hello: {s}"),
+                RecvError::Watchdog(d) => format!("no hello within {} s", d.as_secs()),
+                RecvError::Io(e) => e,
+            };
+            return Err(format!(
+                "executor {name}: `{}` does not speak the executor protocol: {why}\n{}",
+                shared.command.join(" "),
+                p.tail()
+            ));
+        }
+    };
+    p.greeted = true;
+    let bad = |p: &mut Process, why: String| {
+        Err(format!(
+            "executor {name}: its hello: {why}\n  the line: {line}\n{}",
+            p.tail()
+        ))
+    };
+    match message::parse(&line) {
+        Ok(FromExec::Hello {
+            protocol,
+            mode,
+            client,
+            tools,
+            assumptions,
+            guarantee,
+        }) => {
+            if protocol != super::PROTOCOL {
+                return bad(p, format!("protocol {protocol}; this retrylab speaks protocol 1 only [10]"));
+            }
+            if mode != "sync" {
+                return bad(p, format!("mode {mode:?}; protocol 1 runs \"sync\" executors [10]"));
+            }
+            let mut props = Vec::new();
+            for g in &guarantee {
+                match crate::check::Property::PLAIN.iter().find(|p| p.def().name == g) {
+                    Some(prop) => props.push(*prop),
+                    None => return bad(p, format!("guarantee: unknown property {g:?}")),
+                }
+            }
+            if !props.is_empty() && assumptions.is_empty() {
+                return bad(p, "a guarantee needs the assumptions it rests on".into());
+            }
+            Ok(Hello {
+                client,
+                tools,
+                assumptions,
+                guarantee: props,
+            })
+        }
+        Ok(m) => bad(p, format!("the first message must be hello, not {}", m.kind())),
+        Err((code, why)) => bad(p, format!("{why} [{code}]")),
+    }
+}
+
+impl Executor for External {
+    fn on_start(&mut self, ctx: &mut ExecCtx<'_>) {
+        self.start(ctx);
+    }
+
+    /// A new process (this executor is new: the crashed one's process was killed) starts
+    /// with the store as the crash left it, and the calls its worker had not answered are
+    /// delivered again.
+    fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
+        self.start(ctx);
+        let worker = ctx.worker();
+        for op in ctx.journal_ref().open_ops(worker) {
+            let Some((o, s)) = ctx.journal_ref().parts(op) else {
+                continue;
+            };
+            if s.owes_report {
+                let call = o.call();
+                self.given.insert(call.call, Given { call, op });
+                self.queue.push_back((call, true));
+            }
+        }
+        self.drain_queue(ctx);
+    }
+
+    fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
+        if self.dead {
+            return;
+        }
+        let op = match ctx.journal_ref().find_by_call(call.call) {
+            Some(op) => op,
+            None => {
+                let (worker, now) = (ctx.worker(), ctx.now());
+                ctx.journal().create(&call, None, worker, now)
+            }
+        };
+        let journal = ctx.journal();
+        journal.set_call(op, call);
+        if let Some(s) = journal.scratch_mut(op) {
+            s.owes_report = true;
+        }
+        self.given.insert(call.call, Given { call, op });
+        self.queue.push_back((call, false));
+        self.drain_queue(ctx);
+    }
+
+    fn on_response(&mut self, ctx: &mut ExecCtx<'_>, _op: OpId, attempt: AttemptId, response: Response) {
+        let Pending::Http { msg_id, attempt: a } = self.pending else {
+            return;
+        };
+        if a != attempt || self.dead {
+            return;
+        }
+        self.pending = Pending::Nothing;
+        let msg = match response {
+            Response::Reply(reply) => {
+                let r = face::answer(reply);
+                json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,"headers":r.headers,"body":r.body,"now_ms":ctx.now()})
+            }
+            Response::Timeout => {
+                json!({"type":"http_error","in_reply_to":msg_id,"error":"read_timeout","now_ms":ctx.now()})
+            }
+        };
+        if self.send(ctx, msg) {
+            self.turn(ctx, TurnOf::Work);
+            self.drain_queue(ctx);
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
+        let Pending::Sleep { msg_id, tag: t } = self.pending else {
+            return;
+        };
+        if t != tag || self.dead {
+            return;
+        }
+        self.pending = Pending::Nothing;
+        let msg = json!({"type":"wake","in_reply_to":msg_id,"now_ms":ctx.now()});
+        if self.send(ctx, msg) {
+            self.turn(ctx, TurnOf::Work);
+            self.drain_queue(ctx);
+        }
+    }
+
+    fn on_cancel(&mut self, ctx: &mut ExecCtx<'_>, call: CallId, issue: u32) {
+        if self.dead || !self.given.contains_key(&call) {
+            return;
+        }
+        let msg = json!({"type":"cancel","call":wire_call(call),"issue":issue,"now_ms":ctx.now()});
+        self.send(ctx, msg);
+    }
+
+    /// The process's memory is a function of the messages it was sent since its start
+    /// (which the determinism check verifies); beside them, what this side keeps.
+    fn fingerprint(&self, h: &mut dyn Hasher) -> bool {
+        if self.dead {
+            return false;
+        }
+        h.write_u64(self.history.finish());
+        let mut own = StableHasher::new();
+        (&self.given, &self.queue, self.busy, self.pending, self.next_tag).hash(&mut own);
+        h.write_u64(own.finish());
+        true
+    }
+
+    /// Keeps the process: the next `start` tells it to reset.
+    fn reset(&mut self) -> bool {
+        if self.dead || self.process.is_none() || !self.initialized {
+            return false;
+        }
+        self.given.clear();
+        self.queue.clear();
+        self.busy = None;
+        self.pending = Pending::Nothing;
+        self.next_tag = 0;
+        self.history = StableHasher::new();
+        true
+    }
+}

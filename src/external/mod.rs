@@ -1,0 +1,273 @@
+//! External executors: a user's executor program, in any language, run as one process per
+//! simulated worker and driven through the executor protocol (docs/executor-protocol.md).
+//!
+//! An [`ExternalDesign`] is a [`Design`] like the built-in ones, so every command takes it:
+//! `--executor NAME=COMMAND` on the command line, or `{"name": .., "command": [..]}` in a
+//! model's `designs`. Its executors ([`executor::External`]) translate the world's callbacks
+//! into protocol messages and the process's requests into the world's commands; the world
+//! does not know the difference.
+//!
+//! A process that breaks the protocol cannot be judged: the first such error is kept in the
+//! design ([`ExternalDesign::failure`]), its executors stop acting, and the command that
+//! ran it exits 2 with the error instead of a verdict.
+
+pub mod executor;
+pub mod face;
+pub mod message;
+pub mod process;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::design::{Assumption, Design, Executor};
+use crate::model::ExecutorModel;
+
+/// The protocol version this retrylab speaks.
+pub const PROTOCOL: u32 = 1;
+
+/// The default wall-clock watchdog of one turn.
+pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the process said about itself in its `hello`.
+#[derive(Clone, Debug, Default)]
+pub struct Hello {
+    pub client: Option<String>,
+    pub tools: Vec<String>,
+    pub assumptions: Vec<String>,
+    pub guarantee: Vec<crate::check::Property>,
+}
+
+/// What the executors of one external design share: the command, the first protocol error,
+/// and the processes started ahead for the next worker that needs one.
+pub struct Shared {
+    pub name: String,
+    pub command: Vec<String>,
+    /// The design entry's own parameters, handed to the process in `init`.
+    pub params: serde_json::Value,
+    pub turn_timeout: Duration,
+    /// Print every protocol line and the process's output on stderr.
+    pub echo: bool,
+    failure: Mutex<Option<String>>,
+    /// Processes started (their imports under way) but not yet handed to a worker.
+    spare: Mutex<Vec<process::Process>>,
+    /// What the first process said in its `hello`.
+    hello: Mutex<Option<Hello>>,
+    /// Requests the face could not map, warned once each.
+    warned: Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Shared {
+    /// Records the first protocol error; later ones are consequences of it.
+    pub fn fail(&self, error: String) {
+        let mut f = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if f.is_none() {
+            *f = Some(error);
+        }
+    }
+
+    pub fn failed(&self) -> bool {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// A started process: a spare one if there is one, and another started in its place,
+    /// so that a crash restart does not wait for an interpreter's imports.
+    pub fn take_process(&self) -> Result<process::Process, String> {
+        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let p = match spare {
+            Some(p) => p,
+            None => self.spawn()?,
+        };
+        if let Ok(next) = self.spawn() {
+            self.spare.lock().unwrap_or_else(|e| e.into_inner()).push(next);
+        }
+        Ok(p)
+    }
+
+    fn spawn(&self) -> Result<process::Process, String> {
+        process::Process::spawn(&self.command, &[], self.echo)
+    }
+
+    /// Warns once on stderr about a request the face could not map.
+    pub fn warn_unmapped(&self, what: &str) {
+        let mut w = self.warned.lock().unwrap_or_else(|e| e.into_inner());
+        if w.insert(what.to_string()) {
+            eprintln!(
+                "warning: executor {}: {what}; answered 404 (docs/executor-protocol.md, section 6)",
+                self.name
+            );
+        }
+    }
+
+    pub fn hello(&self) -> Option<Hello> {
+        self.hello.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_hello(&self, h: Hello) {
+        let mut slot = self.hello.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(h);
+        }
+    }
+}
+
+/// A user's executor program, as a design.
+pub struct ExternalDesign {
+    shared: Arc<Shared>,
+    summary: String,
+    assumptions: Vec<String>,
+    guarantee: Vec<crate::check::Property>,
+}
+
+impl ExternalDesign {
+    /// The design `name` running `command`: starts one process and reads its `hello`, so
+    /// that a command that does not start, or does not speak the protocol, is refused now
+    /// (with what it printed), not in the middle of a run.
+    pub fn new(
+        name: &str,
+        command: Vec<String>,
+        params: serde_json::Value,
+        turn_timeout: Duration,
+        echo: bool,
+    ) -> Result<Self, String> {
+        if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c == ',' || c == '=') {
+            return Err(format!(
+                "executor {name:?}: a name must be non-empty, without spaces, commas or '='"
+            ));
+        }
+        if command.is_empty() {
+            return Err(format!("executor {name}: the command is empty"));
+        }
+        let shared = Arc::new(Shared {
+            name: name.to_string(),
+            command,
+            params,
+            turn_timeout,
+            echo,
+            failure: Mutex::new(None),
+            spare: Mutex::new(Vec::new()),
+            hello: Mutex::new(None),
+            warned: Mutex::new(Default::default()),
+        });
+        let mut probe = shared
+            .take_process()
+            .map_err(|e| format!("executor {name}: {e}"))?;
+        let hello = executor::read_hello(&shared, &mut probe)?;
+        // The probe has read nothing but its hello: it goes back as a spare, handshake done.
+        shared
+            .spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(probe);
+        for a in &hello.assumptions {
+            if crate::design::assumptions::by_name(a).is_none() {
+                return Err(format!(
+                    "executor {name}: hello.assumptions: unknown assumption {a:?}; known: {}",
+                    crate::design::assumptions::NAMES.join(", ")
+                ));
+            }
+        }
+        let summary = format!(
+            "external executor `{}`{}",
+            shared.command.join(" "),
+            hello
+                .client
+                .as_deref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default()
+        );
+        let (assumptions, guarantee) = (hello.assumptions.clone(), hello.guarantee.clone());
+        shared.set_hello(hello);
+        Ok(Self {
+            shared,
+            summary,
+            assumptions,
+            guarantee,
+        })
+    }
+
+    /// The first protocol error of any of its processes, with the executor named.
+    pub fn failure(&self) -> Option<String> {
+        self.shared
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl Design for ExternalDesign {
+    fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(executor::External::new(Arc::clone(&self.shared), config))
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        self.assumptions
+            .iter()
+            .filter_map(|a| crate::design::assumptions::by_name(a))
+            .collect()
+    }
+
+    fn guarantee(&self) -> Vec<crate::check::Property> {
+        self.guarantee.clone()
+    }
+
+    fn external_failure(&self) -> Option<String> {
+        self.failure()
+    }
+
+    fn is_external(&self) -> bool {
+        true
+    }
+}
+
+/// Parses `NAME=COMMAND`, COMMAND split into words as a POSIX shell would.
+pub fn parse_spec(spec: &str) -> Result<(String, Vec<String>), String> {
+    let Some((name, command)) = spec.split_once('=') else {
+        return Err(format!(
+            "--executor {spec:?}: expected NAME=COMMAND, e.g. naive=\"python3 examples/python/naive_retry.py\""
+        ));
+    };
+    let Some(words) = shlex::split(command) else {
+        return Err(format!(
+            "--executor {name}: the command {command:?} has an unclosed quote or a trailing backslash"
+        ));
+    };
+    if words.is_empty() {
+        return Err(format!("--executor {name}: the command is empty"));
+    }
+    Ok((name.to_string(), words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_split_like_a_shell() {
+        assert_eq!(
+            parse_spec("naive=python3 'my dir/x.py' --flag \"a b\"").unwrap(),
+            (
+                "naive".to_string(),
+                vec!["python3".into(), "my dir/x.py".into(), "--flag".into(), "a b".into()]
+            )
+        );
+        assert!(parse_spec("naive").unwrap_err().contains("expected NAME=COMMAND"));
+        assert!(parse_spec("naive=python3 'x").unwrap_err().contains("unclosed quote"));
+        assert!(parse_spec("naive=  ").unwrap_err().contains("empty"));
+    }
+}

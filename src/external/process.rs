@@ -1,0 +1,290 @@
+//! One executor process: spawned with the protocol on fds 3 and 4, in its own process group,
+//! its stdout and stderr drained into a tail kept for error messages, killed (the whole group)
+//! when dropped.
+//!
+//! Reading is blocking with a wall-clock watchdog (`poll`): the watchdog decides nothing in
+//! a run, it only turns a process that never ends its turn into an error instead of a hang.
+
+use std::collections::VecDeque;
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Lines of the process's stdout and stderr kept for error messages.
+const TAIL_LINES: usize = 12;
+
+/// The last lines a process wrote on stdout and stderr.
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+}
+
+impl Tail {
+    fn push(&mut self, line: String) {
+        if self.lines.len() == TAIL_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+    }
+}
+
+/// Why reading a message failed.
+#[derive(Debug)]
+pub enum RecvError {
+    /// The process closed its end of the channel or exited; its exit status if known.
+    Closed(String),
+    /// No complete line within the watchdog.
+    Watchdog(Duration),
+    /// The line is not UTF-8, or another I/O error.
+    Io(String),
+}
+
+/// A running executor process.
+pub struct Process {
+    child: Child,
+    to: File,
+    from: File,
+    buf: Vec<u8>,
+    tail: Arc<Mutex<Tail>>,
+    drains: Vec<JoinHandle<()>>,
+    /// Everything written to the process and read from it, for `--executor-output`-style
+    /// debugging: off by default.
+    echo: bool,
+    killed: bool,
+    /// Whether its `hello` was read.
+    pub greeted: bool,
+}
+
+/// A pipe whose two ends close on exec.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+impl Process {
+    /// Starts `command` (a program and its arguments) with the protocol on fds 3 (to it) and
+    /// 4 (from it) and `env` added to its environment.
+    pub fn spawn(command: &[String], env: &[(&str, String)], echo: bool) -> Result<Self, String> {
+        let Some(program) = command.first() else {
+            return Err("the command is empty".into());
+        };
+        let io = |e: std::io::Error| format!("cannot start `{}`: {e}", command.join(" "));
+        let (to_child_r, to_child_w) = pipe().map_err(io)?;
+        let (from_child_r, from_child_w) = pipe().map_err(io)?;
+        let (in_fd, out_fd) = (to_child_r.as_raw_fd(), from_child_w.as_raw_fd());
+        // Checked here, not in the child: a NUL in an argument is refused by Command itself.
+        let _ = CString::new(program.as_str()).map_err(|_| "a NUL byte in the command")?;
+        let mut cmd = Command::new(program);
+        cmd.args(&command[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("RETRYLAB_FD_IN", "3")
+            .env("RETRYLAB_FD_OUT", "4")
+            .env("RETRYLAB_PROTOCOL", super::PROTOCOL.to_string())
+            .env("PYTHONHASHSEED", "0")
+            .env("PYTHONUNBUFFERED", "1")
+            .process_group(0);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        // SAFETY: between fork and exec the closure only calls fcntl and dup2, which are
+        // async-signal-safe, and touches no memory the parent's other threads may hold.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Move both ends above 4 first, so that placing one on 3 or 4 cannot close
+                // the other; dup2 onto 3 and 4 then clears close-on-exec on the copies.
+                let a = libc::fcntl(in_fd, libc::F_DUPFD_CLOEXEC, 10);
+                let b = libc::fcntl(out_fd, libc::F_DUPFD_CLOEXEC, 10);
+                if a < 0 || b < 0 || libc::dup2(a, 3) < 0 || libc::dup2(b, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(io)?;
+        // The child holds its own copies; closing ours makes EOF visible both ways.
+        drop(to_child_r);
+        drop(from_child_w);
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let mut drains = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            drains.push(drain(out, "stdout", Arc::clone(&tail), echo));
+        }
+        if let Some(err) = child.stderr.take() {
+            drains.push(drain(err, "stderr", Arc::clone(&tail), echo));
+        }
+        Ok(Self {
+            child,
+            to: File::from(to_child_w),
+            from: File::from(from_child_r),
+            buf: Vec::with_capacity(4096),
+            tail,
+            drains,
+            echo,
+            killed: false,
+            greeted: false,
+        })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes one message line.
+    pub fn send(&mut self, line: &str) -> Result<(), String> {
+        if self.echo {
+            eprintln!("[executor {}] <- {line}", self.pid());
+        }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        self.to
+            .write_all(&bytes)
+            .map_err(|e| format!("cannot write to the process: {e} ({})", self.status()))
+    }
+
+    /// Reads one message line, waiting at most `watchdog` of wall-clock time.
+    pub fn recv(&mut self, watchdog: Duration) -> Result<String, RecvError> {
+        let start = Instant::now();
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
+                let rest = self.buf.split_off(i + 1);
+                let mut line = std::mem::replace(&mut self.buf, rest);
+                line.pop();
+                let text = String::from_utf8(line)
+                    .map_err(|_| RecvError::Io("a line that is not UTF-8".into()))?;
+                if self.echo {
+                    eprintln!("[executor {}] -> {text}", self.pid());
+                }
+                return Ok(text);
+            }
+            let left = watchdog.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(RecvError::Watchdog(watchdog));
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.from.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd.
+            let r = unsafe { libc::poll(&mut pfd, 1, ms.max(1)) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(RecvError::Io(e.to_string()));
+            }
+            if r == 0 {
+                continue;
+            }
+            let mut chunk = [0u8; 8192];
+            match self.from.read(&mut chunk) {
+                Ok(0) => return Err(RecvError::Closed(self.wait_status())),
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(RecvError::Io(e.to_string())),
+            }
+        }
+    }
+
+    /// Whether the process is still running, as a phrase for error messages.
+    fn status(&mut self) -> String {
+        match self.child.try_wait() {
+            Ok(Some(s)) => format!("it exited: {s}"),
+            Ok(None) => "it is still running".into(),
+            Err(e) => format!("its status is unknown: {e}"),
+        }
+    }
+
+    /// The exit status after the channel closed: waits a little for the process to end.
+    fn wait_status(&mut self) -> String {
+        for _ in 0..50 {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return format!("it exited: {s}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        "it closed the channel and is still running".into()
+    }
+
+    /// The last lines the process wrote on stdout and stderr, indented, or a note that it
+    /// wrote none.
+    pub fn tail(&mut self) -> String {
+        // Give the drains a moment to read what a dying process wrote last.
+        std::thread::sleep(Duration::from_millis(20));
+        let t = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        if t.lines.is_empty() {
+            return "  (it wrote nothing on stdout or stderr)".into();
+        }
+        let mut s = String::from("  its last lines:");
+        for l in &t.lines {
+            s.push_str("\n    ");
+            s.push_str(l);
+        }
+        s
+    }
+
+    /// Kills the process and everything in its process group, and reaps it.
+    pub fn kill(&mut self) {
+        if self.killed {
+            return;
+        }
+        self.killed = true;
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: signals the process group the child leads (it was started with
+        // process_group(0)); harmless if it is gone.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for d in self.drains.drain(..) {
+            let _ = d.join();
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A thread that reads `from` line by line into `tail` until EOF.
+fn drain(
+    from: impl Read + Send + 'static,
+    name: &'static str,
+    tail: Arc<Mutex<Tail>>,
+    echo: bool,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let reader = BufReader::new(from);
+        for line in reader.split(b'\n') {
+            let Ok(line) = line else { break };
+            let text = String::from_utf8_lossy(&line).into_owned();
+            if echo {
+                eprintln!("[executor {name}] {text}");
+            }
+            tail.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(format!("{name}: {text}"));
+        }
+    })
+}
