@@ -1,0 +1,749 @@
+"""The sync-mode loop of protocol 1 and the handler registry."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, Union
+
+from . import _virtual
+from ._channel import Channel, simulator_fds
+from ._context import Context
+from ._errors import OutsideHandlerError, ProtocolError, RetrylabError, StrictModeError
+from ._kv import check_key, check_value, check_version
+from ._results import Result, describe_exception, from_exception, from_return
+
+__all__ = [
+    "CLIENT",
+    "PROTOCOL",
+    "Handler",
+    "tool",
+    "run",
+    "registered_tools",
+    "under_simulator",
+    "active_runtime",
+    "HttpAnswer",
+    "HttpFailure",
+    "HTTP_ERRORS",
+    "seconds_to_ms",
+]
+
+PROTOCOL = 1
+CLIENT = "retrylab-python/0.1.0"
+
+#: The transport errors an ``http_error`` may carry.
+HTTP_ERRORS = ("connect_timeout", "refused", "read_timeout", "reset")
+
+#: Exit status after the simulator's ``error`` message.
+EXIT_SIMULATOR_ERROR = 3
+#: Exit status after a strict-mode violation.
+EXIT_STRICT_VIOLATION = 4
+
+HandlerReturn = Union[Result, dict[str, Any], str, None]
+Handler = Callable[[dict[str, Any], Context], HandlerReturn]
+_H = TypeVar("_H", bound=Callable[..., Any])
+
+_REGISTRY: dict[str, Callable[..., Any]] = {}
+
+
+def tool(name: str) -> Callable[[_H], _H]:
+    """Register the decorated function as the handler of tool ``name``::
+
+        @retrylab.tool("create")
+        def create(args: dict, ctx: retrylab.Context) -> retrylab.Result | dict | str | None:
+            ...
+
+    The handler's return value or exception is its claim (see :mod:`retrylab` for the rules:
+    ``dict``/``str``/``None`` and :func:`retrylab.ok` are ``ok``; :func:`retrylab.failed` and
+    :class:`retrylab.Definite` are a definite ``failed``; :func:`retrylab.unknown`,
+    :class:`retrylab.Indefinite` and any other exception are ``unknown``).
+    """
+    if callable(name) and not isinstance(name, str):
+        raise TypeError(
+            "@retrylab.tool needs the tool's name: write @retrylab.tool(\"create\"), not @retrylab.tool"
+        )
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a tool's name is a non-empty str, not {name!r}")
+
+    def register(fn: _H) -> _H:
+        if not callable(fn):
+            raise TypeError(f"@retrylab.tool({name!r}) decorates a function, not {type(fn).__name__}")
+        if name in _REGISTRY and _REGISTRY[name] is not fn:
+            raise ValueError(
+                f"tool {name!r} already has a handler ({_qualname(_REGISTRY[name])}); one handler per tool"
+            )
+        _REGISTRY[name] = fn
+        return fn
+
+    return register
+
+
+def _qualname(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def registered_tools() -> list[str]:
+    """The names registered with :func:`tool`, in registration order."""
+    return list(_REGISTRY)
+
+
+def handler_for(name: str) -> Callable[..., Any] | None:
+    return _REGISTRY.get(name)
+
+
+def seconds_to_ms(seconds: float) -> int:
+    """Seconds to whole milliseconds, rounded up (a sleep or a timeout never ends early),
+    ignoring float noise below a nanosecond (``0.3`` s is 300 ms, not 301)."""
+    return max(0, math.ceil(seconds * 1000 - 1e-6))
+
+
+# --- validation of the simulator's messages ------------------------------------------------
+
+_INT = "int"
+_STR = "str"
+_BOOL = "bool"
+_DICT = "object"
+_LIST = "list"
+_STR_OR_NULL = "str or null"
+
+# type -> {field: (kind, required)}
+_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
+    "init": {
+        "protocol": (_INT, True),
+        "executor": (_STR, True),
+        "config": (_DICT, True),
+        "params": (_DICT, True),
+        "provider": (_DICT, True),
+        "tools": (_LIST, True),
+        "now_ms": (_INT, False),
+    },
+    "start": {
+        "worker": (_INT, True),
+        "incarnation": (_INT, True),
+        "seed": (_INT, True),
+        "reset": (_BOOL, True),
+        "now_ms": (_INT, True),
+    },
+    "invoke": {
+        "call": (_STR, True),
+        "issue": (_INT, True),
+        "tool": (_STR, True),
+        "args": (_DICT, True),
+        "redelivery": (_BOOL, True),
+        "now_ms": (_INT, True),
+    },
+    "cancel": {"call": (_STR, True), "issue": (_INT, True), "now_ms": (_INT, True)},
+    "http_response": {
+        "in_reply_to": (_INT, True),
+        "status": (_INT, True),
+        "headers": (_DICT, True),
+        "body": (_STR, False),
+        "body_b64": (_STR, False),
+        "now_ms": (_INT, True),
+    },
+    "http_error": {"in_reply_to": (_INT, True), "error": (_STR, True), "now_ms": (_INT, True)},
+    "wake": {"in_reply_to": (_INT, True), "now_ms": (_INT, True)},
+    "kv_ok": {
+        "in_reply_to": (_INT, True),
+        "ok": (_BOOL, True),
+        "value": (_STR_OR_NULL, False),
+        "version": (_INT, False),
+        "entries": (_LIST, False),
+        "now_ms": (_INT, True),
+    },
+    "error": {
+        "code": (_INT, True),
+        "text": (_STR, True),
+        "in_reply_to": (_INT, False),
+        "now_ms": (_INT, False),
+    },
+    "shutdown": {"now_ms": (_INT, False)},
+}
+
+
+def _kind_ok(kind: str, value: Any) -> bool:
+    if kind == _INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == _STR:
+        return isinstance(value, str)
+    if kind == _BOOL:
+        return isinstance(value, bool)
+    if kind == _DICT:
+        return isinstance(value, dict)
+    if kind == _LIST:
+        return isinstance(value, list)
+    if kind == _STR_OR_NULL:
+        return value is None or isinstance(value, str)
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def validate(message: dict[str, Any]) -> dict[str, Any]:
+    """Check a simulator message against protocol 1: a known ``type``, every required field
+    present with its type, no unknown field. Raises :class:`ProtocolError` naming the fault."""
+    kind = message.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError(f"the simulator sent a message without a string `type`: {_short(message)}")
+    schema = _SCHEMA.get(kind)
+    if schema is None:
+        raise ProtocolError(
+            f"the simulator sent a message of unknown type {kind!r} (protocol 1 has "
+            f"{', '.join(sorted(_SCHEMA))}): {_short(message)}"
+        )
+    for name, value in message.items():
+        if name == "type":
+            continue
+        spec = schema.get(name)
+        if spec is None:
+            raise ProtocolError(f"`{kind}` has an unknown field {name!r} (protocol 1): {_short(message)}")
+        if not _kind_ok(spec[0], value):
+            raise ProtocolError(
+                f"`{kind}`.{name} must be a JSON {spec[0]}, not {json.dumps(value)[:80]}: {_short(message)}"
+            )
+    for name, (_, required) in schema.items():
+        if required and name not in message:
+            raise ProtocolError(f"`{kind}` lacks its field {name!r} (protocol 1): {_short(message)}")
+    now = message.get("now_ms")
+    if now is not None and now < 0:
+        raise ProtocolError(f"`{kind}`.now_ms is negative: {_short(message)}")
+    return message
+
+
+def _short(message: Any) -> str:
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, default=repr)
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+# --- HTTP answers ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """An ``http_response``: the status, the headers (as the simulator sent them) and the body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class HttpFailure:
+    """An ``http_error``: one of :data:`HTTP_ERRORS`."""
+
+    error: str
+
+
+# --- the runtime -----------------------------------------------------------------------------
+
+
+class _SimKV:
+    """``ctx.kv`` under the simulator: each operation is a ``kv`` message answered by ``kv_ok``."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    def get(self, key: str) -> str | None:
+        return self.get_versioned(key)[0]
+
+    def get_versioned(self, key: str) -> tuple[str | None, int]:
+        reply = self._rt.kv("get", key=check_key(key))
+        return self._field(reply, "value", "get"), self._version(reply, "get")
+
+    def put(self, key: str, value: str) -> int:
+        reply = self._rt.kv("put", key=check_key(key), value=check_value(value))
+        return self._version(reply, "put")
+
+    def cas(self, key: str, expect_version: int, value: str) -> tuple[bool, str | None, int]:
+        reply = self._rt.kv(
+            "cas",
+            key=check_key(key),
+            expect_version=check_version(expect_version),
+            value=check_value(value),
+            _cas=True,
+        )
+        return reply["ok"], self._field(reply, "value", "cas"), self._version(reply, "cas")
+
+    def delete(self, key: str) -> None:
+        self._rt.kv("delete", key=check_key(key))
+
+    def list(self, prefix: str) -> list[tuple[str, str, int]]:
+        reply = self._rt.kv("list", prefix=check_key(prefix, "prefixe"))
+        entries = reply.get("entries")
+        if entries is None:
+            raise self._rt._fail(ProtocolError(f"`kv_ok` for a list lacks `entries`: {_short(reply)}"))
+        out: list[tuple[str, str, int]] = []
+        for entry in entries:
+            if (
+                not isinstance(entry, list)
+                or len(entry) != 3
+                or not isinstance(entry[0], str)
+                or not isinstance(entry[1], str)
+                or not isinstance(entry[2], int)
+                or isinstance(entry[2], bool)
+            ):
+                raise self._rt._fail(
+                    ProtocolError(f"`kv_ok`.entries holds {entry!r}, not [key, value, version]: {_short(reply)}")
+                )
+            out.append((entry[0], entry[1], entry[2]))
+        return out
+
+    def _field(self, reply: dict[str, Any], name: str, op: str) -> str | None:
+        if name not in reply:
+            raise self._rt._fail(ProtocolError(f"`kv_ok` for a {op} lacks `{name}`: {_short(reply)}"))
+        value: str | None = reply[name]
+        return value
+
+    def _version(self, reply: dict[str, Any], op: str) -> int:
+        version = reply.get("version")
+        if version is None:
+            raise self._rt._fail(ProtocolError(f"`kv_ok` for a {op} lacks `version`: {_short(reply)}"))
+        return int(version)
+
+    def __repr__(self) -> str:
+        return "<retrylab simulator store>"
+
+
+class _SimBackend:
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    def now_ms(self) -> int:
+        return _virtual.now_ms()
+
+    def sleep(self, seconds: float) -> None:
+        _virtual._v_sleep(seconds)
+
+    def log(self, ctx: Context, text: str) -> None:
+        self._rt.require_handler("ctx.log()")
+        self._rt.send({"type": "log", "text": text})
+
+    def state(self, ctx: Context, name: str, receipt: str | None) -> None:
+        self._rt.require_handler("ctx.state()")
+        message: dict[str, Any] = {"type": "state", "call": ctx.call, "state": name}
+        if receipt is not None:
+            message["receipt"] = receipt
+        self._rt.send(message)
+
+
+class Runtime:
+    """One process's side of protocol 1 in sync mode."""
+
+    def __init__(
+        self,
+        channel: Channel,
+        handlers: dict[str, Callable[..., Any]],
+        on_reset: Callable[[], None] | None,
+    ) -> None:
+        self.channel = channel
+        self.handlers = handlers
+        self.on_reset = on_reset
+        self.next_msg_id = 1
+        self.init: dict[str, Any] | None = None
+        self.started: dict[str, Any] | None = None
+        self.current: Context | None = None
+        self.cancels: set[tuple[str, int]] = set()
+        self.fatal: BaseException | None = None
+        self.violation: StrictModeError | None = None
+        self.handshake_done = False
+        self.kv_store = _SimKV(self)
+        self.backend = _SimBackend(self)
+
+    # -- sending and receiving --
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.violation is not None:
+            self.abort_strict()
+        if self.fatal is not None:
+            raise self.fatal
+        self.channel.send(message)
+
+    def _fail(self, error: BaseException) -> BaseException:
+        self.fatal = error
+        return error
+
+    def recv(self) -> dict[str, Any]:
+        """The next simulator message, validated, with the clock set from it. ``shutdown``
+        and EOF raise ``SystemExit(0)``; ``error`` prints it and raises ``SystemExit(3)``."""
+        if self.fatal is not None:
+            raise self.fatal
+        try:
+            message = self.channel.recv()
+            if message is None:
+                raise self._fail(SystemExit(0))
+            validate(message)
+        except ProtocolError as e:
+            raise self._fail(e) from None
+        kind = message["type"]
+        now = message.get("now_ms")
+        if now is not None:
+            if kind != "start" and now < _virtual.now_ms():
+                raise self._fail(
+                    ProtocolError(
+                        f"`{kind}`.now_ms {now} is before the clock's {_virtual.now_ms()}: virtual "
+                        f"time went backwards outside a `start`: {_short(message)}"
+                    )
+                )
+            _virtual.set_now_ms(now)
+        if kind == "error":
+            where = f", in reply to msg_id {message['in_reply_to']}" if "in_reply_to" in message else ""
+            sys.stderr.write(
+                f"retrylab: the simulator refused a message (error code {message['code']}{where}): "
+                f"{message['text']}\n"
+            )
+            sys.stderr.flush()
+            raise self._fail(SystemExit(EXIT_SIMULATOR_ERROR))
+        if kind == "shutdown":
+            raise self._fail(SystemExit(0))
+        return message
+
+    def await_reply(self, msg_id: int, kinds: tuple[str, ...], sent: str) -> dict[str, Any]:
+        """Block until the answer to ``msg_id``; ``cancel`` notifications meanwhile are
+        recorded (and set ``ctx.cancelled``)."""
+        while True:
+            message = self.recv()
+            kind = message["type"]
+            if kind == "cancel":
+                self.note_cancel(message)
+                continue
+            if kind in kinds and message.get("in_reply_to") == msg_id:
+                return message
+            raise self._fail(
+                ProtocolError(
+                    f"after `{sent}` msg_id {msg_id}, expected {' or '.join(f'`{k}`' for k in kinds)} "
+                    f"in_reply_to {msg_id}, got: {_short(message)}"
+                )
+            )
+
+    def note_cancel(self, message: dict[str, Any]) -> None:
+        key = (message["call"], message["issue"])
+        self.cancels.add(key)
+        ctx = self.current
+        if ctx is not None and (ctx.call, ctx.issue) == key:
+            ctx.cancelled = True
+
+    def new_msg_id(self) -> int:
+        msg_id = self.next_msg_id
+        self.next_msg_id += 1
+        return msg_id
+
+    def require_handler(self, what: str) -> Context:
+        ctx = self.current
+        if ctx is None:
+            raise OutsideHandlerError(
+                f"{what} was called while no tool handler is running: in sync mode, requests, "
+                "sleeps, store operations and log lines belong to the turn of a tool call, so "
+                "call it from a @retrylab.tool handler (not at import time, nor in on_reset)"
+            )
+        return ctx
+
+    # -- strict mode --
+
+    def record_violation(self, error: StrictModeError) -> None:
+        if self.violation is None:
+            self.violation = error
+
+    def abort_strict(self) -> None:
+        error = self.violation
+        assert error is not None
+        if self.handshake_done:
+            try:
+                self.channel.send({"type": "log", "text": f"retrylab strict mode violation: {error}"})
+            except BaseException:  # the simulator may be gone; the exit status still says it
+                pass
+        lines = "".join(traceback.format_exception(error)) if error.__traceback__ is not None else f"{error}\n"
+        try:
+            sys.stdout.flush()
+        except Exception:
+            pass
+        sys.stderr.write(
+            "retrylab: strict mode violation; the executor exits with status "
+            f"{EXIT_STRICT_VIOLATION} (a violation is fatal even when the handler catches the "
+            "StrictModeError):\n" + lines
+        )
+        sys.stderr.flush()
+        os._exit(EXIT_STRICT_VIOLATION)
+
+    # -- simulated operations --
+
+    def sleep(self, seconds: float) -> None:
+        ctx = self.require_handler(f"time.sleep({seconds!r})")
+        del ctx
+        ms = seconds_to_ms(seconds)
+        if ms == 0:
+            return
+        msg_id = self.new_msg_id()
+        self.send({"type": "sleep", "msg_id": msg_id, "ms": ms})
+        self.await_reply(msg_id, ("wake",), "sleep")
+
+    def kv(self, op: str, _cas: bool = False, **fields: Any) -> dict[str, Any]:
+        self.require_handler(f"ctx.kv.{op}()")
+        msg_id = self.new_msg_id()
+        self.send({"type": "kv", "msg_id": msg_id, "op": op, **fields})
+        reply = self.await_reply(msg_id, ("kv_ok",), f"kv {op}")
+        if not reply["ok"] and not _cas:
+            raise self._fail(ProtocolError(f"`kv_ok` with ok false for a {op} (only a cas can fail): {_short(reply)}"))
+        return reply
+
+    def http(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        body: bytes,
+        timeout_ms: int | None,
+    ) -> HttpAnswer | HttpFailure:
+        """Send an ``http`` message for the running handler's call and block for its answer."""
+        ctx = self.require_handler(f"an HTTP request ({method} {url})")
+        msg_id = self.new_msg_id()
+        message: dict[str, Any] = {
+            "type": "http",
+            "msg_id": msg_id,
+            "call": ctx.call,
+            "method": method,
+            "url": url,
+            "headers": headers,
+        }
+        try:
+            message["body"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            message["body_b64"] = base64.b64encode(body).decode("ascii")
+        message["timeout_ms"] = timeout_ms
+        self.send(message)
+        reply = self.await_reply(msg_id, ("http_response", "http_error"), "http")
+        if reply["type"] == "http_error":
+            error = reply["error"]
+            if error not in HTTP_ERRORS:
+                raise self._fail(
+                    ProtocolError(f"`http_error`.error {error!r} is not one of {', '.join(HTTP_ERRORS)}: {_short(reply)}")
+                )
+            return HttpFailure(error)
+        if "body" in reply and "body_b64" in reply:
+            raise self._fail(ProtocolError(f"`http_response` has both `body` and `body_b64`: {_short(reply)}"))
+        for k, v in reply["headers"].items():
+            if not isinstance(v, str):
+                raise self._fail(ProtocolError(f"`http_response`.headers[{k!r}] is not a string: {_short(reply)}"))
+        if "body_b64" in reply:
+            try:
+                data = base64.b64decode(reply["body_b64"], validate=True)
+            except ValueError:
+                raise self._fail(ProtocolError(f"`http_response`.body_b64 is not base64: {_short(reply)}")) from None
+        else:
+            data = reply.get("body", "").encode("utf-8")
+        status = reply["status"]
+        if 200 <= status < 300:
+            _note_receipt(ctx, data)
+        return HttpAnswer(status, dict(reply["headers"]), data)
+
+    # -- the loop --
+
+    def serve(self, hello: dict[str, Any]) -> None:
+        self.send(hello)
+        message = self.recv()
+        if message["type"] != "init":
+            raise self._fail(ProtocolError(f"after `hello`, expected `init`, got: {_short(message)}"))
+        if message["protocol"] != PROTOCOL:
+            raise self._fail(
+                ProtocolError(f"`init`.protocol is {message['protocol']}; this client speaks protocol {PROTOCOL} only")
+            )
+        self.init = message
+        self.send({"type": "init_ok"})
+        self.handshake_done = True
+        while True:
+            message = self.recv()
+            kind = message["type"]
+            if kind == "cancel":
+                self.note_cancel(message)
+            elif kind == "start":
+                self.start(message)
+                self.send({"type": "ready"})
+            elif kind == "invoke":
+                self.invoke(message)
+            else:
+                raise self._fail(
+                    ProtocolError(
+                        f"between turns, expected `start`, `invoke`, `cancel` or `shutdown`, got: {_short(message)}"
+                    )
+                )
+
+    def start(self, message: dict[str, Any]) -> None:
+        if self.started is not None and not message["reset"]:
+            raise self._fail(
+                ProtocolError(
+                    "`start` with reset false, but this process already started (worker "
+                    f"{self.started['worker']}, incarnation {self.started['incarnation']}): a reused "
+                    f"process must be told reset: true: {_short(message)}"
+                )
+            )
+        if message["reset"]:
+            self.next_msg_id = 1
+            self.cancels.clear()
+            self.current = None
+            if self.on_reset is not None:
+                self.on_reset()
+        _virtual.seed(message["seed"])
+        self.started = message
+
+    def invoke(self, message: dict[str, Any]) -> None:
+        if self.started is None:
+            raise self._fail(ProtocolError(f"`invoke` before `start`: {_short(message)}"))
+        name = message["tool"]
+        handler = self.handlers.get(name)
+        if handler is None:
+            raise self._fail(
+                ProtocolError(
+                    f"`invoke` of tool {name!r}, which this process did not declare in `hello` "
+                    f"(it handles {', '.join(self.handlers)}): {_short(message)}"
+                )
+            )
+        assert self.init is not None
+        call, issue = message["call"], message["issue"]
+        ctx = Context(
+            call=call,
+            issue=issue,
+            tool=name,
+            args=message["args"],
+            worker=self.started["worker"],
+            incarnation=self.started["incarnation"],
+            redelivery=message["redelivery"],
+            cancelled=(call, issue) in self.cancels,
+            params=self.init["params"],
+            config=self.init["config"],
+            provider=self.init["provider"],
+            kv=self.kv_store,
+            backend=self.backend,
+        )
+        self.current = ctx
+        try:
+            try:
+                value = handler(ctx.args, ctx)
+            except Exception as e:
+                result = from_exception(e)
+            else:
+                try:
+                    result = from_return(value, ctx.receipt, name)
+                except (TypeError, ValueError) as e:
+                    result = Result("unknown", detail=describe_exception(e))
+        finally:
+            self.current = None
+        reply: dict[str, Any] = {"type": "result", "call": call, "issue": issue, "outcome": result.outcome}
+        if result.receipt is not None:
+            reply["receipt"] = result.receipt
+        if result.detail is not None:
+            reply["detail"] = result.detail
+        elif result.outcome != "ok":
+            reply["detail"] = result.outcome
+        self.send(reply)
+
+
+def _note_receipt(ctx: Context, body: bytes) -> None:
+    if not body.lstrip().startswith(b"{"):
+        return
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return
+    if isinstance(value, dict) and isinstance(value.get("id"), str):
+        ctx.receipt = value["id"]
+
+
+_ACTIVE: Runtime | None = None
+
+
+def active_runtime() -> Runtime | None:
+    """The running simulator session, once :func:`run` has started it."""
+    return _ACTIVE
+
+
+def under_simulator() -> bool:
+    """Whether this process runs under retrylab: :func:`run` is serving, or the simulator's
+    environment (``RETRYLAB_FD_IN``) is present. The HTTP client factories use it, so that a
+    client built at import time, before :func:`run`, is already the simulated one."""
+    return _ACTIVE is not None or "RETRYLAB_FD_IN" in os.environ
+
+
+def provider_base_url() -> str | None:
+    """``init.provider.base_url`` once ``init`` has arrived."""
+    rt = _ACTIVE
+    if rt is None or rt.init is None:
+        return None
+    url = rt.init["provider"].get("base_url")
+    return url if isinstance(url, str) else None
+
+
+def current_http(
+    method: str, url: str, headers: dict[str, str], body: bytes, timeout_ms: int | None
+) -> HttpAnswer | HttpFailure:
+    """The simulated exchange the HTTP integrations use."""
+    rt = _ACTIVE
+    if rt is None:
+        raise OutsideHandlerError(
+            f"an HTTP request ({method} {url}) through the simulated transport, but retrylab.run() "
+            "is not serving: under retrylab, requests are sent from a tool handler while run() "
+            "is serving; outside the simulator, retrylab.httpx_client()/requests_session() "
+            "return ordinary clients"
+        )
+    return rt.http(method, url, headers, body, timeout_ms)
+
+
+def run(
+    hello_assumptions: Sequence[str] | None = None,
+    guarantee: Sequence[str] | None = None,
+    on_reset: Callable[[], None] | None = None,
+) -> None:
+    """Serve the registered tools to the simulator (sync mode); never returns.
+
+    Sends ``hello`` (protocol 1, mode ``"sync"``, the registered tools, and
+    ``hello_assumptions``/``guarantee`` when given), answers ``init`` and then each
+    ``start`` (``ready``; on ``reset: true`` the client forgets its clock, random state,
+    message ids and pending cancels, and calls ``on_reset()`` for the application's own
+    state) and each ``invoke`` (the handler's ``result``). Exits with status 0 on
+    ``shutdown`` or EOF, 3 after the simulator's ``error`` message (printed to stderr), 4
+    after a strict-mode violation; raises :class:`ProtocolError` on anything the protocol
+    does not allow.
+
+    Installs the virtual clock, seeded randomness and strict mode (:func:`retrylab.install`)
+    unless already installed. Outside the simulator it raises
+    :class:`NotUnderSimulatorError` saying how to run under retrylab.
+    """
+    global _ACTIVE
+    if _ACTIVE is not None:
+        raise RetrylabError("retrylab.run() is already serving in this process")
+    fds = simulator_fds()
+    tools = registered_tools()
+    if not tools:
+        raise RetrylabError(
+            "no tool is registered: decorate the handlers with @retrylab.tool(\"name\") before "
+            "calling retrylab.run()"
+        )
+    hello: dict[str, Any] = {"type": "hello", "protocol": PROTOCOL, "mode": "sync", "client": CLIENT, "tools": tools}
+    if hello_assumptions is not None:
+        hello["assumptions"] = _names(hello_assumptions, "hello_assumptions")
+    if guarantee is not None:
+        if hello_assumptions is None:
+            raise ValueError(
+                "a guarantee holds under assumptions: pass hello_assumptions=[...] with guarantee=[...] "
+                "(protocol 1: `guarantee` is optional, with `assumptions`)"
+            )
+        hello["guarantee"] = _names(guarantee, "guarantee")
+    if not _virtual.installed():
+        _virtual.install(strict=True)
+    runtime = Runtime(Channel(*fds), {name: _REGISTRY[name] for name in tools}, on_reset)
+    _ACTIVE = runtime
+    _virtual._state.sleep_hook = runtime.sleep
+    _virtual._state.violation_hook = runtime.record_violation
+    runtime.serve(hello)
+
+
+def _names(values: Sequence[str], what: str) -> list[str]:
+    if isinstance(values, str):
+        raise TypeError(f"{what} is a list of names, not a single str ({values!r})")
+    out = list(values)
+    for v in out:
+        if not isinstance(v, str):
+            raise TypeError(f"{what} holds names (str), not {v!r}")
+    return out

@@ -1,0 +1,127 @@
+"""httpx integration: :class:`SimTransport`, the innermost transport, answering from the simulator.
+
+Each request becomes an ``http`` message for the running handler's call (method, URL,
+lowercase headers, UTF-8 body or ``body_b64``, ``timeout_ms`` = the request's read timeout
+in milliseconds, ``null`` for none); the answer becomes an ``httpx.Response``, and a
+transport error the exception httpx raises on a real network:
+
+=================  ==========================  ===========================================
+``http_error``     httpx exception             as httpx raises it when
+=================  ==========================  ===========================================
+``connect_timeout`` ``httpx.ConnectTimeout``   the TCP connect times out
+``refused``        ``httpx.ConnectError``      the connection is refused
+``read_timeout``   ``httpx.ReadTimeout``       no answer within the read timeout
+``reset``          ``httpx.ReadError``         the peer resets the connection (httpcore maps
+                                               ``ConnectionResetError`` on a read to it)
+=================  ==========================  ===========================================
+
+Each exception carries the request (``exc.request``). Retry layers above the transport
+(tenacity around the call, a retrying transport wrapping this one, an SDK's own retries)
+keep working unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ._runtime import HttpFailure, current_http, provider_base_url, seconds_to_ms, under_simulator
+
+__all__ = ["SimTransport", "client"]
+
+
+def _timeout_ms(request: httpx.Request) -> int | None:
+    timeout = request.extensions.get("timeout")
+    if not isinstance(timeout, dict):
+        return None
+    read = timeout.get("read")
+    if read is None:
+        return None
+    return seconds_to_ms(float(read))
+
+
+def _headers(request: httpx.Request) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in request.headers.multi_items():
+        key = name.lower()
+        # Repeated fields are combined as RFC 9110 section 5.3 allows.
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+class SimTransport(httpx.BaseTransport):
+    """An ``httpx`` transport whose network is the simulator. Use it as the innermost
+    transport: ``httpx.Client(transport=SimTransport())``, or inside your own wrapping
+    transport. Requests may only be sent from a running tool handler."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        body = request.read()
+        answer = current_http(request.method, str(request.url), _headers(request), body, _timeout_ms(request))
+        if isinstance(answer, HttpFailure):
+            raise _error(answer.error, request)
+        return httpx.Response(
+            answer.status,
+            headers=list(answer.headers.items()),
+            content=answer.body,
+            request=request,
+            extensions={"http_version": b"HTTP/1.1"},
+        )
+
+
+def _error(kind: str, request: httpx.Request) -> httpx.TransportError:
+    if kind == "read_timeout":
+        return httpx.ReadTimeout("timed out", request=request)
+    if kind == "connect_timeout":
+        return httpx.ConnectTimeout("timed out", request=request)
+    if kind == "refused":
+        return httpx.ConnectError("[Errno 111] Connection refused", request=request)
+    if kind == "reset":
+        return httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
+    raise AssertionError(kind)  # pragma: no cover - validated by the runtime
+
+
+class _SimClient(httpx.Client):
+    """An ``httpx.Client`` whose base URL is the simulated provider's, known once ``init``
+    has arrived (so the client may be built at import time, before ``retrylab.run()``)."""
+
+    _retrylab_base_pending: bool = False
+
+    @property  # type: ignore[override]
+    def base_url(self) -> httpx.URL:
+        if self._retrylab_base_pending:
+            url = provider_base_url()
+            if url is not None:
+                self._base_url = self._enforce_trailing_slash(httpx.URL(url))
+                self._retrylab_base_pending = False
+        return self._base_url
+
+    @base_url.setter
+    def base_url(self, url: httpx.URL | str) -> None:
+        self._retrylab_base_pending = False
+        self._base_url = self._enforce_trailing_slash(httpx.URL(url))
+
+
+_REFUSED_UNDER_SIM = ("transport", "mounts", "proxy", "proxies", "app")
+
+
+def client(**kwargs: Any) -> httpx.Client:
+    """``retrylab.httpx_client(**kwargs)``: under the simulator an ``httpx.Client`` with
+    :class:`SimTransport`, ``base_url`` = the provider's ``base_url`` (replacing one given in
+    ``kwargs``, so production code that passes its real base URL runs unchanged) and
+    ``trust_env=False`` (no proxy or ``.netrc`` from the environment); outside, a plain
+    ``httpx.Client(**kwargs)``."""
+    if not under_simulator():
+        return httpx.Client(**kwargs)
+    for name in _REFUSED_UNDER_SIM:
+        if name in kwargs:
+            raise ValueError(
+                f"retrylab.httpx_client({name}=...) under the simulator: the simulated transport "
+                "must be the innermost one, and requests must not leave the process; omit "
+                f"{name}=, or build httpx.Client(transport=YourTransport(retrylab.httpx.SimTransport())) yourself"
+            )
+    kwargs.pop("base_url", None)
+    kwargs["trust_env"] = False
+    sim = _SimClient(transport=SimTransport(), **kwargs)
+    sim._retrylab_base_pending = True
+    return sim
