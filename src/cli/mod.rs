@@ -120,13 +120,18 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
         )
         .map_err(CliError::Input)?;
         // A design lives as long as the program, as the built-in ones do.
-        added.push(Box::leak(Box::new(design)));
-        let quoted = shlex::try_quote(spec).map_err(|e| CliError::Input(format!("--executor {spec:?}: {e}")))?;
+        let design: &'static crate::external::ExternalDesign = Box::leak(Box::new(design));
+        added.push(design);
+        ctx.externals.push(design);
+        let quoted = shlex::try_quote(spec)
+            .map_err(|e| CliError::Input(format!("--executor {spec:?}: {e}")))?;
         ctx.flags.push_str(&format!(" --executor {quoted}"));
     }
     if cli.executor_turn_timeout_ms != 10_000 {
-        ctx.flags
-            .push_str(&format!(" --executor-turn-timeout-ms {}", cli.executor_turn_timeout_ms));
+        ctx.flags.push_str(&format!(
+            " --executor-turn-timeout-ms {}",
+            cli.executor_turn_timeout_ms
+        ));
     }
     ctx.designs = Registry::with(&added).map_err(CliError::Input)?;
     Ok(())
@@ -135,14 +140,12 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
 /// Runs the command of `cli`: its result, unless an external executor broke the protocol
 /// on the way (then its figures mean nothing: the error, exit 2).
 fn execute_cli(cli: Cli, ctx: &mut Ctx) -> Result<(), CliError> {
-    add_executors(&cli, ctx)?;
-    let result = execute(cli.command, ctx);
-    let failures: Vec<String> = ctx
-        .designs
-        .added()
-        .iter()
-        .filter_map(|d| d.external_failure())
-        .collect();
+    let added = add_executors(&cli, ctx);
+    let result = added.and_then(|()| execute(cli.command, ctx));
+    let failures: Vec<String> = ctx.externals.iter().filter_map(|d| d.failure()).collect();
+    for d in &ctx.externals {
+        d.shutdown();
+    }
     if !failures.is_empty() {
         return Err(CliError::Input(failures.join("\n")));
     }
@@ -710,6 +713,7 @@ pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
         designs: registry,
         program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
         flags: String::new(),
+        externals: Vec::new(),
         io: Io::Std,
     };
     let result = execute_cli(cli, &mut ctx);
@@ -760,6 +764,7 @@ where
             .first()
             .map_or_else(|| "retrylab".into(), |p| p.to_string_lossy().into_owned()),
         flags: String::new(),
+        externals: Vec::new(),
         io: Io::Captured(Mutex::new((String::new(), String::new()))),
     };
     let code = match Registry::with(designs) {
@@ -793,6 +798,8 @@ struct Ctx {
     program: String,
     /// Flags the replay commands it prints carry (see [`ReplayCommand::flags`]).
     flags: String,
+    /// The external executors of the command line (also in `designs`).
+    externals: Vec<&'static crate::external::ExternalDesign>,
     io: Io,
 }
 

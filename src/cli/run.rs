@@ -85,10 +85,10 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
     let names: Vec<String> = if a.designs.is_empty() {
         // The model's designs, and the external executors of the command line.
         let mut names = model.designs.clone();
-        for d in ctx.designs.added() {
-            if d.is_external() && !names.iter().any(|n| n == d.name())
-            {
-                names.push(d.name().to_string());
+        for d in &ctx.externals {
+            let name = crate::design::Design::name(*d);
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
             }
         }
         names

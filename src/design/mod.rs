@@ -72,15 +72,6 @@ pub trait Design: Send + Sync {
     fn time_thresholds(&self, _config: &ExecutorModel) -> Vec<(crate::sim::Millis, &'static str)> {
         Vec::new()
     }
-    /// For an external executor ([`crate::external`]): the first protocol error of its
-    /// processes, which makes every figure of it meaningless. `None` for every other design.
-    fn external_failure(&self) -> Option<String> {
-        None
-    }
-    /// Whether this is an external executor (a process speaking the executor protocol).
-    fn is_external(&self) -> bool {
-        false
-    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.

@@ -228,7 +228,11 @@ impl External {
                 true
             }
             Some(m) => {
-                self.fail(ctx, 14, format!("expected init_ok after init, got {}", m.kind()));
+                self.fail(
+                    ctx,
+                    14,
+                    format!("expected init_ok after init, got {}", m.kind()),
+                );
                 false
             }
             None => false,
@@ -304,8 +308,7 @@ impl External {
                     expect_version,
                     prefix,
                 } => {
-                    let Some(answer) =
-                        self.kv(ctx, msg_id, op, key, value, expect_version, prefix)
+                    let Some(answer) = self.kv(ctx, msg_id, op, key, value, expect_version, prefix)
                     else {
                         return;
                     };
@@ -375,7 +378,9 @@ impl External {
                         self.fail(
                             ctx,
                             12,
-                            format!("http.timeout_ms: expected milliseconds or null, got {timeout_ms}"),
+                            format!(
+                                "http.timeout_ms: expected milliseconds or null, got {timeout_ms}"
+                            ),
                         );
                         return;
                     };
@@ -390,10 +395,7 @@ impl External {
                                 return;
                             }
                         }
-                        Mapped::Send {
-                            mut request,
-                            key,
-                        } => {
+                        Mapped::Send { mut request, key } => {
                             match request.kind {
                                 RequestKind::Lookup(LookupQuery::Key(_)) => {
                                     let k = ctx.key_named(key.as_deref().unwrap_or(""));
@@ -551,7 +553,11 @@ impl External {
     ) -> Option<serde_json::Value> {
         let need = |this: &mut Self, ctx: &ExecCtx<'_>, what: &str, v: Option<String>| {
             if v.is_none() {
-                this.fail(ctx, 12, format!("kv {op:?}: the field {what:?} is required"));
+                this.fail(
+                    ctx,
+                    12,
+                    format!("kv {op:?}: the field {what:?} is required"),
+                );
             }
             v
         };
@@ -578,15 +584,25 @@ impl External {
                 let key = need(self, ctx, "key", key)?;
                 let value = need(self, ctx, "value", value)?;
                 let Some(expect) = expect_version else {
-                    self.fail(ctx, 12, "kv cas: the field \"expect_version\" is required".into());
+                    self.fail(
+                        ctx,
+                        12,
+                        "kv cas: the field \"expect_version\" is required".into(),
+                    );
                     return None;
                 };
                 let shown = value.clone();
                 let (ok, e) = ctx.journal().kv_mut().cas(&key, expect, value, worker);
-                let (val, ver) = e.map_or((serde_json::Value::Null, 0), |e| (json!(e.value), e.version));
+                let (val, ver) = e.map_or((serde_json::Value::Null, 0), |e| {
+                    (json!(e.value), e.version)
+                });
                 ctx.note(|| match ok {
-                    true => format!("{name}: store {key} = {shown} if version {expect}: written (version {ver})"),
-                    false => format!("{name}: store {key} = {shown} if version {expect}: refused (version {ver})"),
+                    true => format!(
+                        "{name}: store {key} = {shown} if version {expect}: written (version {ver})"
+                    ),
+                    false => format!(
+                        "{name}: store {key} = {shown} if version {expect}: refused (version {ver})"
+                    ),
                 });
                 reply["ok"] = json!(ok);
                 reply["value"] = val;
@@ -616,7 +632,8 @@ impl External {
 /// The seed of a process life: a function of the worker and the incarnation, so that a
 /// restarted process does not repeat what the crashed one drew (splitmix64, 32 bits).
 fn seed_of(worker: u32, incarnation: u32) -> u32 {
-    let mut z = (u64::from(worker) << 32 | u64::from(incarnation)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z =
+        (u64::from(worker) << 32 | u64::from(incarnation)).wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     (z ^ (z >> 31)) as u32
@@ -662,14 +679,23 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
             guarantee,
         }) => {
             if protocol != super::PROTOCOL {
-                return bad(p, format!("protocol {protocol}; this retrylab speaks protocol 1 only [10]"));
+                return bad(
+                    p,
+                    format!("protocol {protocol}; this retrylab speaks protocol 1 only [10]"),
+                );
             }
             if mode != "sync" {
-                return bad(p, format!("mode {mode:?}; protocol 1 runs \"sync\" executors [10]"));
+                return bad(
+                    p,
+                    format!("mode {mode:?}; protocol 1 runs \"sync\" executors [10]"),
+                );
             }
             let mut props = Vec::new();
             for g in &guarantee {
-                match crate::check::Property::PLAIN.iter().find(|p| p.def().name == g) {
+                match crate::check::Property::PLAIN
+                    .iter()
+                    .find(|p| p.def().name == g)
+                {
                     Some(prop) => props.push(*prop),
                     None => return bad(p, format!("guarantee: unknown property {g:?}")),
                 }
@@ -684,7 +710,10 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
                 guarantee: props,
             })
         }
-        Ok(m) => bad(p, format!("the first message must be hello, not {}", m.kind())),
+        Ok(m) => bad(
+            p,
+            format!("the first message must be hello, not {}", m.kind()),
+        ),
         Err((code, why)) => bad(p, format!("{why} [{code}]")),
     }
 }
@@ -734,7 +763,13 @@ impl Executor for External {
         self.drain_queue(ctx);
     }
 
-    fn on_response(&mut self, ctx: &mut ExecCtx<'_>, _op: OpId, attempt: AttemptId, response: Response) {
+    fn on_response(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        _op: OpId,
+        attempt: AttemptId,
+        response: Response,
+    ) {
         let Pending::Http { msg_id, attempt: a } = self.pending else {
             return;
         };
@@ -788,7 +823,14 @@ impl Executor for External {
         }
         h.write_u64(self.history.finish());
         let mut own = StableHasher::new();
-        (&self.given, &self.queue, self.busy, self.pending, self.next_tag).hash(&mut own);
+        (
+            &self.given,
+            &self.queue,
+            self.busy,
+            self.pending,
+            self.next_tag,
+        )
+            .hash(&mut own);
         h.write_u64(own.finish());
         true
     }

@@ -79,7 +79,9 @@ pub fn map(
 ) -> Mapped {
     let unmapped = |why: &str| Mapped::Unmapped(format!("{method} {url}: {why}"));
     let Some(rest) = url.strip_prefix(BASE_URL) else {
-        return unmapped(&format!("not the simulated provider (its base URL is {BASE_URL})"));
+        return unmapped(&format!(
+            "not the simulated provider (its base URL is {BASE_URL})"
+        ));
     };
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     let key = headers
@@ -115,7 +117,9 @@ pub fn map(
                 return unmapped("a create's body must be a JSON object with the call's \"ref\"");
             };
             let Some(params) = parse_reference(reference) else {
-                return unmapped(&format!("\"ref\" {reference:?} is not a reference the agent gave"));
+                return unmapped(&format!(
+                    "\"ref\" {reference:?} is not a reference the agent gave"
+                ));
             };
             let mut request = Request::create(call, None);
             request.endpoint = endpoint;
@@ -279,7 +283,14 @@ mod tests {
             no(get("https://api.example.com/v1/resources")),
             "GET https://api.example.com/v1/resources: not the simulated provider (its base URL is http://provider.sim)"
         );
-        assert!(no(map_simple("POST", "http://provider.sim/v1/resources", Some("{}"))).contains("\"ref\""));
+        assert!(
+            no(map_simple(
+                "POST",
+                "http://provider.sim/v1/resources",
+                Some("{}")
+            ))
+            .contains("\"ref\"")
+        );
         assert!(no(get("http://provider.sim/v2/things")).contains("no such endpoint"));
     }
 
@@ -291,7 +302,10 @@ mod tests {
         });
         assert_eq!(a.status, 201);
         assert_eq!(a.body, r#"{"id":"res_3"}"#);
-        assert_eq!(a.headers.get("idempotent-replayed").map(String::as_str), Some("true"));
+        assert_eq!(
+            a.headers.get("idempotent-replayed").map(String::as_str),
+            Some("true")
+        );
         assert_eq!(answer(Reply::InProgress).status, 409);
         assert_eq!(answer(Reply::ServerError { replayed: false }).status, 500);
         assert_eq!(answer(Reply::NotFound).status, 404);

@@ -163,7 +163,13 @@ mod tests {
     #[test]
     fn messages_read_strictly() {
         let m = parse(r#"{"type":"sleep","msg_id":3,"ms":1000}"#).unwrap();
-        assert_eq!(m, FromExec::Sleep { msg_id: 3, ms: 1000 });
+        assert_eq!(
+            m,
+            FromExec::Sleep {
+                msg_id: 3,
+                ms: 1000
+            }
+        );
         let e = parse(r#"{"type":"sleep","msg_id":3,"ms":1000,"extra":1}"#).unwrap_err();
         assert_eq!(e.0, 12);
         assert!(e.1.contains("unknown field `extra`"), "{}", e.1);

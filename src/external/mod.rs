@@ -81,7 +81,10 @@ impl Shared {
             None => self.spawn()?,
         };
         if let Ok(next) = self.spawn() {
-            self.spare.lock().unwrap_or_else(|e| e.into_inner()).push(next);
+            self.spare
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(next);
         }
         Ok(p)
     }
@@ -132,7 +135,11 @@ impl ExternalDesign {
         turn_timeout: Duration,
         echo: bool,
     ) -> Result<Self, String> {
-        if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c == ',' || c == '=') {
+        if name.is_empty()
+            || name
+                .chars()
+                .any(|c| c.is_whitespace() || c == ',' || c == '=')
+        {
             return Err(format!(
                 "executor {name:?}: a name must be non-empty, without spaces, commas or '='"
             ));
@@ -200,6 +207,13 @@ impl ExternalDesign {
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
+
+    /// Stops the processes started ahead for workers that never came (those of workers are
+    /// stopped with their worlds).
+    pub fn shutdown(&self) {
+        let spare = std::mem::take(&mut *self.shared.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(spare);
+    }
 }
 
 impl Design for ExternalDesign {
@@ -224,14 +238,6 @@ impl Design for ExternalDesign {
 
     fn guarantee(&self) -> Vec<crate::check::Property> {
         self.guarantee.clone()
-    }
-
-    fn external_failure(&self) -> Option<String> {
-        self.failure()
-    }
-
-    fn is_external(&self) -> bool {
-        true
     }
 }
 
@@ -263,11 +269,24 @@ mod tests {
             parse_spec("naive=python3 'my dir/x.py' --flag \"a b\"").unwrap(),
             (
                 "naive".to_string(),
-                vec!["python3".into(), "my dir/x.py".into(), "--flag".into(), "a b".into()]
+                vec![
+                    "python3".into(),
+                    "my dir/x.py".into(),
+                    "--flag".into(),
+                    "a b".into()
+                ]
             )
         );
-        assert!(parse_spec("naive").unwrap_err().contains("expected NAME=COMMAND"));
-        assert!(parse_spec("naive=python3 'x").unwrap_err().contains("unclosed quote"));
+        assert!(
+            parse_spec("naive")
+                .unwrap_err()
+                .contains("expected NAME=COMMAND")
+        );
+        assert!(
+            parse_spec("naive=python3 'x")
+                .unwrap_err()
+                .contains("unclosed quote")
+        );
         assert!(parse_spec("naive=  ").unwrap_err().contains("empty"));
     }
 }

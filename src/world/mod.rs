@@ -538,9 +538,11 @@ impl<'a> World<'a> {
                 let awaited = self.agent.awaits(call, issue);
                 let out = self.agent.on_timeout(call, issue, now, ch, &mut self.trace);
                 // The worker serving the call hears that the agent stopped waiting.
-                let owner = self.journal.get_mut().find_by_call(call).and_then(|op| {
-                    self.journal.get_mut().get(op).map(|o| o.owner)
-                });
+                let owner = self
+                    .journal
+                    .get_mut()
+                    .find_by_call(call)
+                    .and_then(|op| self.journal.get_mut().get(op).map(|o| o.owner));
                 if awaited
                     && let Some(worker) = owner
                     && self.workers[worker.0 as usize].up

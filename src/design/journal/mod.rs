@@ -13,9 +13,9 @@
 //! stayed unknown before it was resolved (the reconciliation time).
 
 mod authorization;
-pub mod kv;
 mod dense;
 mod index;
+pub mod kv;
 mod lease;
 mod operation;
 mod scratch;

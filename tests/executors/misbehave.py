@@ -1,0 +1,55 @@
+"""An executor that breaks the protocol in the way argv[1] names, after a correct
+handshake (unless the mode is about the handshake)."""
+import json
+import sys
+import time
+
+from rawproto import handshake, recv, send, send_raw, write_pid
+
+mode = sys.argv[1]
+if mode == "exit_at_start":
+    write_pid()
+    print("starting up", file=sys.stderr)
+    sys.exit(7)
+if mode == "protocol_2":
+    write_pid()
+    send({"type": "hello", "protocol": 2, "mode": "sync", "tools": ["create"]})
+    recv()
+    sys.exit(0)
+if mode == "print_on_protocol":
+    write_pid()
+    send_raw("hello from the executor")
+    recv()
+    sys.exit(0)
+handshake()
+while True:
+    m = recv()
+    if m["type"] == "start":
+        send({"type": "ready"})
+        continue
+    if m["type"] != "invoke":
+        continue
+    call, issue = m["call"], m["issue"]
+    if mode == "raise_mid_run":
+        raise RuntimeError("the handler failed")
+    if mode == "garbage":
+        send_raw("{not json")
+    elif mode == "unknown_message":
+        send({"type": "jump", "how": "high"})
+    elif mode == "unknown_field":
+        send({"type": "sleep", "msg_id": 1, "ms": 10, "colour": "red"})
+    elif mode == "result_for_other_call":
+        send({"type": "result", "call": "c99", "issue": 1, "outcome": "ok"})
+    elif mode == "two_results":
+        send({"type": "result", "call": call, "issue": issue, "outcome": "unknown"})
+        send({"type": "result", "call": call, "issue": issue, "outcome": "unknown"})
+        recv()
+    elif mode == "bad_receipt":
+        send({"type": "result", "call": call, "issue": issue, "outcome": "ok", "receipt": "ticket-9"})
+    elif mode == "hang":
+        print("about to spin", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(0.05)
+    elif mode == "ready_mid_call":
+        send({"type": "ready"})
+    recv()

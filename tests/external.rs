@@ -1,0 +1,241 @@
+//! External executors through the command line, with executors that speak the protocol by
+//! hand (tests/executors/*.py, standard library only): exact figures of a naive executor,
+//! and every way of breaking the protocol refused with exit 2, a message that names the
+//! executor and what went wrong, and no process left behind.
+
+use std::path::{Path, PathBuf};
+
+use retrylab::cli::{Outcome, run_with};
+
+const MODEL: &str = "models/ticket_lost_response.json";
+
+fn retrylab(args: &[&str]) -> Outcome {
+    let mut all = vec!["retrylab"];
+    all.extend_from_slice(args);
+    run_with(all, &[])
+}
+
+/// A fresh file under target/tmp for the pids of the processes a test starts.
+fn pid_file(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("external");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(format!("{test}.pids"));
+    let _ = std::fs::remove_file(&f);
+    f
+}
+
+/// Runs `args` with the executor's pids written to a file, then asserts that every process
+/// it started is gone.
+fn without_leftovers(test: &str, args: &[&str]) -> Outcome {
+    let pids = pid_file(test);
+    // SAFETY (of the environment): each test names its own file, read only by the child
+    // processes this test starts; a concurrent test's children read their own variable
+    // value at their start, so the pid lists may mix between tests but never lose an entry.
+    let out = {
+        let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        unsafe { std::env::set_var("RETRYLAB_TEST_PIDS", &pids) };
+        retrylab(args)
+    };
+    let listed = std::fs::read_to_string(&pids).unwrap_or_default();
+    assert!(!listed.is_empty(), "no executor process recorded its pid");
+    for pid in listed.lines() {
+        let proc = Path::new("/proc").join(pid);
+        assert!(
+            !proc.exists(),
+            "executor process {pid} is still there after the command ({test})"
+        );
+    }
+    out
+}
+
+/// The environment is the process's: one test at a time sets the pid file.
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn a_naive_executor_duplicates_the_lost_response_on_every_seed() {
+    let out = without_leftovers(
+        "naive",
+        &[
+            "run",
+            MODEL,
+            "--executor",
+            "naive=python3 tests/executors/naive.py",
+            "--design",
+            "naive",
+            "--seeds",
+            "50",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let totals = &v["results"][0]["totals"];
+    assert_eq!(v["results"][0]["design"], "naive");
+    // Its own retry after the timeout creates the second ticket, and succeeds: the agent
+    // is told success, with the second ticket's id.
+    assert_eq!(totals["intents"], 50);
+    assert_eq!(totals["effects"], 100);
+    assert_eq!(totals["duplicate_effects"], 50);
+    assert_eq!(totals["completed"], 50);
+    assert_eq!(totals["false_success"], 0);
+    assert_eq!(totals["wrong_receipts"], 0);
+    assert_eq!(totals["remote_calls"], 100);
+}
+
+#[test]
+fn run_adds_the_executor_beside_the_models_designs_and_replays_carry_it() {
+    let out = retrylab(&[
+        "run",
+        MODEL,
+        "--executor",
+        "naive=python3 tests/executors/naive.py",
+        "--seeds",
+        "3",
+        "--show-failures",
+        "1",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for d in ["no_dedup", "same_key", "new_key_after_replan", "naive"] {
+        assert!(out.stdout.contains(d), "{d} missing:\n{}", out.stdout);
+    }
+    assert!(
+        out.stdout.contains(
+            "retrylab --executor 'naive=python3 tests/executors/naive.py' trace models/ticket_lost_response.json --design naive --seed 0"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_trace_shows_the_executors_sends_and_sleeps() {
+    let out = retrylab(&[
+        "trace",
+        MODEL,
+        "--executor",
+        "naive=python3 tests/executors/naive.py",
+        "--design",
+        "naive",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("worker 0: op 0 sends attempt 1: create with params 1, no key"), "{}", out.stdout);
+    assert!(out.stdout.contains("5000 ms  executor  worker 0: attempt 1 timed out"), "{}", out.stdout);
+    assert!(out.stdout.contains("5100 ms  executor  worker 0: op 0 sends attempt 2"), "{}", out.stdout);
+    assert!(out.stdout.contains("violates: no_duplicate"), "{}", out.stdout);
+}
+
+/// Runs the misbehaving executor in `mode` on the seeds' model and returns stderr, after
+/// asserting exit 2 and no process left.
+fn refused(mode: &str) -> String {
+    let command = format!("bad=python3 tests/executors/misbehave.py {mode}");
+    let out = without_leftovers(
+        mode,
+        &[
+            "run",
+            MODEL,
+            "--executor",
+            &command,
+            "--design",
+            "bad",
+            "--seeds",
+            "3",
+            "--executor-turn-timeout-ms",
+            "1500",
+        ],
+    );
+    assert_eq!(out.code, 2, "{mode}: {}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("executor bad"), "{mode}: {}", out.stderr);
+    out.stderr
+}
+
+#[test]
+fn a_command_that_does_not_exist_is_bad_input() {
+    let out = retrylab(&[
+        "run",
+        MODEL,
+        "--executor",
+        "gone=./no/such/executor --flag",
+        "--design",
+        "gone",
+    ]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "error: executor gone: cannot start `./no/such/executor --flag`: No such file or directory (os error 2)\n"
+    );
+}
+
+#[test]
+fn an_executor_that_exits_at_start_shows_its_status_and_output() {
+    let e = refused("exit_at_start");
+    assert!(e.contains("does not speak the executor protocol: it ended before its hello: it exited: exit status: 7"), "{e}");
+    assert!(e.contains("stderr: starting up"), "{e}");
+}
+
+#[test]
+fn another_protocol_version_is_refused() {
+    let e = refused("protocol_2");
+    assert!(e.contains("protocol 2; this retrylab speaks protocol 1 only"), "{e}");
+}
+
+#[test]
+fn a_print_on_the_protocol_channel_is_named() {
+    let e = refused("print_on_protocol");
+    assert!(e.contains("not a JSON line"), "{e}");
+    assert!(e.contains("the line: hello from the executor"), "{e}");
+}
+
+#[test]
+fn an_exception_mid_run_shows_the_traceback() {
+    let e = refused("raise_mid_run");
+    assert!(e.contains("the process closed the channel: it exited: exit status: 1 [protocol error 13]"), "{e}");
+    assert!(e.contains("RuntimeError: the handler failed"), "{e}");
+    assert!(e.contains("last message sent to it: {\"args\""), "{e}");
+}
+
+#[test]
+fn garbage_unknown_messages_and_fields_are_malformed() {
+    let e = refused("garbage");
+    assert!(e.contains("not a JSON line") && e.contains("[protocol error 12]"), "{e}");
+    let e = refused("unknown_message");
+    assert!(e.contains("unknown message type \"jump\"") && e.contains("[protocol error 10]"), "{e}");
+    let e = refused("unknown_field");
+    assert!(e.contains("unknown field `colour`") && e.contains("[protocol error 12]"), "{e}");
+}
+
+#[test]
+fn results_for_calls_not_given_or_twice_are_refused() {
+    let e = refused("result_for_other_call");
+    assert!(e.contains("\"c99\" is not a call this process was given [protocol error 20]"), "{e}");
+    let e = refused("two_results");
+    assert!(e.contains("which the process is not working on (a second result?) [protocol error 21]"), "{e}");
+    let e = refused("bad_receipt");
+    assert!(e.contains("receipt \"ticket-9\" is not a resource id the provider returns (res_N) [protocol error 22]"), "{e}");
+    let e = refused("ready_mid_call");
+    assert!(e.contains("a ready message does not fit here") && e.contains("[protocol error 14]"), "{e}");
+}
+
+#[test]
+fn a_turn_that_never_ends_hits_the_watchdog() {
+    let e = refused("hang");
+    assert!(e.contains("did not end its turn within 1500 ms of real time"), "{e}");
+    assert!(e.contains("[protocol error 31]"), "{e}");
+    assert!(e.contains("stderr: about to spin"), "{e}");
+}
+
+#[test]
+fn a_bad_executor_spec_is_bad_input() {
+    let out = retrylab(&["run", MODEL, "--executor", "naive"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("expected NAME=COMMAND"), "{}", out.stderr);
+    let out = retrylab(&["run", MODEL, "--executor", "same_key=python3 tests/executors/naive.py"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("design \"same_key\": a built-in design has this name"),
+        "{}",
+        out.stderr
+    );
+}
