@@ -4,14 +4,16 @@ store and the production stores.
 Semantics, the same everywhere:
 
 - keys and values are ``str``;
-- every write (``put``, a successful ``cas``) gives the entry a new version, a fencing
-  token: the first write of a key gives 1, each later write the previous version + 1;
+- every write (``put``, a successful ``cas``) takes the store's next version, a fencing
+  token: versions count the writes of the whole store (of the run, under the simulator),
+  from 1, and are never reused, so a key's version grows with each write and a version
+  names one write;
 - an absent key reads as ``(None, 0)``;
 - ``cas(key, expect_version, value)`` writes only if the entry's current version is
   ``expect_version`` (0: the key is absent) and returns ``(ok, value, version)``: on success
   the value written and its new version, on failure the current value and version;
-- ``delete`` removes the entry; a later write of the key continues from the deleted entry's
-  version (1 + the last one), so a version is never reused for a key;
+- ``delete`` removes the entry and returns whether it was there (a later write of the key
+  takes a new version as any write does);
 - ``list(prefix)`` returns ``(key, value, version)`` for every present key that starts with
   ``prefix``, in key order (Unicode code point order, which is UTF-8 byte order).
 """
@@ -44,8 +46,8 @@ class KV(Protocol):
         ``(True, value, new_version)`` or ``(False, current_value, current_version)``."""
         ...
 
-    def delete(self, key: str) -> None:
-        """Remove ``key`` (nothing happens when it is absent)."""
+    def delete(self, key: str) -> bool:
+        """Remove ``key``; returns whether it was there."""
         ...
 
     def list(self, prefix: str) -> list[tuple[str, str, int]]:

@@ -264,12 +264,13 @@ class _SimKV:
             key=check_key(key),
             expect_version=check_version(expect_version),
             value=check_value(value),
-            _cas=True,
+            _may_fail=True,
         )
         return reply["ok"], self._field(reply, "value", "cas"), self._version(reply, "cas")
 
-    def delete(self, key: str) -> None:
-        self._rt.kv("delete", key=check_key(key))
+    def delete(self, key: str) -> bool:
+        existed: bool = self._rt.kv("delete", key=check_key(key), _may_fail=True)["ok"]
+        return existed
 
     def list(self, prefix: str) -> list[tuple[str, str, int]]:
         reply = self._rt.kv("list", prefix=check_key(prefix, "prefixe"))
@@ -480,13 +481,15 @@ class Runtime:
         self.send({"type": "sleep", "msg_id": msg_id, "ms": ms})
         self.await_reply(msg_id, ("wake",), "sleep")
 
-    def kv(self, op: str, _cas: bool = False, **fields: Any) -> dict[str, Any]:
+    def kv(self, op: str, _may_fail: bool = False, **fields: Any) -> dict[str, Any]:
         self.require_handler(f"ctx.kv.{op}()")
         msg_id = self.new_msg_id()
         self.send({"type": "kv", "msg_id": msg_id, "op": op, **fields})
         reply = self.await_reply(msg_id, ("kv_ok",), f"kv {op}")
-        if not reply["ok"] and not _cas:
-            raise self._fail(ProtocolError(f"`kv_ok` with ok false for a {op} (only a cas can fail): {_short(reply)}"))
+        if not reply["ok"] and not _may_fail:
+            raise self._fail(
+                ProtocolError(f"`kv_ok` with ok false for a {op} (only a cas and a delete answer false): {_short(reply)}")
+            )
         return reply
 
     def http(

@@ -40,12 +40,12 @@ log = logging.getLogger("retrylab")
 
 
 class MemoryStore:
-    """An in-memory :class:`retrylab.KV` with the simulator store's semantics (versions,
-    ``cas``, tombstones): for tests and development. Not durable; thread-safe."""
+    """An in-memory :class:`retrylab.KV` with the simulator store's semantics (store-wide
+    versions, ``cas``): for tests and development. Not durable; thread-safe."""
 
     def __init__(self) -> None:
-        # key -> (value or None when deleted, version)
-        self._entries: dict[str, tuple[str | None, int]] = {}
+        self._entries: dict[str, tuple[str, int]] = {}
+        self._last_version = 0
         self._lock = threading.Lock()
 
     def get(self, key: str) -> str | None:
@@ -54,41 +54,39 @@ class MemoryStore:
     def get_versioned(self, key: str) -> tuple[str | None, int]:
         check_key(key)
         with self._lock:
-            value, version = self._entries.get(key, (None, 0))
-            return (value, version) if value is not None else (None, 0)
+            entry = self._entries.get(key)
+            return (None, 0) if entry is None else entry
+
+    def _write(self, key: str, value: str) -> int:
+        self._last_version += 1
+        self._entries[key] = (value, self._last_version)
+        return self._last_version
 
     def put(self, key: str, value: str) -> int:
         check_key(key)
         check_value(value)
         with self._lock:
-            version = self._entries.get(key, (None, 0))[1] + 1
-            self._entries[key] = (value, version)
-            return version
+            return self._write(key, value)
 
     def cas(self, key: str, expect_version: int, value: str) -> tuple[bool, str | None, int]:
         check_key(key)
         check_version(expect_version)
         check_value(value)
         with self._lock:
-            current, last = self._entries.get(key, (None, 0))
-            version = last if current is not None else 0
+            current, version = self._entries.get(key, (None, 0))
             if version != expect_version:
                 return False, current, version
-            self._entries[key] = (value, last + 1)
-            return True, value, last + 1
+            return True, value, self._write(key, value)
 
-    def delete(self, key: str) -> None:
+    def delete(self, key: str) -> bool:
         check_key(key)
         with self._lock:
-            if key in self._entries:
-                self._entries[key] = (None, self._entries[key][1])
+            return self._entries.pop(key, None) is not None
 
     def list(self, prefix: str) -> list[tuple[str, str, int]]:
         check_key(prefix, "prefixe")
         with self._lock:
-            return sorted(
-                (k, v, ver) for k, (v, ver) in self._entries.items() if v is not None and k.startswith(prefix)
-            )
+            return sorted((k, v, ver) for k, (v, ver) in self._entries.items() if k.startswith(prefix))
 
 
 class SqliteStore:
@@ -96,22 +94,24 @@ class SqliteStore:
 
     Every operation is one transaction (``BEGIN IMMEDIATE`` for writes), so a ``cas`` is
     atomic also between processes sharing the file: use it for leases as under the
-    simulator. Deleted keys keep a tombstone with their last version, so a version is never
-    reused for a key. ``path`` may be ``":memory:"``.
+    simulator. Versions count the writes of the whole file, from 1, and are never reused
+    (the counter survives deletes and restarts). ``path`` may be ``":memory:"``.
     """
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        with self._lock:
+        with self._lock, _Transaction(self._db):
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS retrylab_kv ("
-                " key TEXT PRIMARY KEY NOT NULL,"
-                " value TEXT,"  # NULL: deleted (a tombstone keeping the version)
-                " version INTEGER NOT NULL"
-                ")"
+                " key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL, version INTEGER NOT NULL)"
             )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS retrylab_kv_meta ("
+                " id INTEGER PRIMARY KEY CHECK (id = 1), last_version INTEGER NOT NULL)"
+            )
+            self._db.execute("INSERT OR IGNORE INTO retrylab_kv_meta (id, last_version) VALUES (1, 0)")
 
     def close(self) -> None:
         """Close the database connection."""
@@ -128,12 +128,15 @@ class SqliteStore:
         row = self._db.execute("SELECT value, version FROM retrylab_kv WHERE key = ?", (key,)).fetchone()
         return (None, 0) if row is None else (row[0], int(row[1]))
 
-    def _write(self, key: str, value: str, version: int) -> None:
+    def _write(self, key: str, value: str) -> int:
+        self._db.execute("UPDATE retrylab_kv_meta SET last_version = last_version + 1 WHERE id = 1")
+        version = int(self._db.execute("SELECT last_version FROM retrylab_kv_meta WHERE id = 1").fetchone()[0])
         self._db.execute(
             "INSERT INTO retrylab_kv (key, value, version) VALUES (?, ?, ?)"
             " ON CONFLICT(key) DO UPDATE SET value = excluded.value, version = excluded.version",
             (key, value, version),
         )
+        return version
 
     def get(self, key: str) -> str | None:
         return self.get_versioned(key)[0]
@@ -141,40 +144,34 @@ class SqliteStore:
     def get_versioned(self, key: str) -> tuple[str | None, int]:
         check_key(key)
         with self._lock:
-            value, version = self._row(key)
-            return (value, version) if value is not None else (None, 0)
+            return self._row(key)
 
     def put(self, key: str, value: str) -> int:
         check_key(key)
         check_value(value)
         with self._lock, _Transaction(self._db):
-            version = self._row(key)[1] + 1
-            self._write(key, value, version)
-            return version
+            return self._write(key, value)
 
     def cas(self, key: str, expect_version: int, value: str) -> tuple[bool, str | None, int]:
         check_key(key)
         check_version(expect_version)
         check_value(value)
         with self._lock, _Transaction(self._db):
-            current, last = self._row(key)
-            version = last if current is not None else 0
+            current, version = self._row(key)
             if version != expect_version:
                 return False, current, version
-            self._write(key, value, last + 1)
-            return True, value, last + 1
+            return True, value, self._write(key, value)
 
-    def delete(self, key: str) -> None:
+    def delete(self, key: str) -> bool:
         check_key(key)
         with self._lock, _Transaction(self._db):
-            self._db.execute("UPDATE retrylab_kv SET value = NULL WHERE key = ?", (key,))
+            return self._db.execute("DELETE FROM retrylab_kv WHERE key = ?", (key,)).rowcount > 0
 
     def list(self, prefix: str) -> list[tuple[str, str, int]]:
         check_key(prefix, "prefixe")
         with self._lock:
             rows = self._db.execute(
-                "SELECT key, value, version FROM retrylab_kv"
-                " WHERE value IS NOT NULL AND substr(key, 1, ?) = ? ORDER BY key",
+                "SELECT key, value, version FROM retrylab_kv WHERE substr(key, 1, ?) = ? ORDER BY key",
                 (len(prefix), prefix),
             ).fetchall()
         return [(k, v, int(ver)) for k, v, ver in rows]

@@ -1,0 +1,434 @@
+"""A fake retrylab simulator for the client's tests.
+
+It spawns an executor script as a subprocess with the protocol's channel on fd 3
+(simulator -> executor) and fd 4 (executor -> simulator), or on other descriptors named by
+``RETRYLAB_FD_IN``/``RETRYLAB_FD_OUT``, speaks protocol 1 from the simulator's side, and
+checks every message the executor sends as strictly as retrylab does (known types, required
+fields and their types, no unknown field, increasing ``msg_id``). It keeps a transcript, a
+store with the simulator's semantics, and fails a test with the executor's stderr when
+something goes wrong. Wall-clock timeouts only guard against a hung executor; nothing in a
+test depends on timing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+# Wall-clock guard for one message (the executor's Python start and imports included).
+RECV_TIMEOUT_S = 20.0
+
+_ANY = object()
+
+
+class ExecutorMessageError(AssertionError):
+    pass
+
+
+def _check(cond: bool, text: str, msg: dict[str, Any]) -> None:
+    if not cond:
+        raise ExecutorMessageError(f"{text}: {json.dumps(msg)}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# What the executor may send (protocol 1, section 4): field -> (check, required).
+_STR = (lambda v: isinstance(v, str), "a string")
+_INT = (_is_int, "an integer")
+_NONNEG = (lambda v: _is_int(v) and v >= 0, "an integer >= 0")
+_STRLIST = (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings")
+_HEADERS = (
+    lambda v: isinstance(v, dict) and all(isinstance(k, str) and k == k.lower() and isinstance(x, str) for k, x in v.items()),
+    "an object of lowercase names to strings",
+)
+_TIMEOUT = (lambda v: v is None or (_is_int(v) and v >= 0), "null or an integer >= 0")
+_OUTCOME = (lambda v: v in ("ok", "failed", "unknown"), "ok, failed or unknown")
+_STATE = (lambda v: v in ("confirmed", "failed", "escalated"), "confirmed, failed or escalated")
+
+SCHEMA: dict[str, dict[str, tuple[tuple[Any, str], bool]]] = {
+    "hello": {
+        "protocol": (_INT, True),
+        "mode": (_STR, True),
+        "client": (_STR, True),
+        "tools": (_STRLIST, True),
+        "assumptions": (_STRLIST, False),
+        "guarantee": (_STRLIST, False),
+    },
+    "init_ok": {},
+    "ready": {},
+    "http": {
+        "msg_id": (_INT, True),
+        "call": (_STR, True),
+        "method": (_STR, True),
+        "url": (_STR, True),
+        "headers": (_HEADERS, True),
+        "body": (_STR, False),
+        "body_b64": (_STR, False),
+        "timeout_ms": (_TIMEOUT, True),
+    },
+    "sleep": {"msg_id": (_INT, True), "ms": (_NONNEG, True)},
+    "kv": {
+        "msg_id": (_INT, True),
+        "op": ((lambda v: v in ("get", "put", "cas", "delete", "list"), "a kv op"), True),
+        "key": (_STR, False),
+        "value": (_STR, False),
+        "expect_version": (_NONNEG, False),
+        "prefix": (_STR, False),
+    },
+    "result": {
+        "call": (_STR, True),
+        "issue": (_INT, True),
+        "outcome": (_OUTCOME, True),
+        "receipt": (_STR, False),
+        "detail": (_STR, False),
+    },
+    "state": {"call": (_STR, True), "state": (_STATE, True), "receipt": (_STR, False)},
+    "log": {"text": (_STR, True)},
+}
+
+_KV_FIELDS = {
+    "get": {"key"},
+    "put": {"key", "value"},
+    "cas": {"key", "expect_version", "value"},
+    "delete": {"key"},
+    "list": {"prefix"},
+}
+
+
+def check_message(msg: Any, last_msg_id: int) -> int:
+    """Validate one executor message as retrylab reads it; returns the last msg_id seen."""
+    if not isinstance(msg, dict):
+        raise ExecutorMessageError(f"not a JSON object: {msg!r}")
+    kind = msg.get("type")
+    _check(kind in SCHEMA, f"unknown message type {kind!r}", msg)
+    schema = SCHEMA[kind]
+    for name, value in msg.items():
+        if name == "type":
+            continue
+        _check(name in schema, f"unknown field {name!r} in {kind}", msg)
+        (fn, what), _ = schema[name]
+        _check(fn(value), f"{kind}.{name} must be {what}", msg)
+    for name, (_, required) in schema.items():
+        _check(not required or name in msg, f"{kind} lacks {name!r}", msg)
+    if kind == "http":
+        _check(("body" in msg) != ("body_b64" in msg), "http carries exactly one of body, body_b64", msg)
+    if kind == "kv":
+        fields = set(msg) - {"type", "msg_id", "op"}
+        _check(fields == _KV_FIELDS[msg["op"]], f"kv {msg['op']} carries exactly {sorted(_KV_FIELDS[msg['op']])}", msg)
+    if kind == "result":
+        if msg["outcome"] == "ok":
+            _check("detail" not in msg, "an ok result carries no detail", msg)
+        else:
+            _check("receipt" not in msg, "only an ok result carries a receipt", msg)
+    if "msg_id" in msg:
+        _check(msg["msg_id"] > last_msg_id, f"msg_id must increase (last {last_msg_id})", msg)
+        last_msg_id = msg["msg_id"]
+    return last_msg_id
+
+
+class Store:
+    """The simulator's store: store-wide versions from 1, never reused."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[str, int]] = {}
+        self.last = 0
+
+    def answer(self, msg: dict[str, Any], now_ms: int) -> dict[str, Any]:
+        reply: dict[str, Any] = {"type": "kv_ok", "in_reply_to": msg["msg_id"], "ok": True, "now_ms": now_ms}
+        op = msg["op"]
+        if op == "get":
+            value, version = self.entries.get(msg["key"], (None, 0))
+            reply.update(value=value, version=version)
+        elif op == "put":
+            self.last += 1
+            self.entries[msg["key"]] = (msg["value"], self.last)
+            reply["version"] = self.last
+        elif op == "cas":
+            value, version = self.entries.get(msg["key"], (None, 0))
+            if version == msg["expect_version"]:
+                self.last += 1
+                self.entries[msg["key"]] = (msg["value"], self.last)
+                reply.update(value=msg["value"], version=self.last)
+            else:
+                reply.update(ok=False, value=value, version=version)
+        elif op == "delete":
+            reply["ok"] = self.entries.pop(msg["key"], None) is not None
+        elif op == "list":
+            reply["entries"] = [[k, v, ver] for k, (v, ver) in sorted(self.entries.items()) if k.startswith(msg["prefix"])]
+        return reply
+
+
+def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of an executor: the test process's, minus any simulator variables,
+    with the installed (or source) retrylab importable and no bytecode written."""
+    import retrylab
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRYLAB_")}
+    package_root = str(Path(retrylab.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONHASHSEED"] = "0"
+    if extra:
+        env.update(extra)
+    return env
+
+
+class FakeSim:
+    """One executor process and the simulator's end of its channel."""
+
+    def __init__(
+        self,
+        script: Path,
+        tmp_path: Path,
+        *,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        fds: str = "default",
+    ) -> None:
+        self.transcript: list[tuple[str, dict[str, Any]]] = []
+        self.store = Store()
+        self.now_ms = 0
+        self._last_msg_id = 0
+        self._buffer = b""
+        sim_to_exec_r, sim_to_exec_w = os.pipe()
+        exec_to_sim_r, exec_to_sim_w = os.pipe()
+        self._stderr_path = tmp_path / f"executor-stderr-{id(self)}.txt"
+        self._stdout_path = tmp_path / f"executor-stdout-{id(self)}.txt"
+        stderr = open(self._stderr_path, "wb")
+        stdout = open(self._stdout_path, "wb")
+        full_env = {
+            "RETRYLAB_PROTOCOL": "1",
+        }
+        cmd = [sys.executable, str(script), *(args or [])]
+        try:
+            if fds == "default":
+                full_env.update(RETRYLAB_FD_IN="3", RETRYLAB_FD_OUT="4")
+
+                def preexec() -> None:  # runs in the child: put the channel on fds 3 and 4
+                    a = fcntl.fcntl(sim_to_exec_r, fcntl.F_DUPFD, 10)
+                    b = fcntl.fcntl(exec_to_sim_w, fcntl.F_DUPFD, 10)
+                    os.dup2(a, 3)
+                    os.dup2(b, 4)
+                    os.close(a)
+                    os.close(b)
+
+                self.proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    env=subprocess_env({**full_env, **(env or {})}),
+                    close_fds=False,  # the pipes are close-on-exec; fds 3 and 4 are not
+                    preexec_fn=preexec,
+                )
+            elif fds == "env":
+                full_env.update(RETRYLAB_FD_IN=str(sim_to_exec_r), RETRYLAB_FD_OUT=str(exec_to_sim_w))
+                self.proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    env=subprocess_env({**full_env, **(env or {})}),
+                    pass_fds=(sim_to_exec_r, exec_to_sim_w),
+                )
+            else:
+                raise ValueError(fds)
+        finally:
+            stderr.close()
+            stdout.close()
+            os.close(sim_to_exec_r)
+            os.close(exec_to_sim_w)
+        self._w = sim_to_exec_w
+        self._r = exec_to_sim_r
+        self.fd_numbers = (sim_to_exec_r, exec_to_sim_w)
+
+    # -- plumbing --
+
+    def stderr(self) -> str:
+        return self._stderr_path.read_text(errors="replace")
+
+    def stdout(self) -> str:
+        return self._stdout_path.read_text(errors="replace")
+
+    def _fail(self, text: str) -> AssertionError:
+        return AssertionError(f"{text}\n--- executor stderr ---\n{self.stderr()}")
+
+    def send(self, msg: dict[str, Any], *, check_clock: bool = True) -> None:
+        if "now_ms" in msg and check_clock:
+            assert msg["now_ms"] >= self.now_ms or msg["type"] == "start", "the fake sim's clock went backwards"
+            self.now_ms = msg["now_ms"]
+        self.transcript.append(("sim", msg))
+        os.write(self._w, (json.dumps(msg, separators=(",", ":")) + "\n").encode())
+
+    def send_raw(self, data: bytes) -> None:
+        os.write(self._w, data)
+
+    def recv(self, timeout: float = RECV_TIMEOUT_S) -> dict[str, Any] | None:
+        """The executor's next message, validated; ``None`` at EOF."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._fail(f"no message from the executor within {timeout} s")
+            ready, _, _ = select.select([self._r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._r, 65536)
+            if not chunk:
+                if self._buffer:
+                    raise self._fail(f"EOF after a partial line: {self._buffer!r}")
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            raise self._fail(f"the executor wrote a line that is not JSON: {line!r}") from None
+        try:
+            self._last_msg_id = check_message(msg, self._last_msg_id)
+        except ExecutorMessageError as e:
+            raise self._fail(str(e)) from None
+        self.transcript.append(("exec", msg))
+        return msg
+
+    def expect(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """The next message must be of ``kind`` and have ``fields`` (``ANY`` matches any value)."""
+        msg = self.recv()
+        if msg is None:
+            raise self._fail(f"expected {kind}, got EOF (exit status {self.proc.wait(10)})")
+        if msg["type"] != kind:
+            raise self._fail(f"expected {kind}, got {json.dumps(msg)}")
+        for name, value in fields.items():
+            if value is _ANY:
+                if name not in msg:
+                    raise self._fail(f"{kind} lacks {name}: {json.dumps(msg)}")
+            elif msg.get(name, "<absent>") != value:
+                raise self._fail(f"{kind}.{name}: expected {value!r}, got {msg.get(name, '<absent>')!r}: {json.dumps(msg)}")
+        return msg
+
+    def expect_eof(self) -> int:
+        msg = self.recv()
+        if msg is not None:
+            raise self._fail(f"expected the executor to exit, got {json.dumps(msg)}")
+        return self.wait()
+
+    def wait(self, timeout: float = RECV_TIMEOUT_S) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise self._fail(f"the executor did not exit within {timeout} s") from None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self._w, self._r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._w = self._r = -1
+
+    def close_channel(self) -> None:
+        """Close the simulator's write end: EOF on the executor's fd 3."""
+        os.close(self._w)
+        self._w = -1
+
+    # -- protocol steps --
+
+    def handshake(
+        self,
+        *,
+        tools: list[str] | None = None,
+        config: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        provider: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        hello = self.expect("hello", protocol=1, mode="sync", client="retrylab-python/0.1.0")
+        self.send(
+            {
+                "type": "init",
+                "protocol": 1,
+                "executor": "python-test",
+                "config": config if config is not None else {"attempts": 3, "timeout_ms": 5000, "backoff_ms": 100},
+                "params": params if params is not None else {},
+                "provider": provider
+                if provider is not None
+                else {"base_url": "http://provider.sim", "preset": "stripe_v1", "key_header": "Idempotency-Key"},
+                "tools": tools if tools is not None else ["create", "compensate"],
+            }
+        )
+        self.expect("init_ok")
+        return hello
+
+    def start(self, *, seed: int = 1157098542, worker: int = 0, incarnation: int = 0, reset: bool = False, now_ms: int = 0) -> None:
+        if reset:
+            self._last_msg_id = 0  # message ids start again after a reset
+        self.send({"type": "start", "worker": worker, "incarnation": incarnation, "seed": seed, "reset": reset, "now_ms": now_ms})
+        self.expect("ready")
+
+    def invoke(
+        self,
+        call: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        issue: int = 1,
+        now_ms: int | None = None,
+        redelivery: bool = False,
+    ) -> None:
+        self.send(
+            {
+                "type": "invoke",
+                "call": call,
+                "issue": issue,
+                "tool": tool,
+                "args": args,
+                "redelivery": redelivery,
+                "now_ms": self.now_ms if now_ms is None else now_ms,
+            }
+        )
+
+    def kv_round(self, **fields: Any) -> dict[str, Any]:
+        """Expect a ``kv`` message (with ``fields``) and answer it from the store."""
+        msg = self.expect("kv", **fields)
+        self.send(self.store.answer(msg, self.now_ms))
+        return msg
+
+    def http_respond(self, msg: dict[str, Any], status: int, body: Any = "", *, headers: dict[str, str] | None = None, after_ms: int = 0) -> None:
+        text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
+        self.send(
+            {
+                "type": "http_response",
+                "in_reply_to": msg["msg_id"],
+                "status": status,
+                "headers": headers if headers is not None else {"content-type": "application/json"},
+                "body": text,
+                "now_ms": self.now_ms + after_ms,
+            }
+        )
+
+    def http_error(self, msg: dict[str, Any], error: str, *, after_ms: int = 0) -> None:
+        self.send({"type": "http_error", "in_reply_to": msg["msg_id"], "error": error, "now_ms": self.now_ms + after_ms})
+
+    def wake(self, msg: dict[str, Any]) -> None:
+        self.send({"type": "wake", "in_reply_to": msg["msg_id"], "now_ms": self.now_ms + msg["ms"]})
+
+    def shutdown(self) -> int:
+        self.send({"type": "shutdown"})
+        return self.expect_eof()
+
+    def executor_messages(self) -> list[dict[str, Any]]:
+        return [m for who, m in self.transcript if who == "exec"]
+
+
+ANY = _ANY
