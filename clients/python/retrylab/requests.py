@@ -80,6 +80,12 @@ class _SimPoolMixin:
     port: int | None
     num_requests: int
 
+    _shown_as = "HTTPConnectionPool"
+
+    def __str__(self) -> str:
+        # As the stock pool prints itself, so that error messages read as on a real network.
+        return f"{self._shown_as}(host={self.host!r}, port={self.port!r})"
+
     def _authority(self) -> str:
         host = self.host
         if ":" in host and not host.startswith("["):
@@ -165,6 +171,8 @@ class SimHTTPConnectionPool(_SimPoolMixin, HTTPConnectionPool):
 
 class SimHTTPSConnectionPool(_SimPoolMixin, HTTPSConnectionPool):
     """An ``HTTPSConnectionPool`` whose requests are answered by the simulator (no socket, no TLS)."""
+
+    _shown_as = "HTTPSConnectionPool"
 
 
 class SimHTTPAdapter(HTTPAdapter):

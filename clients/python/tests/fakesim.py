@@ -177,6 +177,7 @@ def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONHASHSEED"] = "0"
+    env["TZ"] = "UTC"  # date.today() and datetime.now() without a zone read local time
     if extra:
         env.update(extra)
     return env
