@@ -121,10 +121,29 @@ fn a_trace_shows_the_executors_sends_and_sleeps() {
         "3",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("worker 0: op 0 sends attempt 1: create with params 1, no key"), "{}", out.stdout);
-    assert!(out.stdout.contains("5000 ms  executor  worker 0: attempt 1 timed out"), "{}", out.stdout);
-    assert!(out.stdout.contains("5100 ms  executor  worker 0: op 0 sends attempt 2"), "{}", out.stdout);
-    assert!(out.stdout.contains("violates: no_duplicate"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("worker 0: op 0 sends attempt 1: create with params 1, no key"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("5000 ms  executor  worker 0: attempt 1 timed out"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("5100 ms  executor  worker 0: op 0 sends attempt 2"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("violates: no_duplicate"),
+        "{}",
+        out.stdout
+    );
 }
 
 /// Runs the misbehaving executor in `mode` on the seeds' model and returns stderr, after
@@ -147,7 +166,11 @@ fn refused(mode: &str) -> String {
         ],
     );
     assert_eq!(out.code, 2, "{mode}: {}\n{}", out.stdout, out.stderr);
-    assert!(out.stderr.contains("executor bad"), "{mode}: {}", out.stderr);
+    assert!(
+        out.stderr.contains("executor bad"),
+        "{mode}: {}",
+        out.stderr
+    );
     out.stderr
 }
 
@@ -178,7 +201,10 @@ fn an_executor_that_exits_at_start_shows_its_status_and_output() {
 #[test]
 fn another_protocol_version_is_refused() {
     let e = refused("protocol_2");
-    assert!(e.contains("protocol 2; this retrylab speaks protocol 1 only"), "{e}");
+    assert!(
+        e.contains("protocol 2; this retrylab speaks protocol 1 only"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -191,7 +217,10 @@ fn a_print_on_the_protocol_channel_is_named() {
 #[test]
 fn an_exception_mid_run_shows_the_traceback() {
     let e = refused("raise_mid_run");
-    assert!(e.contains("the process closed the channel: it exited: exit status: 1 [protocol error 13]"), "{e}");
+    assert!(
+        e.contains("the process closed the channel: it exited: exit status: 1 [protocol error 13]"),
+        "{e}"
+    );
     assert!(e.contains("RuntimeError: the handler failed"), "{e}");
     assert!(e.contains("last message sent to it: {\"args\""), "{e}");
 }
@@ -199,29 +228,50 @@ fn an_exception_mid_run_shows_the_traceback() {
 #[test]
 fn garbage_unknown_messages_and_fields_are_malformed() {
     let e = refused("garbage");
-    assert!(e.contains("not a JSON line") && e.contains("[protocol error 12]"), "{e}");
+    assert!(
+        e.contains("not a JSON line") && e.contains("[protocol error 12]"),
+        "{e}"
+    );
     let e = refused("unknown_message");
-    assert!(e.contains("unknown message type \"jump\"") && e.contains("[protocol error 10]"), "{e}");
+    assert!(
+        e.contains("unknown message type \"jump\"") && e.contains("[protocol error 10]"),
+        "{e}"
+    );
     let e = refused("unknown_field");
-    assert!(e.contains("unknown field `colour`") && e.contains("[protocol error 12]"), "{e}");
+    assert!(
+        e.contains("unknown field `colour`") && e.contains("[protocol error 12]"),
+        "{e}"
+    );
 }
 
 #[test]
 fn results_for_calls_not_given_or_twice_are_refused() {
     let e = refused("result_for_other_call");
-    assert!(e.contains("\"c99\" is not a call this process was given [protocol error 20]"), "{e}");
+    assert!(
+        e.contains("\"c99\" is not a call this process was given [protocol error 20]"),
+        "{e}"
+    );
     let e = refused("two_results");
-    assert!(e.contains("which the process is not working on (a second result?) [protocol error 21]"), "{e}");
+    assert!(
+        e.contains("which the process is not working on (a second result?) [protocol error 21]"),
+        "{e}"
+    );
     let e = refused("bad_receipt");
     assert!(e.contains("receipt \"ticket-9\" is not a resource id the provider returns (res_N) [protocol error 22]"), "{e}");
     let e = refused("ready_mid_call");
-    assert!(e.contains("a ready message does not fit here") && e.contains("[protocol error 14]"), "{e}");
+    assert!(
+        e.contains("a ready message does not fit here") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_turn_that_never_ends_hits_the_watchdog() {
     let e = refused("hang");
-    assert!(e.contains("did not end its turn within 1500 ms of real time"), "{e}");
+    assert!(
+        e.contains("did not end its turn within 1500 ms of real time"),
+        "{e}"
+    );
     assert!(e.contains("[protocol error 31]"), "{e}");
     assert!(e.contains("stderr: about to spin"), "{e}");
 }
@@ -230,11 +280,21 @@ fn a_turn_that_never_ends_hits_the_watchdog() {
 fn a_bad_executor_spec_is_bad_input() {
     let out = retrylab(&["run", MODEL, "--executor", "naive"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("expected NAME=COMMAND"), "{}", out.stderr);
-    let out = retrylab(&["run", MODEL, "--executor", "same_key=python3 tests/executors/naive.py"]);
+    assert!(
+        out.stderr.contains("expected NAME=COMMAND"),
+        "{}",
+        out.stderr
+    );
+    let out = retrylab(&[
+        "run",
+        MODEL,
+        "--executor",
+        "same_key=python3 tests/executors/naive.py",
+    ]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("design \"same_key\": a built-in design has this name"),
+        out.stderr
+            .contains("design \"same_key\": a built-in design has this name"),
         "{}",
         out.stderr
     );

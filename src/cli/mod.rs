@@ -100,7 +100,55 @@ pub struct Cli {
 /// read, so that a command that does not start or does not speak the protocol is refused
 /// before any run. The replay commands `ctx` prints carry the same flags.
 fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
-    if cli.executors.is_empty() {
+    // The external executors the command's models list, then those of the command line.
+    let mut wanted: Vec<Wanted> = Vec::new();
+    let files = report::model_files(&command_models(&cli.command)).unwrap_or_default();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        // A malformed entry is reported when the model is loaded, with its line.
+        let Ok(entries) = crate::model::designs::external_entries(&text) else {
+            continue;
+        };
+        for e in entries {
+            match wanted.iter().find(|w| w.name == e.name) {
+                Some(w) if w.command == e.command && w.params == e.params => {}
+                Some(w) => {
+                    return Err(CliError::Input(format!(
+                        "external executor {}: {} runs `{}` with params {}, another model `{}` with params {}: give them different names",
+                        e.name,
+                        path.display(),
+                        e.command.join(" "),
+                        e.params,
+                        w.command.join(" "),
+                        w.params
+                    )));
+                }
+                None => wanted.push(Wanted {
+                    name: e.name,
+                    command: e.command,
+                    params: e.params,
+                    spec: None,
+                }),
+            }
+        }
+    }
+    for spec in &cli.executors {
+        let (name, command) = crate::external::parse_spec(spec).map_err(CliError::Input)?;
+        if wanted.iter().any(|w| w.name == name) {
+            return Err(CliError::Input(format!(
+                "--executor {name}: a design of that name is given twice (by --executor or by a model's designs)"
+            )));
+        }
+        wanted.push(Wanted {
+            name,
+            command,
+            params: serde_json::json!({}),
+            spec: Some(spec.clone()),
+        });
+    }
+    if wanted.is_empty() {
         return Ok(());
     }
     if cli.executor_turn_timeout_ms == 0 {
@@ -109,12 +157,17 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
         ));
     }
     let mut added: Vec<&'static dyn Design> = ctx.designs.added().to_vec();
-    for spec in &cli.executors {
-        let (name, command) = crate::external::parse_spec(spec).map_err(CliError::Input)?;
+    for w in wanted {
+        if crate::design::find(&w.name).is_some() {
+            return Err(CliError::Input(format!(
+                "design \"{}\": a built-in design has this name; give yours another",
+                w.name
+            )));
+        }
         let design = crate::external::ExternalDesign::new(
-            &name,
-            command,
-            serde_json::json!({}),
+            &w.name,
+            w.command,
+            w.params,
             std::time::Duration::from_millis(cli.executor_turn_timeout_ms),
             cli.executor_output,
         )
@@ -123,9 +176,11 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
         let design: &'static crate::external::ExternalDesign = Box::leak(Box::new(design));
         added.push(design);
         ctx.externals.push(design);
-        let quoted = shlex::try_quote(spec)
-            .map_err(|e| CliError::Input(format!("--executor {spec:?}: {e}")))?;
-        ctx.flags.push_str(&format!(" --executor {quoted}"));
+        if let Some(spec) = w.spec {
+            let quoted = shlex::try_quote(&spec)
+                .map_err(|e| CliError::Input(format!("--executor {spec:?}: {e}")))?;
+            ctx.flags.push_str(&format!(" --executor {quoted}"));
+        }
     }
     if cli.executor_turn_timeout_ms != 10_000 {
         ctx.flags.push_str(&format!(
@@ -137,17 +192,51 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
     Ok(())
 }
 
+/// An external executor a command runs.
+struct Wanted {
+    name: String,
+    command: Vec<String>,
+    params: serde_json::Value,
+    /// Its `--executor` flag, when the command line gave it.
+    spec: Option<String>,
+}
+
+/// The model files (and directories) a command reads.
+fn command_models(command: &Command) -> Vec<PathBuf> {
+    match command {
+        Command::Run(a) => vec![a.model.clone()],
+        Command::Check(a) => a.models.clone(),
+        Command::Explore(a) => vec![a.model.clone()],
+        Command::Report(a) => a.models.iter().chain(&a.matrix).cloned().collect(),
+        Command::Trace(a) => vec![a.model.clone()],
+        Command::Replay(a) => vec![a.model.clone()],
+        Command::ShowModel(a) => vec![a.model.clone()],
+        Command::Merge(_) | Command::Designs | Command::Presets | Command::Schema(_) => Vec::new(),
+    }
+}
+
 /// Runs the command of `cli`: its result, unless an external executor broke the protocol
 /// on the way (then its figures mean nothing: the error, exit 2).
 fn execute_cli(cli: Cli, ctx: &mut Ctx) -> Result<(), CliError> {
-    let added = add_executors(&cli, ctx);
-    let result = added.and_then(|()| execute(cli.command, ctx));
+    add_executors(&cli, ctx)?;
+    if !ctx.externals.is_empty() {
+        ctx.held = Some(Mutex::new(Default::default()));
+    }
+    let result = execute(cli.command, ctx);
     let failures: Vec<String> = ctx.externals.iter().filter_map(|d| d.failure()).collect();
     for d in &ctx.externals {
         d.shutdown();
     }
+    let held = ctx
+        .held
+        .take()
+        .map(|h| h.into_inner().unwrap_or_else(|e| e.into_inner()));
     if !failures.is_empty() {
         return Err(CliError::Input(failures.join("\n")));
+    }
+    if let Some((out, err)) = held {
+        ctx.eprint(&err);
+        ctx.print(&out)?;
     }
     result
 }
@@ -714,6 +803,7 @@ pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
         program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
         flags: String::new(),
         externals: Vec::new(),
+        held: None,
         io: Io::Std,
     };
     let result = execute_cli(cli, &mut ctx);
@@ -765,6 +855,7 @@ where
             .map_or_else(|| "retrylab".into(), |p| p.to_string_lossy().into_owned()),
         flags: String::new(),
         externals: Vec::new(),
+        held: None,
         io: Io::Captured(Mutex::new((String::new(), String::new()))),
     };
     let code = match Registry::with(designs) {
@@ -800,6 +891,9 @@ struct Ctx {
     flags: String,
     /// The external executors of the command line (also in `designs`).
     externals: Vec<&'static crate::external::ExternalDesign>,
+    /// With external executors, the output is held until the command ends: an executor
+    /// that broke the protocol gets its error alone, not figures that mean nothing.
+    held: Option<Mutex<(String, String)>>,
     io: Io,
 }
 
@@ -813,6 +907,10 @@ enum Io {
 impl Ctx {
     /// Writes `text` on standard output.
     fn print(&self, text: &str) -> Result<(), CliError> {
+        if let Some(h) = &self.held {
+            h.lock().unwrap_or_else(|e| e.into_inner()).0.push_str(text);
+            return Ok(());
+        }
         match &self.io {
             Io::Std => {
                 let mut out = std::io::stdout().lock();
@@ -829,6 +927,10 @@ impl Ctx {
 
     /// Writes `text` on standard error (a failure to is ignored, as `eprint!` would not).
     fn eprint(&self, text: &str) {
+        if let Some(h) = &self.held {
+            h.lock().unwrap_or_else(|e| e.into_inner()).1.push_str(text);
+            return;
+        }
         match &self.io {
             Io::Std => {
                 let _ = std::io::stderr().lock().write_all(text.as_bytes());

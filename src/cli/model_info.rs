@@ -28,7 +28,7 @@ enum ShowFormat {
 #[derive(clap::Args, Debug)]
 pub(super) struct ShowModelArgs {
     /// Model file (JSON).
-    model: PathBuf,
+    pub(super) model: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: ShowFormat,

@@ -211,7 +211,8 @@ impl ExternalDesign {
     /// Stops the processes started ahead for workers that never came (those of workers are
     /// stopped with their worlds).
     pub fn shutdown(&self) {
-        let spare = std::mem::take(&mut *self.shared.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        let spare =
+            std::mem::take(&mut *self.shared.spare.lock().unwrap_or_else(|e| e.into_inner()));
         drop(spare);
     }
 }

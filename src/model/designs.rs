@@ -78,11 +78,94 @@ impl<'de> Visitor<'de> for DesignListVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<DesignList, A::Error> {
         let mut names = Vec::new();
-        while let Some(name) = seq.next_element::<String>()? {
+        while let Some(entry) = seq.next_element::<serde_json::Value>()? {
+            let name = match entry {
+                serde_json::Value::String(name) => name,
+                serde_json::Value::Object(_) => {
+                    external_entry(&entry).map_err(de::Error::custom)?.name
+                }
+                other => {
+                    return Err(de::Error::custom(format!(
+                        "invalid entry {other}: expected a design's name, or an external executor {{\"name\": ..., \"command\": [...]}}"
+                    )));
+                }
+            };
             names.push(name);
         }
         Ok(DesignList::Listed(names))
     }
+}
+
+/// An external executor a model's `designs` lists: `{"name": ..., "command": [...],
+/// "params": {...}}` (docs/executor-protocol.md).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalEntry {
+    pub name: String,
+    /// The program and its arguments, run in the current directory, without a shell.
+    pub command: Vec<String>,
+    /// The design entry's own parameters, handed to the process in `init`.
+    pub params: serde_json::Value,
+}
+
+/// Reads one object entry of `designs`.
+fn external_entry(v: &serde_json::Value) -> Result<ExternalEntry, String> {
+    let obj = v.as_object().ok_or("expected an object")?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["name", "command", "params"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "unknown field `{k}` of an external executor, expected `name`, `command` or `params`"
+        ));
+    }
+    let name = obj
+        .get("name")
+        .and_then(|n| n.as_str())
+        .ok_or("an external executor needs a string `name`")?
+        .to_string();
+    let command: Vec<String> = match obj.get("command") {
+        Some(serde_json::Value::Array(words)) if !words.is_empty() => words
+            .iter()
+            .map(|w| w.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                format!("external executor {name}: `command` must be an array of strings")
+            })?,
+        _ => {
+            return Err(format!(
+                "external executor {name}: `command` must be a non-empty array of strings, such as [\"python3\", \"examples/python/naive_retry.py\"]"
+            ));
+        }
+    };
+    let params = match obj.get("params") {
+        None => serde_json::json!({}),
+        Some(p) if p.is_object() => p.clone(),
+        Some(_) => {
+            return Err(format!(
+                "external executor {name}: `params` must be an object"
+            ));
+        }
+    };
+    Ok(ExternalEntry {
+        name,
+        command,
+        params,
+    })
+}
+
+/// The external executors a model text's `designs` lists, in order; none when the text does
+/// not parse (loading the model then reports why).
+pub fn external_entries(text: &str) -> Result<Vec<ExternalEntry>, String> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Ok(Vec::new());
+    };
+    let Some(list) = v.get("designs").and_then(|d| d.as_array()) else {
+        return Ok(Vec::new());
+    };
+    list.iter()
+        .filter(|e| e.is_object())
+        .map(external_entry)
+        .collect()
 }
 
 #[cfg(test)]
@@ -114,6 +197,29 @@ mod tests {
             e.starts_with("invalid type: integer `3`, expected \"all\""),
             "{e}"
         );
+    }
+
+    #[test]
+    fn external_executors_are_entries_with_a_command() {
+        let text = r#"{"designs": ["no_dedup", {"name": "naive", "command": ["python3", "x.py"], "params": {"tries": 3}}]}"#;
+        let e = external_entries(text).unwrap();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].name, "naive");
+        assert_eq!(e[0].command, ["python3", "x.py"]);
+        assert_eq!(e[0].params, serde_json::json!({"tries": 3}));
+        assert_eq!(
+            read(r#"["no_dedup", {"name": "naive", "command": ["python3"]}]"#),
+            Ok(DesignList::Listed(vec!["no_dedup".into(), "naive".into()]))
+        );
+        let e = read(r#"[{"name": "naive", "command": []}]"#).unwrap_err();
+        assert!(
+            e.contains("`command` must be a non-empty array of strings"),
+            "{e}"
+        );
+        let e = read(r#"[{"name": "naive", "cmd": ["x"]}]"#).unwrap_err();
+        assert!(e.contains("unknown field `cmd`"), "{e}");
+        let e = read("[3]").unwrap_err();
+        assert!(e.contains("invalid entry 3"), "{e}");
     }
 
     #[test]

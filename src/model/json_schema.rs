@@ -69,9 +69,24 @@ impl JsonSchema for DesignList {
                     "enum": [ALL]
                 },
                 {
-                    "description": "These designs, in this order (`retrylab designs` lists their names).",
+                    "description": "These designs, in this order (`retrylab designs` lists their names), and external executors: your executor program run under the simulator (docs/executor-protocol.md).",
                     "type": "array",
-                    "items": { "type": "string" }
+                    "items": {
+                        "anyOf": [
+                            { "type": "string" },
+                            {
+                                "description": "An external executor: a program speaking the executor protocol, run in the current directory without a shell, one process per worker.",
+                                "type": "object",
+                                "properties": {
+                                    "name": { "type": "string", "description": "Its design name in tables, expect and --design." },
+                                    "command": { "type": "array", "items": { "type": "string" }, "minItems": 1, "description": "The program and its arguments." },
+                                    "params": { "type": "object", "description": "Its own parameters, handed to it in init." }
+                                },
+                                "required": ["name", "command"],
+                                "additionalProperties": false
+                            }
+                        ]
+                    }
                 }
             ],
             "examples": [ALL, ["no_dedup", "same_key", "journal"]]
