@@ -54,23 +54,11 @@ EPOCH_S = 1_767_225_600
 
 _REAL_DATETIME = _datetime_module.datetime
 _REAL_DATE = _datetime_module.date
-_REAL_TIME = {
-    name: getattr(time, name)
-    for name in (
-        "time",
-        "time_ns",
-        "monotonic",
-        "monotonic_ns",
-        "perf_counter",
-        "perf_counter_ns",
-        "sleep",
-        "gmtime",
-        "localtime",
-        "ctime",
-        "asctime",
-        "strftime",
-    )
-}
+_real_gmtime = time.gmtime
+_real_localtime = time.localtime
+_real_ctime = time.ctime
+_real_asctime = time.asctime
+_real_strftime = time.strftime
 _REAL_RANDOM_SEED = random.Random.seed
 
 
@@ -142,23 +130,23 @@ def _v_monotonic_ns() -> int:
 
 
 def _v_gmtime(secs: float | None = None) -> time.struct_time:
-    return _REAL_TIME["gmtime"](_wall_seconds() if secs is None else secs)
+    return _real_gmtime(_wall_seconds() if secs is None else secs)
 
 
 def _v_localtime(secs: float | None = None) -> time.struct_time:
-    return _REAL_TIME["localtime"](_wall_seconds() if secs is None else secs)
+    return _real_localtime(_wall_seconds() if secs is None else secs)
 
 
 def _v_ctime(secs: float | None = None) -> str:
-    return _REAL_TIME["ctime"](_wall_seconds() if secs is None else secs)
+    return _real_ctime(_wall_seconds() if secs is None else secs)
 
 
 def _v_asctime(t: Any = None) -> str:
-    return _REAL_TIME["asctime"](_v_localtime() if t is None else t)
+    return _real_asctime(_v_localtime() if t is None else t)
 
 
 def _v_strftime(format: str, t: Any = None) -> str:
-    return _REAL_TIME["strftime"](format, _v_localtime() if t is None else t)
+    return _real_strftime(format, _v_localtime() if t is None else t)
 
 
 def _v_sleep(seconds: float) -> None:

@@ -87,7 +87,7 @@ class _SimClient(httpx.Client):
 
     _retrylab_base_pending: bool = False
 
-    @property  # type: ignore[override]
+    @property
     def base_url(self) -> httpx.URL:
         if self._retrylab_base_pending:
             url = provider_base_url()

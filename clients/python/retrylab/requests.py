@@ -47,9 +47,10 @@ from ._runtime import HttpFailure, current_http, seconds_to_ms, under_simulator
 
 __all__ = ["SimHTTPConnectionPool", "SimHTTPSConnectionPool", "SimHTTPAdapter", "session"]
 
-if int(urllib3.__version__.split(".")[0]) < 2:  # pragma: no cover - depends on the install
+_URLLIB3_VERSION: str = getattr(urllib3, "__version__", "0")
+if int(_URLLIB3_VERSION.split(".")[0]) < 2:  # pragma: no cover - depends on the install
     raise ImportError(
-        f"retrylab.requests needs urllib3 2 (installed: {urllib3.__version__}); "
+        f"retrylab.requests needs urllib3 2 (installed: {_URLLIB3_VERSION}); "
         "pip install 'retrylab-executor[requests]' brings it"
     )
 
@@ -72,107 +73,105 @@ def _body_bytes(body: Any) -> bytes:
     raise TypeError(f"cannot send a request body of type {type(body).__name__}")
 
 
-class _SimPoolMixin:
-    """The ``_make_request`` of both simulated pools."""
+def _authority(pool: HTTPConnectionPool) -> str:
+    host = pool.host
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    if pool.port is None or pool.port == _DEFAULT_PORTS.get(pool.scheme or ""):
+        return host
+    return f"{host}:{pool.port}"
 
-    scheme: str
-    host: str
-    port: int | None
-    num_requests: int
 
-    _shown_as = "HTTPConnectionPool"
+def _sim_make_request(
+    pool: HTTPConnectionPool,
+    conn: Any,
+    method: str,
+    url: str,
+    body: Any = None,
+    headers: Any = None,
+    retries: Retry | None = None,
+    timeout: Any = urllib3.util.timeout._DEFAULT_TIMEOUT,
+    chunked: bool = False,
+    response_conn: Any = None,
+    preload_content: bool = True,
+    decode_content: bool = True,
+    enforce_content_length: bool = True,
+    **_ignored: Any,
+) -> BaseHTTPResponse:
+    """``HTTPConnectionPool._make_request`` (urllib3 2), answered by the simulator: the
+    request is an ``http`` message, the answer an ``HTTPResponse`` or the exception urllib3
+    raises on a real network."""
+    pool.num_requests += 1
+    timeout_obj = pool._get_timeout(timeout)
+    timeout_obj.start_connect()
+    read_timeout = timeout_obj.read_timeout
+    full_url = url if not url.startswith("/") else f"{pool.scheme}://{_authority(pool)}{url}"
+    sent: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        key = str(name).lower()
+        value = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        sent[key] = f"{sent[key]}, {value}" if key in sent else value
+    if "host" not in sent:
+        # http.client adds it on the wire; the message shows what the server would see.
+        sent = {"host": _authority(pool), **sent}
+    answer = current_http(
+        method,
+        full_url,
+        sent,
+        _body_bytes(body),
+        None if read_timeout is None else seconds_to_ms(float(read_timeout)),
+    )
+    if isinstance(answer, HttpFailure):
+        if answer.error == "read_timeout":
+            raise ReadTimeoutError(pool, url, f"Read timed out. (read timeout={read_timeout})")
+        if answer.error == "connect_timeout":
+            raise ConnectTimeoutError(
+                conn, f"Connection to {pool.host} timed out. (connect timeout={timeout_obj.connect_timeout})"
+            )
+        if answer.error == "refused":
+            raise NewConnectionError(conn, "Failed to establish a new connection: [Errno 111] Connection refused")
+        if answer.error == "reset":
+            # What a read on a reset connection raises; urlopen wraps it in ProtocolError.
+            raise ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+        raise AssertionError(answer.error)  # pragma: no cover - validated by the runtime
+    return HTTPResponse(
+        body=io.BytesIO(answer.body),
+        headers=list(answer.headers.items()),  # type: ignore[arg-type]
+        status=answer.status,
+        version=11,
+        version_string="HTTP/1.1",
+        reason=http.client.responses.get(answer.status, ""),
+        preload_content=preload_content,
+        decode_content=decode_content,
+        original_response=None,
+        pool=pool,
+        connection=response_conn,
+        retries=retries,
+        enforce_content_length=enforce_content_length,
+        request_method=method,
+        request_url=url,
+    )
+
+
+class SimHTTPConnectionPool(HTTPConnectionPool):
+    """An ``HTTPConnectionPool`` whose requests are answered by the simulator (no socket)."""
+
+    def _make_request(self, *args: Any, **kwargs: Any) -> BaseHTTPResponse:
+        return _sim_make_request(self, *args, **kwargs)
 
     def __str__(self) -> str:
         # As the stock pool prints itself, so that error messages read as on a real network.
-        return f"{self._shown_as}(host={self.host!r}, port={self.port!r})"
-
-    def _authority(self) -> str:
-        host = self.host
-        if ":" in host and not host.startswith("["):
-            host = f"[{host}]"
-        if self.port is None or self.port == _DEFAULT_PORTS.get(self.scheme):
-            return host
-        return f"{host}:{self.port}"
-
-    def _make_request(  # type: ignore[override]
-        self,
-        conn: Any,
-        method: str,
-        url: str,
-        body: Any = None,
-        headers: Any = None,
-        retries: Retry | None = None,
-        timeout: Any = urllib3.util.timeout._DEFAULT_TIMEOUT,
-        chunked: bool = False,
-        response_conn: Any = None,
-        preload_content: bool = True,
-        decode_content: bool = True,
-        enforce_content_length: bool = True,
-        **_ignored: Any,
-    ) -> BaseHTTPResponse:
-        self.num_requests += 1
-        timeout_obj = self._get_timeout(timeout)  # type: ignore[attr-defined]
-        timeout_obj.start_connect()
-        read_timeout = timeout_obj.read_timeout
-        full_url = url if not url.startswith("/") else f"{self.scheme}://{self._authority()}{url}"
-        sent: dict[str, str] = {}
-        for name, value in (headers or {}).items():
-            key = str(name).lower()
-            value = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-            sent[key] = f"{sent[key]}, {value}" if key in sent else value
-        if "host" not in sent:
-            # http.client adds it on the wire; the message shows what the server would see.
-            sent = {"host": self._authority(), **sent}
-        answer = current_http(
-            method,
-            full_url,
-            sent,
-            _body_bytes(body),
-            None if read_timeout is None else seconds_to_ms(float(read_timeout)),
-        )
-        if isinstance(answer, HttpFailure):
-            if answer.error == "read_timeout":
-                raise ReadTimeoutError(self, url, f"Read timed out. (read timeout={read_timeout})")  # type: ignore[arg-type]
-            if answer.error == "connect_timeout":
-                raise ConnectTimeoutError(
-                    conn, f"Connection to {self.host} timed out. (connect timeout={timeout_obj.connect_timeout})"
-                )
-            if answer.error == "refused":
-                raise NewConnectionError(
-                    conn, "Failed to establish a new connection: [Errno 111] Connection refused"
-                )
-            if answer.error == "reset":
-                # What a read on a reset connection raises; urlopen wraps it in ProtocolError.
-                raise ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
-            raise AssertionError(answer.error)  # pragma: no cover - validated by the runtime
-        response = HTTPResponse(
-            body=io.BytesIO(answer.body),
-            headers=list(answer.headers.items()),  # type: ignore[arg-type]
-            status=answer.status,
-            version=11,
-            version_string="HTTP/1.1",
-            reason=http.client.responses.get(answer.status, ""),
-            preload_content=preload_content,
-            decode_content=decode_content,
-            original_response=None,
-            pool=self,  # type: ignore[arg-type]
-            connection=response_conn,
-            retries=retries,
-            enforce_content_length=enforce_content_length,
-            request_method=method,
-            request_url=url,
-        )
-        return response
+        return f"HTTPConnectionPool(host={self.host!r}, port={self.port!r})"
 
 
-class SimHTTPConnectionPool(_SimPoolMixin, HTTPConnectionPool):
-    """An ``HTTPConnectionPool`` whose requests are answered by the simulator (no socket)."""
-
-
-class SimHTTPSConnectionPool(_SimPoolMixin, HTTPSConnectionPool):
+class SimHTTPSConnectionPool(HTTPSConnectionPool):
     """An ``HTTPSConnectionPool`` whose requests are answered by the simulator (no socket, no TLS)."""
 
-    _shown_as = "HTTPSConnectionPool"
+    def _make_request(self, *args: Any, **kwargs: Any) -> BaseHTTPResponse:
+        return _sim_make_request(self, *args, **kwargs)
+
+    def __str__(self) -> str:
+        return f"HTTPSConnectionPool(host={self.host!r}, port={self.port!r})"
 
 
 class SimHTTPAdapter(HTTPAdapter):
