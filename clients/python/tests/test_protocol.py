@@ -14,6 +14,7 @@ TOOLS = [
     "journal",
     "create_retrying",
     "wait_for_answer",
+    "httpx_misc",
     "mint",
     "clock",
     "strict_socket",
@@ -235,3 +236,41 @@ def test_invoke_of_an_undeclared_tool_is_a_protocol_error(sim) -> None:
     sim.invoke("c1", "compensate", {"target": "res_0", "tenant": "t0"})
     assert sim.expect_eof() == 1
     assert "`invoke` of tool 'compensate', which this process did not declare in `hello`" in sim.stderr()
+
+
+def test_httpx_binary_bodies_and_transport_errors(sim) -> None:
+    import base64
+
+    sim.invoke("c1", "httpx_misc", {})
+    http = sim.expect("http", method="POST", url="http://provider.sim/v1/blobs", body_b64=base64.b64encode(b"\xff\x00binary").decode())
+    assert http["headers"]["content-type"] == "application/octet-stream"
+    sim.send(
+        {
+            "type": "http_response",
+            "in_reply_to": http["msg_id"],
+            "status": 201,
+            "headers": {"content-type": "application/octet-stream"},
+            "body_b64": base64.b64encode(b"\x00\x01\xfe").decode(),
+            "now_ms": 10,
+        }
+    )
+    sim.expect("log", text="binary answer 201 0001fe receipt=None")
+    expected = {
+        "connect_timeout": "ConnectTimeout: timed out",
+        "refused": "ConnectError: [Errno 111] Connection refused",
+        "read_timeout": "ReadTimeout: timed out",
+        "reset": "ReadError: [Errno 104] Connection reset by peer",
+    }
+    for error, text in expected.items():
+        get = sim.expect("http", method="GET", url="http://provider.sim/v1/resources/res_0", body="")
+        sim.http_error(get, error, after_ms=5)
+        sim.expect("log", text=f"{text} (GET http://provider.sim/v1/resources/res_0)")
+    sim.expect("result", call="c1", outcome="ok")
+    assert sim.shutdown() == 0
+
+
+def test_an_unknown_transport_error_is_a_protocol_error(sim) -> None:
+    sim.invoke("c1", "httpx_misc", {})
+    sim.http_error(sim.expect("http"), "dns_failure")
+    assert sim.expect_eof() == 1
+    assert "`http_error`.error 'dns_failure' is not one of connect_timeout, refused, read_timeout, reset" in sim.stderr()

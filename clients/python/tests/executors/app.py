@@ -118,6 +118,17 @@ def wait_for_answer(args: dict, ctx: retrylab.Context) -> dict:
     return r.json()
 
 
+@retrylab.tool("httpx_misc")
+def httpx_misc(args: dict, ctx: retrylab.Context) -> None:
+    r = http.post("/v1/blobs", content=b"\xff\x00binary", headers={"content-type": "application/octet-stream"})
+    ctx.log(f"binary answer {r.status_code} {r.content.hex()} receipt={ctx.receipt}")
+    for _ in range(4):
+        try:
+            http.get("/v1/resources/res_0")
+        except httpx.TransportError as e:
+            ctx.log(f"{type(e).__name__}: {e} ({e.request.method} {e.request.url})")
+
+
 @retrylab.tool("mint")
 def mint(args: dict, ctx: retrylab.Context) -> None:
     values = {
