@@ -12,8 +12,9 @@
   ``today`` read the virtual clock (``isinstance`` and ``issubclass`` still accept real
   ``datetime`` and ``date`` objects and classes);
 - randomness: the global ``random`` is seeded with the run's seed; ``random.SystemRandom``,
-  ``secrets``, ``os.urandom`` and ``uuid.uuid4`` draw from a second stream seeded from it;
-  ``random.Random()`` created without a seed is seeded from that stream too;
+  ``secrets``, ``os.urandom``, ``os.getrandom`` and ``uuid.uuid4`` draw from a second
+  stream seeded from it; ``random.Random()`` and ``random.seed()`` without a seed are
+  seeded from that stream too;
 - in strict mode, ``socket.socket.connect``/``connect_ex``, ``socket.create_connection``,
   ``socket.getaddrinfo`` and ``threading.Thread.start`` raise :class:`StrictModeError`.
 
@@ -246,6 +247,16 @@ def _v_random_seed(self: random.Random, a: Any = None, version: int = 2) -> None
     _REAL_RANDOM_SEED(self, a, version)
 
 
+def _v_module_seed(a: Any = None, version: int = 2) -> None:
+    # random.seed is a method bound to the global instance at import: patch it too, so that
+    # random.seed() without an argument does not read the OS's entropy.
+    _v_random_seed(random._inst, a, version)
+
+
+def _v_getrandom(size: int, flags: int = 0) -> bytes:
+    return _v_urandom(size)
+
+
 def _v_urandom(size: int) -> bytes:
     if not isinstance(size, int):
         raise TypeError(f"'{type(size).__name__}' object cannot be interpreted as an integer")
@@ -359,12 +370,15 @@ def install(strict: bool = True) -> None:
     _patch(_datetime_module, "datetime", VirtualDatetime)
     _patch(_datetime_module, "date", VirtualDate)
     _patch(random.Random, "seed", _v_random_seed)
+    _patch(random, "seed", _v_module_seed)
     _patch(random, "SystemRandom", SeededSystemRandom)
     _patch(secrets, "_sysrand", _seeded_sysrand)
     _patch(secrets, "randbits", _seeded_sysrand.getrandbits)
     _patch(secrets, "choice", _seeded_sysrand.choice)
     _patch(secrets, "SystemRandom", SeededSystemRandom)
     _patch(os, "urandom", _v_urandom)
+    if hasattr(os, "getrandom"):
+        _patch(os, "getrandom", _v_getrandom)
     _patch(uuid, "uuid4", _v_uuid4)
     if strict:
         _install_strict()

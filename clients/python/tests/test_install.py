@@ -36,6 +36,8 @@ PATCHED = [
     (datetime, "datetime"),
     (datetime, "date"),
     (random.Random, "seed"),
+    (random, "seed"),
+    (os, "getrandom"),
     (random, "SystemRandom"),
     (secrets, "_sysrand"),
     (secrets, "randbits"),
@@ -128,6 +130,7 @@ def test_randomness_is_seeded(installed: None) -> None:
             secrets.choice("abcdefghij" * 10),
             random.SystemRandom().getrandbits(64),
             random.Random().random(),
+            os.getrandom(4),
         ]
 
     _virtual.seed(99)
@@ -136,6 +139,12 @@ def test_randomness_is_seeded(installed: None) -> None:
     assert draw() == a
     _virtual.seed(100)
     b = draw()
+    _virtual.seed(99)
+    random.seed()  # no argument: from the seeded stream, not the OS
+    c = random.random()
+    _virtual.seed(99)
+    random.seed()
+    assert random.random() == c
     assert all(x != y for x, y in zip(a, b)), (a, b)
     assert a[0] == random.Random(99).random()
     assert isinstance(a[1], uuid.UUID) and a[1].version == 4
