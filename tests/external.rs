@@ -9,9 +9,12 @@ use retrylab::cli::{Outcome, run_with};
 
 const MODEL: &str = "models/ticket_lost_response.json";
 
+/// Runs a command line, one at a time: the processes it starts inherit the environment,
+/// where [`without_leftovers`] names the file their pids go to.
 fn retrylab(args: &[&str]) -> Outcome {
     let mut all = vec!["retrylab"];
     all.extend_from_slice(args);
+    let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
     run_with(all, &[])
 }
 
@@ -28,13 +31,16 @@ fn pid_file(test: &str) -> PathBuf {
 /// it started is gone.
 fn without_leftovers(test: &str, args: &[&str]) -> Outcome {
     let pids = pid_file(test);
-    // SAFETY (of the environment): each test names its own file, read only by the child
-    // processes this test starts; a concurrent test's children read their own variable
-    // value at their start, so the pid lists may mix between tests but never lose an entry.
     let out = {
         let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: every command of this file runs under ENV, so no other thread of it
+        // reads the environment (or starts a process) meanwhile.
         unsafe { std::env::set_var("RETRYLAB_TEST_PIDS", &pids) };
-        retrylab(args)
+        let mut all = vec!["retrylab"];
+        all.extend_from_slice(args);
+        let out = run_with(all, &[]);
+        unsafe { std::env::remove_var("RETRYLAB_TEST_PIDS") };
+        out
     };
     let listed = std::fs::read_to_string(&pids).unwrap_or_default();
     assert!(!listed.is_empty(), "no executor process recorded its pid");
@@ -297,5 +303,73 @@ fn a_bad_executor_spec_is_bad_input() {
             .contains("design \"same_key\": a built-in design has this name"),
         "{}",
         out.stderr
+    );
+}
+
+fn explore_with(script: &str) -> Outcome {
+    let command = format!("e=python3 tests/executors/{script}.py");
+    retrylab(&["explore", MODEL, "--executor", &command, "--design", "e"])
+}
+
+#[test]
+fn explore_refuses_an_executor_with_real_entropy() {
+    let out = explore_with("entropy");
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let e = &out.stderr;
+    assert!(e.starts_with("error: executor e is not deterministic (model ticket_lost_response, seed 0, worker 0) [protocol error 30]\n  two runs with the same inputs diverged at message #4 (executor -> simulator):\n    run 1: "), "{e}");
+    assert!(
+        e.contains("likely cause: a value from an unseeded entropy source"),
+        "{e}"
+    );
+    assert_eq!(out.stdout, "");
+}
+
+#[test]
+fn explore_refuses_an_executor_whose_state_leaks_between_runs() {
+    let out = explore_with("leaky");
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let e = &out.stderr;
+    assert!(e.contains("\"idempotency-key\":\"k1\""), "{e}");
+    assert!(e.contains("reused process: {"), "{e}");
+    assert!(e.contains("\"idempotency-key\":\"k3\""), "{e}");
+    assert!(
+        e.contains("likely cause: state left from the previous run in a reused process"),
+        "{e}"
+    );
+}
+
+#[test]
+fn explore_finds_the_naive_executors_duplicate_with_a_replay_that_reproduces_it() {
+    let out = explore_with("naive");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.starts_with("determinism: ticket_lost_response: executor e: 5 seeds, each twice in fresh processes and once in a reused one: the message streams agree\n"), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("violates: no_duplicate"),
+        "{}",
+        out.stdout
+    );
+    let replay = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: "))
+        .expect("a replay command");
+    assert!(replay.starts_with("retrylab --executor 'e=python3 tests/executors/naive.py' replay models/ticket_lost_response.json --design e --model-digest "), "{replay}");
+    let words = shlex::split(replay).unwrap();
+    let again = {
+        let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        run_with(words, &[])
+    };
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("violates: no_duplicate"),
+        "{}",
+        again.stdout
+    );
+    assert!(
+        again
+            .stdout
+            .contains("outcome: intent 0: completed (duplicate effect r1 of r0)"),
+        "{}",
+        again.stdout
     );
 }

@@ -263,6 +263,11 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
                 let judged = judged.iter().map(|j| judged_data(j, &named)).collect();
                 (judged, unfired, metrics)
             };
+            // A search of an external executor relies on its determinism: checked first.
+            if once && model.explore.is_some() && d.is_external() {
+                crate::external::determinism::check(model, d, &crate::external::determinism::SEEDS)
+                    .map_err(CliError::Input)?;
+            }
             let explore = if once {
                 model
                     .explore

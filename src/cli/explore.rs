@@ -30,6 +30,15 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
         ctx,
         &super::warnings::assumptions(&model.name, design.name(), &assumed),
     );
+    if design.is_external() {
+        let line = crate::external::determinism::check(
+            &model,
+            design,
+            &crate::external::determinism::SEEDS,
+        )
+        .map_err(CliError::Input)?;
+        ctx.eprintln(&line);
+    }
     let strategy = a.strategy.into();
     let progress = ctx.progress(bound.max_runs, "runs");
     progress.set_message(design.name());

@@ -1081,6 +1081,9 @@ fn determinism(
         crate::explore::determinism::self_check(model, *d, &seeds)
             .map_err(|m| format!("{}: {m}", model.name))?;
     }
+    for d in designs.iter().filter(|d| d.is_external()) {
+        crate::external::determinism::check(model, *d, &seeds)?;
+    }
     Ok(format!(
         "determinism: {}: {} seed{} x {} design{}: silent, traced twice and replayed runs agree",
         model.name,

@@ -72,6 +72,11 @@ pub trait Design: Send + Sync {
     fn time_thresholds(&self, _config: &ExecutorModel) -> Vec<(crate::sim::Millis, &'static str)> {
         Vec::new()
     }
+    /// Whether the design is an external executor process ([`crate::external`]): its
+    /// determinism is checked before a search relies on it, not assumed.
+    fn is_external(&self) -> bool {
+        false
+    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.

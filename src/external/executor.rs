@@ -123,8 +123,18 @@ impl External {
 
     fn send(&mut self, ctx: &ExecCtx<'_>, msg: serde_json::Value) -> bool {
         let line = msg.to_string();
-        if msg["type"] != "start" {
+        if msg["type"] == "init" {
+            // Once per process, before any run: a fresh and a reused process differ here.
+        } else if msg["type"] != "start" {
             line.hash(&mut self.history);
+            super::determinism::record(ctx.worker().0, true, &line);
+        } else {
+            // A fresh and a reused process differ in `reset` only.
+            let mut same = msg.clone();
+            if let Some(o) = same.as_object_mut() {
+                o.remove("reset");
+            }
+            super::determinism::record(ctx.worker().0, true, &same.to_string());
         }
         let Some(p) = self.process.as_mut() else {
             return false;
@@ -147,7 +157,12 @@ impl External {
         let p = self.process.as_mut()?;
         match p.recv(watchdog) {
             Ok(line) => match message::parse(&line) {
-                Ok(m) => Some(m),
+                Ok(m) => {
+                    if m != (FromExec::InitOk {}) {
+                        super::determinism::record(ctx.worker().0, false, &line);
+                    }
+                    Some(m)
+                }
                 Err((code, why)) => {
                     self.fail(ctx, code, format!("{why}\n  the line: {line}"));
                     None

@@ -11,6 +11,7 @@
 //! design ([`ExternalDesign::failure`]), its executors stop acting, and the command that
 //! ran it exits 2 with the error instead of a verdict.
 
+pub mod determinism;
 pub mod executor;
 pub mod face;
 pub mod message;
@@ -239,6 +240,10 @@ impl Design for ExternalDesign {
 
     fn guarantee(&self) -> Vec<crate::check::Property> {
         self.guarantee.clone()
+    }
+
+    fn is_external(&self) -> bool {
+        true
     }
 }
 
