@@ -472,8 +472,7 @@ class Runtime:
     # -- simulated operations --
 
     def sleep(self, seconds: float) -> None:
-        ctx = self.require_handler(f"time.sleep({seconds!r})")
-        del ctx
+        self.require_handler(f"time.sleep({seconds!r})")
         ms = seconds_to_ms(seconds)
         if ms == 0:
             return
