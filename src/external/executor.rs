@@ -430,6 +430,9 @@ impl External {
                                 }
                                 RequestKind::Lookup(_) => {}
                             }
+                            let name = self.shared.name.clone();
+                            let path = url.strip_prefix(face::BASE_URL).unwrap_or(&url);
+                            ctx.note(|| format!("{name}: {method} {path}"));
                             let attempt = ctx.send_with_timeout(g.op, request, timeout);
                             self.pending = Pending::Http { msg_id, attempt };
                             return;
@@ -443,6 +446,8 @@ impl External {
                     }
                     self.next_tag += 1;
                     let tag = self.next_tag;
+                    let name = self.shared.name.clone();
+                    ctx.note(|| format!("{name}: sleeps {ms} ms"));
                     ctx.set_timer(ms, tag);
                     self.pending = Pending::Sleep { msg_id, tag };
                     return;

@@ -95,7 +95,11 @@ impl Process {
             .env("RETRYLAB_FD_OUT", "4")
             .env("RETRYLAB_PROTOCOL", super::PROTOCOL.to_string())
             .env("PYTHONHASHSEED", "0")
+            // A wall clock read without a zone (datetime.now()) reads the same everywhere.
+            .env("TZ", "UTC")
             .env("PYTHONUNBUFFERED", "1")
+            // No .pyc beside the user's scripts: a run leaves their tree as it was.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .process_group(0);
         for (k, v) in env {
             cmd.env(k, v);

@@ -1,0 +1,132 @@
+//! The Python examples (examples/python/) under the simulator, with the real packages
+//! pinned in examples/python/requirements.txt and the client of clients/python, and their
+//! exact figures.
+//!
+//! The interpreter is `RETRYLAB_PYTHON` (`.ci/run` creates a fresh virtual environment and
+//! names it), else a virtual environment this test creates once under target/tmp with
+//! `python3 -m venv` and pip (which needs PyPI).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use retrylab::cli::{Outcome, run_with};
+
+/// The Python with the client and the pinned packages.
+fn python() -> &'static str {
+    static PYTHON: OnceLock<String> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        if let Ok(p) = std::env::var("RETRYLAB_PYTHON") {
+            return p;
+        }
+        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pyenv");
+        let bin = venv.join("bin/python");
+        let ready = venv.join("installed");
+        if !ready.exists() {
+            let ok = |c: &mut Command, what: &str| {
+                let s = c.status().unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(s.success(), "{what} failed: {s}");
+            };
+            ok(
+                Command::new("python3").args(["-m", "venv"]).arg(&venv),
+                "python3 -m venv (set RETRYLAB_PYTHON to a Python with the client instead)",
+            );
+            ok(
+                Command::new(&bin).args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "-r",
+                    "examples/python/requirements.txt",
+                    "./clients/python",
+                ]),
+                "pip install of examples/python/requirements.txt and clients/python",
+            );
+            std::fs::write(&ready, "").unwrap();
+        }
+        bin.display().to_string()
+    })
+}
+
+fn retrylab(args: &[String]) -> Outcome {
+    let mut all = vec!["retrylab".to_string()];
+    all.extend_from_slice(args);
+    run_with(all, &[])
+}
+
+fn executor(name: &str, script: &str) -> String {
+    let script: PathBuf = ["examples", "python", script].iter().collect();
+    format!("{name}={} {}", python(), script.display())
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn naive_retry_creates_two_tickets_on_every_seed_as_no_dedup_does() {
+    let mut a = args(&[
+        "run",
+        "models/ticket_lost_response.json",
+        "--design",
+        "naive",
+        "--design",
+        "no_dedup",
+        "--seeds",
+        "200",
+        "--format",
+        "json",
+        "--executor",
+    ]);
+    a.push(executor("naive", "naive_retry.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let naive = &v["results"][0]["totals"];
+    let no_dedup = &v["results"][1]["totals"];
+    assert_eq!(v["results"][0]["design"], "naive");
+    for t in [naive, no_dedup] {
+        assert_eq!(t["intents"], 200);
+        assert_eq!(t["effects"], 400);
+        assert_eq!(t["duplicate_effects"], 200);
+        assert_eq!(t["false_success"], 0);
+        assert_eq!(t["remote_calls"], 400);
+    }
+    // tenacity's own retry succeeds, so the agent is told success (no_dedup's single
+    // attempt leaves it unknown, and the agent's replan makes the second ticket).
+    assert_eq!(naive["completed"], 200);
+    assert_eq!(naive["wrong_receipts"], 0);
+}
+
+#[test]
+fn naive_retrys_trace_shows_tenacitys_virtual_backoff() {
+    let mut a = args(&[
+        "trace",
+        "models/ticket_lost_response.json",
+        "--design",
+        "naive",
+        "--seed",
+        "3",
+        "--executor",
+    ]);
+    a.push(executor("naive", "naive_retry.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let want = [
+        "        5000 ms  executor  worker 0: attempt 1 timed out",
+        "        5000 ms  executor  worker 0: naive: sleeps 100 ms",
+        "        5100 ms  executor  worker 0: naive: POST /v1/resources",
+        "        5100 ms  executor  worker 0: op 0 sends attempt 2: create with params 1, no key",
+    ];
+    let at = lines
+        .iter()
+        .position(|l| *l == want[0])
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(&lines[at..at + 4], want);
+    assert!(
+        out.stdout
+            .contains("outcome: intent 0: completed (duplicate effect r1 of r0)")
+    );
+}
