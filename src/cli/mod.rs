@@ -177,6 +177,7 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
         added.push(design);
         ctx.externals.push(design);
         if let Some(spec) = w.spec {
+            ctx.from_flags.push(design);
             let quoted = shlex::try_quote(&spec)
                 .map_err(|e| CliError::Input(format!("--executor {spec:?}: {e}")))?;
             ctx.flags.push_str(&format!(" --executor {quoted}"));
@@ -803,6 +804,7 @@ pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
         program: std::env::args().next().unwrap_or_else(|| "retrylab".into()),
         flags: String::new(),
         externals: Vec::new(),
+        from_flags: Vec::new(),
         held: None,
         io: Io::Std,
     };
@@ -855,6 +857,7 @@ where
             .map_or_else(|| "retrylab".into(), |p| p.to_string_lossy().into_owned()),
         flags: String::new(),
         externals: Vec::new(),
+        from_flags: Vec::new(),
         held: None,
         io: Io::Captured(Mutex::new((String::new(), String::new()))),
     };
@@ -889,8 +892,10 @@ struct Ctx {
     program: String,
     /// Flags the replay commands it prints carry (see [`ReplayCommand::flags`]).
     flags: String,
-    /// The external executors of the command line (also in `designs`).
+    /// The external executors of the command and its models (also in `designs`).
     externals: Vec<&'static crate::external::ExternalDesign>,
+    /// Those of them given by `--executor`.
+    from_flags: Vec<&'static dyn Design>,
     /// With external executors, the output is held until the command ends: an executor
     /// that broke the protocol gets its error alone, not figures that mean nothing.
     held: Option<Mutex<(String, String)>>,
@@ -1011,6 +1016,11 @@ impl Ctx {
     /// warns as [`Ctx::load`] does (about the model the commands run).
     fn load_as(&self, path: &Path, provider: Option<&str>) -> Result<Model, CliError> {
         self.warned(load_as(self.read(path)?, provider)?)
+    }
+
+    /// The external executors given by `--executor` (not those a model lists).
+    fn command_line_executors(&self) -> Vec<&'static dyn Design> {
+        self.from_flags.clone()
     }
 
     fn find_design(&self, name: &str) -> Result<&'static dyn Design, CliError> {

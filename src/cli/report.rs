@@ -306,13 +306,18 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
     let matrix_models = matrix_columns(matrix_files, ctx.designs.all());
     let mut designs_of = Vec::new();
     for Entry { model, .. } in &models {
-        designs_of.push(
-            model
-                .designs
-                .iter()
-                .map(|n| ctx.find_design(n))
-                .collect::<Result<Vec<_>, _>>()?,
-        );
+        let mut designs = model
+            .designs
+            .iter()
+            .map(|n| ctx.find_design(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The external executors of the command line join every model's comparison.
+        for d in ctx.command_line_executors() {
+            if !designs.iter().any(|x| x.name() == d.name()) {
+                designs.push(d);
+            }
+        }
+        designs_of.push(designs);
     }
     let options = ReportOptions {
         models: a.models.iter().map(|p| p.display().to_string()).collect(),
@@ -333,9 +338,9 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
         Some(s) => (s.block(first, last - first + 1), s.is_first()),
         None => ((first, last - first + 1), true),
     };
-    let total: u64 = models
+    let total: u64 = designs_of
         .iter()
-        .map(|e| 2 * e.model.designs.len() as u64 * block.1)
+        .map(|d| 2 * d.len() as u64 * block.1)
         .sum();
     let progress = ctx.progress(total, "seeds");
     // The matrix first: a few seconds at most, and its searches use every core.

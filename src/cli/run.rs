@@ -85,8 +85,8 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
     let names: Vec<String> = if a.designs.is_empty() {
         // The model's designs, and the external executors of the command line.
         let mut names = model.designs.clone();
-        for d in &ctx.externals {
-            let name = crate::design::Design::name(*d);
+        for d in ctx.command_line_executors() {
+            let name = d.name();
             if !names.iter().any(|n| n == name) {
                 names.push(name.to_string());
             }
