@@ -80,10 +80,16 @@ pub(super) fn load_all(
 
 /// The commands a report prints: `retrylab` and the model path as given, whatever the
 /// program was invoked as, so that the report's bytes do not depend on it.
-fn commands(path: &Path, provider: Option<&str>, model: Option<&Model>) -> ReplayCommand {
+fn commands(
+    ctx: &Ctx,
+    path: &Path,
+    provider: Option<&str>,
+    model: Option<&Model>,
+) -> ReplayCommand {
     ReplayCommand {
         program: PROGRAM.to_string(),
-        flags: String::new(),
+        // The `--executor` flags: a replay of an external executor needs its command.
+        flags: ctx.flags.clone(),
         model_path: path.display().to_string(),
         provider: provider.map(str::to_string),
         model_digest: model.map(Model::digest),
@@ -361,7 +367,7 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
             hash,
             provider,
         } = entry;
-        let replay = commands(path, *provider, Some(model));
+        let replay = commands(ctx, path, *provider, Some(model));
         let (results, paired, shown) = if block.1 == 0 {
             (None, vec![Paired::default(); designs.len()], Vec::new())
         } else {
@@ -553,7 +559,7 @@ pub(super) fn render(
                 first_seed: o.first_seed,
                 seed_count: o.seeds,
                 results,
-                replay: commands(Path::new(&p.file), p.provider.as_deref(), None),
+                replay: commands(ctx, Path::new(&p.file), p.provider.as_deref(), None),
             },
             file: p.file,
             file_hash: p.file_hash,
