@@ -228,7 +228,10 @@ fn an_exception_mid_run_shows_the_traceback() {
         "{e}"
     );
     assert!(e.contains("RuntimeError: the handler failed"), "{e}");
-    assert!(e.contains("last message sent to it: {\"args\""), "{e}");
+    assert!(
+        e.contains("last message sent to it: {\"args\":{\"authorization\""),
+        "{e}"
+    );
 }
 
 #[test]

@@ -130,3 +130,100 @@ fn naive_retrys_trace_shows_tenacitys_virtual_backoff() {
             .contains("outcome: intent 0: completed (duplicate effect r1 of r0)")
     );
 }
+
+/// The totals of `design` (an executor of examples/python) on `seeds` seeds of `model`.
+fn totals(model: &str, name: &str, script: &str, seeds: &str) -> serde_json::Value {
+    let mut a = args(&[
+        "run",
+        model,
+        "--design",
+        name,
+        "--seeds",
+        seeds,
+        "--format",
+        "json",
+        "--executor",
+    ]);
+    a.push(executor(name, script));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    v["results"][0]["totals"].clone()
+}
+
+const CRASH: &str = "models/bad/crash_after_send_rare.json";
+
+#[test]
+fn journaled_keeps_one_ticket_through_crashes_after_the_send() {
+    let t = totals(CRASH, "journaled", "journaled.py", "1000");
+    assert_eq!(t["intents"], 1000);
+    assert_eq!(t["effects"], 1000);
+    assert_eq!(t["duplicate_effects"], 0);
+    assert_eq!(t["completed"], 1000);
+    assert_eq!(t["false_success"], 0);
+    assert_eq!(t["wrong_receipts"], 0);
+    // 14 seeds crashed after the send: the resend under the stored key is replayed.
+    assert_eq!(t["remote_calls"], 1014);
+}
+
+#[test]
+fn journaled_memory_key_duplicates_where_a_crash_lost_its_key() {
+    let t = totals(CRASH, "memory", "journaled_memory_key.py", "1000");
+    assert_eq!(t["effects"], 1009);
+    assert_eq!(t["duplicate_effects"], 9);
+    assert_eq!(t["completed"], 1000);
+}
+
+#[test]
+fn explore_certifies_journaled_within_two_faults() {
+    let mut a = args(&["explore", CRASH, "--design", "journaled", "--executor"]);
+    a.push(executor("journaled", "journaled.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (4340 runs, complete)"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn explore_gives_journaled_memory_key_a_shrunk_counterexample_that_replays() {
+    let mut a = args(&["explore", CRASH, "--design", "memory", "--executor"]);
+    a.push(executor("memory", "journaled_memory_key.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(
+            "no_duplicate violated by a run with 1 fault (found after 54 runs); shrunk to 2 choices"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("executor  worker 0 crashes after_send of attempt 1; restarts at 1000 ms"),
+        "{}",
+        out.stdout
+    );
+    let replay = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: "))
+        .expect("a replay command");
+    let words = shlex::split(replay).unwrap();
+    let again = run_with(words, &[]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again
+            .stdout
+            .contains("outcome: intent 0: completed (duplicate effect r1 of r0)"),
+        "{}",
+        again.stdout
+    );
+    assert!(
+        again.stdout.contains("violates: no_duplicate"),
+        "{}",
+        again.stdout
+    );
+}

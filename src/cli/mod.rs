@@ -94,6 +94,11 @@ pub struct Cli {
     /// standard error.
     #[arg(long = "executor-output", global = true)]
     executor_output: bool,
+    /// Give every restarted worker of an external executor a new process. By default a
+    /// restart (and each new run) reuses a process whose worker is gone, reset by its
+    /// `start`: the determinism check verifies that a reset process behaves as a fresh one.
+    #[arg(long = "executor-fresh-restarts", global = true)]
+    executor_fresh_restarts: bool,
 }
 
 /// Adds the `--executor` designs of `cli` to `ctx`: each is started once and its `hello`
@@ -170,6 +175,7 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
             w.params,
             std::time::Duration::from_millis(cli.executor_turn_timeout_ms),
             cli.executor_output,
+            cli.executor_fresh_restarts,
         )
         .map_err(CliError::Input)?;
         // A design lives as long as the program, as the built-in ones do.
@@ -182,6 +188,9 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
                 .map_err(|e| CliError::Input(format!("--executor {spec:?}: {e}")))?;
             ctx.flags.push_str(&format!(" --executor {quoted}"));
         }
+    }
+    if cli.executor_fresh_restarts {
+        ctx.flags.push_str(" --executor-fresh-restarts");
     }
     if cli.executor_turn_timeout_ms != 10_000 {
         ctx.flags.push_str(&format!(

@@ -22,6 +22,21 @@ struct Line {
 thread_local! {
     /// The lines of the run under way on this thread, while a check records them.
     static TRANSCRIPT: RefCell<Option<Vec<Line>>> = const { RefCell::new(None) };
+    /// While a check runs its fresh runs: workers get new processes only.
+    static FRESH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a check on this thread wants new processes only.
+pub(crate) fn fresh_only() -> bool {
+    FRESH.with(|f| f.get())
+}
+
+/// Runs `f` with new processes only.
+fn fresh<T>(f: impl FnOnce() -> T) -> T {
+    FRESH.with(|x| x.set(true));
+    let out = f();
+    FRESH.with(|x| x.set(false));
+    out
 }
 
 /// Records a protocol line, if a check on this thread is recording. Message ids are left
@@ -64,17 +79,20 @@ pub const SEEDS: [u64; 5] = [0, 1, 2, 3, 4];
 /// stream agreed, or the first difference.
 pub fn check(model: &Model, design: &dyn Design, seeds: &[u64]) -> Result<String, String> {
     for &seed in seeds {
-        let mut first = World::new(model, design, false);
-        let fresh = transcript(&mut first, seed);
+        let mut first = fresh(|| World::new(model, design, false));
+        let fresh_run = fresh(|| transcript(&mut first, seed));
+        // The same processes again, reset by their `start` (and a crash's restart takes a
+        // process left by another worker, as outside the check).
         let reused = transcript(&mut first, seed);
         drop(first);
-        let mut second = World::new(model, design, false);
-        let again = transcript(&mut second, seed);
-        drop(second);
-        if let Some(e) = diverge(&fresh, &again, false) {
+        let again = fresh(|| {
+            let mut second = World::new(model, design, false);
+            transcript(&mut second, seed)
+        });
+        if let Some(e) = diverge(&fresh_run, &again, false) {
             return Err(report(model, design, seed, e));
         }
-        if let Some(e) = diverge(&fresh, &reused, true) {
+        if let Some(e) = diverge(&fresh_run, &reused, true) {
             return Err(report(model, design, seed, e));
         }
     }

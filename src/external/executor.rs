@@ -55,10 +55,6 @@ pub struct External {
     shared: Arc<Shared>,
     config: serde_json::Value,
     process: Option<Process>,
-    /// Whether `init` was exchanged with `process`.
-    initialized: bool,
-    /// Whether `process` ran a run before (the next `start` says `reset`).
-    used: bool,
     hello: Option<Hello>,
     given: BTreeMap<CallId, Given>,
     queue: VecDeque<(ToolCall, bool)>,
@@ -81,8 +77,6 @@ impl External {
             shared,
             config,
             process: None,
-            initialized: false,
-            used: false,
             hello: None,
             given: BTreeMap::new(),
             queue: VecDeque::new(),
@@ -205,10 +199,11 @@ impl External {
                     return false;
                 }
             }
-            self.initialized = false;
-            self.used = false;
         }
-        if self.initialized {
+        if self.process.as_ref().is_some_and(|p| p.initialized) {
+            if self.hello.is_none() {
+                self.hello = self.shared.hello();
+            }
             return true;
         }
         let greeted = self.process.as_ref().is_some_and(|p| p.greeted);
@@ -239,7 +234,9 @@ impl External {
         }
         match self.recv(ctx) {
             Some(FromExec::InitOk {}) => {
-                self.initialized = true;
+                if let Some(p) = self.process.as_mut() {
+                    p.initialized = true;
+                }
                 true
             }
             Some(m) => {
@@ -263,8 +260,11 @@ impl External {
         let seed = seed_of(w, inc);
         self.history = StableHasher::new();
         ("start", w, inc, seed, ctx.now()).hash(&mut self.history);
-        let msg = json!({"type":"start","worker":w,"incarnation":inc,"seed":seed,"reset":self.used,"now_ms":ctx.now()});
-        self.used = true;
+        let used = self.process.as_ref().is_some_and(|p| p.used);
+        let msg = json!({"type":"start","worker":w,"incarnation":inc,"seed":seed,"reset":used,"now_ms":ctx.now()});
+        if let Some(p) = self.process.as_mut() {
+            p.used = true;
+        }
         if self.send(ctx, msg) {
             self.turn(ctx, TurnOf::Start);
         }
@@ -857,7 +857,7 @@ impl Executor for External {
 
     /// Keeps the process: the next `start` tells it to reset.
     fn reset(&mut self) -> bool {
-        if self.dead || self.process.is_none() || !self.initialized {
+        if self.dead || !self.process.as_ref().is_some_and(|p| p.initialized) {
             return false;
         }
         self.given.clear();
@@ -867,5 +867,17 @@ impl Executor for External {
         self.next_tag = 0;
         self.history = StableHasher::new();
         true
+    }
+}
+
+impl Drop for External {
+    /// The worker is gone (a crash, or the end of the worlds of a command): its process goes
+    /// back to the design, which resets it for the next worker, or kills it.
+    fn drop(&mut self) {
+        if let Some(p) = self.process.take()
+            && !self.dead
+        {
+            self.shared.give_back(p);
+        }
     }
 }

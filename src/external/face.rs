@@ -48,17 +48,18 @@ pub fn parse_resource_id(text: &str) -> Option<ResourceId> {
 /// The tool name and arguments the agent's `call` reaches an executor as.
 pub fn invocation(call: &ToolCall) -> (&'static str, serde_json::Value) {
     let tenant = format!("t{}", call.tenant.0);
+    let authorization = format!("a{}", call.auth.0);
     if let Some(target) = call.compensates() {
         return (
             "compensate",
-            serde_json::json!({"target": resource_id(target), "tenant": tenant}),
+            serde_json::json!({"target": resource_id(target), "tenant": tenant, "authorization": authorization}),
         );
     }
-    let mut args = serde_json::json!({"ref": reference(call.params), "tenant": tenant});
+    let mut args = serde_json::json!({"ref": reference(call.params), "tenant": tenant, "authorization": authorization});
     if call.endpoint.0 > 0 {
         args["step"] = serde_json::json!(call.endpoint.0);
     }
-    (("create"), args)
+    ("create", args)
 }
 
 /// The path creates of `endpoint` are posted to.
@@ -92,13 +93,27 @@ pub fn map(
         request: Request::lookup(call, q),
         key: None,
     };
+    let get = method.eq_ignore_ascii_case("GET");
+    if let Some(handle) = path.strip_prefix("/v1/operations/") {
+        return match handle.strip_prefix("op_").and_then(|h| h.parse().ok()) {
+            Some(h) if get => lookup(LookupQuery::Operation(h)),
+            Some(_) => unmapped("the status of accepted work is read with a GET"),
+            None => unmapped("not an operation handle (op_N)"),
+        };
+    }
+    if let Some(text) = path.strip_prefix("/v1/idempotency/") {
+        if !get {
+            return unmapped("a key is looked up with a GET");
+        }
+        return Mapped::Send {
+            request: Request::lookup(call, LookupQuery::Key(crate::vocab::ids::Key(0))),
+            key: Some(text.to_string()),
+        };
+    }
     let endpoint = (0..crate::vocab::protocol::MAX_STEPS)
         .map(Endpoint)
         .find(|e| path == create_path(*e) || path.starts_with(&(create_path(*e) + "/")));
-    let Some(endpoint) = endpoint.or_else(|| {
-        (path.starts_with("/v1/operations/") || path.starts_with("/v1/idempotency/"))
-            .then_some(call.endpoint)
-    }) else {
+    let Some(endpoint) = endpoint else {
         return unmapped("no such endpoint (creates go to /v1/resources)");
     };
     let base = create_path(endpoint);
@@ -153,18 +168,6 @@ pub fn map(
             Some(r) => lookup(LookupQuery::Resource(r)),
             None => unmapped("not a resource id (res_N)"),
         },
-        _ if path.starts_with("/v1/operations/op_") && method.eq_ignore_ascii_case("GET") => {
-            match path["/v1/operations/op_".len()..].parse() {
-                Ok(h) => lookup(LookupQuery::Operation(h)),
-                Err(_) => unmapped("not an operation handle (op_N)"),
-            }
-        }
-        _ if path.starts_with("/v1/idempotency/") && method.eq_ignore_ascii_case("GET") => {
-            Mapped::Send {
-                request: Request::lookup(call, LookupQuery::Key(crate::vocab::ids::Key(0))),
-                key: Some(path["/v1/idempotency/".len()..].to_string()),
-            }
-        }
         _ => unmapped("no such route"),
     }
 }
@@ -241,7 +244,10 @@ mod tests {
     fn a_create_carries_the_reference_and_the_key() {
         let (tool, args) = invocation(&call());
         assert_eq!(tool, "create");
-        assert_eq!(args, serde_json::json!({"ref": "r7", "tenant": "t0"}));
+        assert_eq!(
+            args,
+            serde_json::json!({"ref": "r7", "tenant": "t0", "authorization": "a6"})
+        );
         let body = args.to_string();
         match map_simple("POST", "http://provider.sim/v1/resources", Some(&body)) {
             Mapped::Send { request, key } => {

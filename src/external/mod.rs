@@ -51,6 +51,10 @@ pub struct Shared {
     failure: Mutex<Option<String>>,
     /// Processes started (their imports under way) but not yet handed to a worker.
     spare: Mutex<Vec<process::Process>>,
+    /// Processes of workers that are gone, to be reset and reused.
+    idle: Mutex<Vec<process::Process>>,
+    /// A restarted worker always gets a new process (`--executor-fresh-restarts`).
+    pub fresh_restarts: bool,
     /// What the first process said in its `hello`.
     hello: Mutex<Option<Hello>>,
     /// Requests the face could not map, warned once each.
@@ -73,9 +77,15 @@ impl Shared {
             .is_some()
     }
 
-    /// A started process: a spare one if there is one, and another started in its place,
-    /// so that a crash restart does not wait for an interpreter's imports.
+    /// A process for a worker: one a finished worker left (it resets at its next `start`),
+    /// else a spare started ahead, with another started in its place, so that a restart
+    /// does not wait for an interpreter's imports. Only fresh processes while `fresh` (the
+    /// determinism check's fresh runs) or with `--executor-fresh-restarts`.
     pub fn take_process(&self) -> Result<process::Process, String> {
+        let fresh = self.fresh_restarts || determinism::fresh_only();
+        if !fresh && let Some(p) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(p);
+        }
         let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let p = match spare {
             Some(p) => p,
@@ -88,6 +98,17 @@ impl Shared {
                 .push(next);
         }
         Ok(p)
+    }
+
+    /// Takes back the process of a worker that is gone (a crash, the end of a sweep): the
+    /// next worker resets it with its `start`, which the determinism check has verified is
+    /// the same as a fresh process. Killed instead with `--executor-fresh-restarts`.
+    pub fn give_back(&self, p: process::Process) {
+        if self.fresh_restarts || !p.initialized {
+            drop(p);
+            return;
+        }
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(p);
     }
 
     fn spawn(&self) -> Result<process::Process, String> {
@@ -135,6 +156,7 @@ impl ExternalDesign {
         params: serde_json::Value,
         turn_timeout: Duration,
         echo: bool,
+        fresh_restarts: bool,
     ) -> Result<Self, String> {
         if name.is_empty()
             || name
@@ -156,6 +178,8 @@ impl ExternalDesign {
             echo,
             failure: Mutex::new(None),
             spare: Mutex::new(Vec::new()),
+            idle: Mutex::new(Vec::new()),
+            fresh_restarts,
             hello: Mutex::new(None),
             warned: Mutex::new(Default::default()),
         });
@@ -215,6 +239,8 @@ impl ExternalDesign {
         let spare =
             std::mem::take(&mut *self.shared.spare.lock().unwrap_or_else(|e| e.into_inner()));
         drop(spare);
+        let idle = std::mem::take(&mut *self.shared.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(idle);
     }
 }
 

@@ -59,6 +59,10 @@ pub struct Process {
     killed: bool,
     /// Whether its `hello` was read.
     pub greeted: bool,
+    /// Whether `init` was exchanged with it.
+    pub initialized: bool,
+    /// Whether it ran a worker's life before (its next `start` says `reset`).
+    pub used: bool,
 }
 
 /// A pipe whose two ends close on exec.
@@ -140,6 +144,8 @@ impl Process {
             echo,
             killed: false,
             greeted: false,
+            initialized: false,
+            used: false,
         })
     }
 

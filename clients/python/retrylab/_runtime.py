@@ -331,6 +331,17 @@ class _SimBackend:
         self._rt.send(message)
 
 
+class RunAbandoned(BaseException):
+    """A ``start`` with ``reset: true`` arrived while a handler was blocked: the run it
+    belonged to was ended by the simulator (a search cut it short). Raised through the
+    handler's frames (a ``BaseException``, so that ``except Exception`` in user code and retry
+    libraries does not catch it) up to the loop, which resets and starts the new run."""
+
+    def __init__(self, start: dict[str, Any]) -> None:
+        super().__init__("the run was ended by the simulator")
+        self.start = start
+
+
 class Runtime:
     """One process's side of protocol 1 in sync mode."""
 
@@ -351,6 +362,8 @@ class Runtime:
         self.fatal: BaseException | None = None
         self.violation: StrictModeError | None = None
         self.handshake_done = False
+        #: The ``start`` that ended the run a handler was blocked in, until the loop takes it.
+        self.abandoned: dict[str, Any] | None = None
         self.kv_store = _SimKV(self)
         self.backend = _SimBackend(self)
 
@@ -361,6 +374,9 @@ class Runtime:
             self.abort_strict()
         if self.fatal is not None:
             raise self.fatal
+        if self.abandoned is not None:
+            # A handler that caught RunAbandoned goes on: its run is over all the same.
+            raise RunAbandoned(self.abandoned)
         self.channel.send(message)
 
     def _fail(self, error: BaseException) -> BaseException:
@@ -413,6 +429,9 @@ class Runtime:
                 continue
             if kind in kinds and message.get("in_reply_to") == msg_id:
                 return message
+            if kind == "start" and message["reset"] and self.current is not None:
+                self.abandoned = message
+                raise RunAbandoned(message)
             raise self._fail(
                 ProtocolError(
                     f"after `{sent}` msg_id {msg_id}, expected {' or '.join(f'`{k}`' for k in kinds)} "
@@ -564,7 +583,14 @@ class Runtime:
                 self.start(message)
                 self.send({"type": "ready"})
             elif kind == "invoke":
-                self.invoke(message)
+                try:
+                    self.invoke(message)
+                except RunAbandoned as ended:
+                    # The run was cut short while the handler waited: start the next one.
+                    self.abandoned = None
+                    self.current = None
+                    self.start(ended.start)
+                    self.send({"type": "ready"})
             else:
                 raise self._fail(
                     ProtocolError(

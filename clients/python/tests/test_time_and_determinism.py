@@ -168,3 +168,21 @@ def test_random_is_seeded_with_the_start_seed_itself(sim_factory) -> None:
 
     values = _mint(sim_factory(), seed=42, incarnation=0)
     assert values["random"] == random.Random(42).random()
+
+
+def test_a_run_ended_while_a_handler_waits_is_abandoned_for_the_next_one(sim: FakeSim) -> None:
+    # A search cuts a run while the handler is blocked in its request: the next `start`
+    # (reset) arrives instead of the answer. The handler is unwound without a result (even
+    # through tenacity and `except Exception`), and the new run starts from scratch.
+    sim.invoke("c1", "wait_for_answer", {"ref": "r1"}, now_ms=1210)
+    sim.expect("log", text="cancelled before=False")
+    sim.expect("http", method="GET", url="http://provider.sim/v1/resources?ref=r1")
+    sim.start(reset=True, now_ms=0)  # answered by `ready`, not by a result for c1
+    sim.invoke("c1", "wait_for_answer", {"ref": "r1"}, now_ms=5)
+    sim.expect("log", text="cancelled before=False")
+    http = sim.expect("http", method="GET", url="http://provider.sim/v1/resources?ref=r1")
+    assert http["msg_id"] == 1, http  # message ids start over with the run
+    sim.http_respond(http, 200, {"id": "res_1"})
+    sim.expect("log", text="cancelled after=False")
+    sim.expect("result", call="c1", issue=1, outcome="ok", receipt="res_1")
+    assert sim.shutdown() == 0
