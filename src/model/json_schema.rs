@@ -80,7 +80,7 @@ impl JsonSchema for DesignList {
                                 "properties": {
                                     "name": { "type": "string", "description": "Its design name in tables, expect and --design." },
                                     "command": { "type": "array", "items": { "type": "string" }, "minItems": 1, "description": "The program and its arguments." },
-                                    "params": { "type": "object", "description": "Its own parameters, handed to it in init." }
+                                    "params": { "type": "object", "default": {}, "description": "Its own parameters, handed to it in init." }
                                 },
                                 "required": ["name", "command"],
                                 "additionalProperties": false
