@@ -376,3 +376,34 @@ fn explore_finds_the_naive_executors_duplicate_with_a_replay_that_reproduces_it(
         again.stdout
     );
 }
+
+#[test]
+fn a_models_designs_may_list_an_external_executor_for_check() {
+    let out = retrylab(&["check", "tests/fixtures/external_naive.json"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    for line in [
+        "  ok    naive                    violate  no_duplicate               1000 of 1000 seeds violate it",
+        "  ok    naive                    hold     no_false_success           0 of 1000 seeds violate it",
+        "  ok    naive                    explore  certified within 2 faults: 208 runs; no fault choice in the model",
+    ] {
+        assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
+    }
+    assert!(
+        out.stderr
+            .contains("determinism: external_naive: executor naive: 5 seeds"),
+        "{}",
+        out.stderr
+    );
+    // The same name with another command in the same command line is refused.
+    let out = retrylab(&[
+        "run",
+        "tests/fixtures/external_naive.json",
+        "--executor",
+        "naive=python3 tests/executors/leaky.py",
+    ]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "error: --executor naive: a design of that name is given twice (by --executor or by a model's designs)\n"
+    );
+}

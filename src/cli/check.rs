@@ -265,8 +265,13 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
             };
             // A search of an external executor relies on its determinism: checked first.
             if once && model.explore.is_some() && d.is_external() {
-                crate::external::determinism::check(model, d, &crate::external::determinism::SEEDS)
-                    .map_err(CliError::Input)?;
+                let line = crate::external::determinism::check(
+                    model,
+                    d,
+                    &crate::external::determinism::SEEDS,
+                )
+                .map_err(CliError::Input)?;
+                ctx.eprintln(&line);
             }
             let explore = if once {
                 model
