@@ -1032,6 +1032,14 @@ impl Ctx {
         self.from_flags.clone()
     }
 
+    /// Their names.
+    fn flagged(&self) -> Vec<String> {
+        self.from_flags
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect()
+    }
+
     fn find_design(&self, name: &str) -> Result<&'static dyn Design, CliError> {
         self.designs.find(name).ok_or_else(|| {
             CliError::Input(format!(
@@ -1052,6 +1060,7 @@ impl Ctx {
         ReplayCommand {
             program: self.program.clone(),
             flags: self.flags.clone(),
+            flagged: self.flagged(),
             model_path: path.display().to_string(),
             provider: provider.map(str::to_string),
             model_digest: digest,

@@ -90,6 +90,7 @@ fn commands(
         program: PROGRAM.to_string(),
         // The `--executor` flags: a replay of an external executor needs its command.
         flags: ctx.flags.clone(),
+        flagged: ctx.flagged(),
         model_path: path.display().to_string(),
         provider: provider.map(str::to_string),
         model_digest: model.map(Model::digest),

@@ -215,6 +215,7 @@ pub(super) fn render(
         replay: ReplayCommand {
             program: ctx.program.clone(),
             flags: ctx.flags.clone(),
+            flagged: ctx.flagged(),
             model_path: o.model.clone(),
             provider: o.provider.clone(),
             // `run` prints seeds (`trace --seed`), never a choice vector.

@@ -75,9 +75,11 @@ pub struct Report {
 #[derive(Clone, Debug, Default)]
 pub struct ReplayCommand {
     pub program: String,
-    /// Flags every replay needs, already quoted, each with a leading space: the external
-    /// executors of the command line (`--executor NAME=COMMAND`).
+    /// Flags a replay of one of `flagged` needs, already quoted, each with a leading space:
+    /// the external executors of the command line (`--executor NAME=COMMAND`).
     pub flags: String,
+    /// The designs the command line gave with `--executor`.
+    pub flagged: Vec<String>,
     pub model_path: String,
     /// The provider preset the model was run against instead of its own (`--provider`).
     pub provider: Option<String>,
@@ -93,10 +95,20 @@ impl ReplayCommand {
         format!(
             "{}{} trace {}{} --design {design} --seed {seed}",
             shell_word(&self.program),
-            self.flags,
+            self.flags_for(design),
             shell_word(&self.model_path),
             self.provider_flag()
         )
+    }
+
+    /// The flags a command of `design` needs: those of the command line's external
+    /// executors if it is one of them, else none.
+    fn flags_for(&self, design: &str) -> &str {
+        if self.flagged.iter().any(|d| d == design) {
+            &self.flags
+        } else {
+            ""
+        }
     }
 
     /// ` --provider NAME`, or nothing.
@@ -113,7 +125,7 @@ impl ReplayCommand {
         format!(
             "{}{} replay {}{} --design {design}{} --choices '{choices}'",
             shell_word(&self.program),
-            self.flags,
+            self.flags_for(design),
             shell_word(&self.model_path),
             self.provider_flag(),
             self.model_digest
