@@ -78,6 +78,8 @@ fn protocol(c: &mut Criterion) {
         })
     });
     if with_client {
+        // Two calls per seed (the executor answers unknown, and the agent replans once).
+        group.throughput(Throughput::Elements(2 * TRIPS));
         let m = model("models/ticket_lost_response.json");
         let d = design(
             "kv_loop",
