@@ -407,3 +407,34 @@ fn a_models_designs_may_list_an_external_executor_for_check() {
         "error: --executor naive: a design of that name is given twice (by --executor or by a model's designs)\n"
     );
 }
+
+#[test]
+fn shards_of_an_external_executor_merge_to_the_unsharded_bytes() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("external-shards");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exec = "naive=python3 tests/executors/naive.py";
+    let mut parts = Vec::new();
+    for i in 1..=2 {
+        let part = dir.join(format!("part-{i}.json")).display().to_string();
+        let shard = format!("{i}/2");
+        let out = retrylab(&[
+            "run",
+            MODEL,
+            "--seeds",
+            "40",
+            "--executor",
+            exec,
+            "--shard",
+            &shard,
+            "--out",
+            &part,
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        parts.push(part);
+    }
+    let merged = retrylab(&["merge", &parts[0], &parts[1]]);
+    let whole = retrylab(&["run", MODEL, "--seeds", "40", "--executor", exec]);
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    assert_eq!(merged.stdout, whole.stdout);
+    assert!(whole.stdout.contains("naive "), "{}", whole.stdout);
+}

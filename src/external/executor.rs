@@ -186,7 +186,9 @@ impl External {
 
     /// A process for this incarnation, its `hello` read and `init` exchanged.
     fn ensure_process(&mut self, ctx: &ExecCtx<'_>) -> bool {
-        if self.dead {
+        // Once one process of the design broke the protocol, no run of it means anything.
+        if self.dead || self.shared.failed() {
+            self.dead = true;
             return false;
         }
         if self.process.is_none() {
@@ -763,7 +765,8 @@ impl Executor for External {
     }
 
     fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
-        if self.dead {
+        if self.dead || self.shared.failed() {
+            self.dead = true;
             return;
         }
         let op = match ctx.journal_ref().find_by_call(call.call) {
