@@ -314,7 +314,10 @@ fn show_model_prints_every_field_and_where_it_comes_from() {
         ]
         .map(String::from),
     );
-    let notes_end = from + expected.len() + 11;
+    // The notes run until the first line that is not one of theirs.
+    let notes_end = (from + expected.len()..lines.len())
+        .find(|&i| !lines[i].starts_with("#   "))
+        .unwrap();
     for (field, origin) in [
         ("provider.dedup = \"by_key\"", "preset stripe_v1"),
         ("provider.key_source = \"client\"", "default"),
@@ -378,6 +381,22 @@ fn show_model_prints_every_field_and_where_it_comes_from() {
         ("faults[0] = {\"drop_reply\": {\"attempt\": 1}}", "set"),
         ("explore.max_faults = 2", "set"),
         ("explore.max_runs = 1000000", "default"),
+        // The provider's HTTP face: the preset's, field by field.
+        (
+            "provider.http.create = \"POST /v1/customers\"",
+            "preset stripe_v1",
+        ),
+        ("provider.http.body = \"form\"", "preset stripe_v1"),
+        (
+            "provider.http.ref_field = \"metadata[ref]\"",
+            "preset stripe_v1",
+        ),
+        ("provider.http.key_name = \"Idempotency-Key\"", "default"),
+        ("provider.http.in_progress.status = 409", "preset stripe_v1"),
+        (
+            "provider.http.in_progress.code = \"idempotency_key_in_use\"",
+            "preset stripe_v1",
+        ),
     ] {
         assert!(
             lines.contains(&line(field, origin).as_str()),

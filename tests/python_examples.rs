@@ -131,6 +131,99 @@ fn naive_retrys_trace_shows_tenacitys_virtual_backoff() {
     );
 }
 
+/// stripe-python's own client (examples/python/stripe_sdk.py) on the seeds' lost reply,
+/// against the simulated Stripe v1 API: as shipped, and with the SDK's network retries.
+#[test]
+fn stripe_sdk_as_shipped_duplicates_and_its_own_retries_do_not() {
+    let mut a = args(&[
+        "run",
+        "models/ticket_lost_response.json",
+        "--provider",
+        "stripe_v1",
+        "--design",
+        "new_key_after_replan",
+        "--design",
+        "shipped",
+        "--design",
+        "retries",
+        "--seeds",
+        "200",
+        "--format",
+        "json",
+        "--executor",
+    ]);
+    a.push(executor("shipped", "stripe_sdk.py"));
+    a.push("--executor".into());
+    a.push(executor("retries", "stripe_sdk.py") + " --max-network-retries 2 --timeout 20");
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Nothing the SDK sent was left unmapped by the Stripe face.
+    assert!(!out.stderr.contains("answered 404"), "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let totals = |i: usize, name: &str| {
+        assert_eq!(v["results"][i]["design"], name);
+        v["results"][i]["totals"].clone()
+    };
+    // As shipped: no network retry, so the lost reply reaches the agent, whose replan is a
+    // new SDK call with a new key: the seeds' new_key_after_replan line, exactly.
+    let (baseline, shipped) = (totals(0, "new_key_after_replan"), totals(1, "shipped"));
+    for field in [
+        "intents",
+        "effects",
+        "duplicate_effects",
+        "completed",
+        "false_success",
+        "false_failure",
+        "remote_calls",
+        "unknown_ops",
+    ] {
+        assert_eq!(shipped[field], baseline[field], "{field}");
+    }
+    assert_eq!(shipped["effects"], 400);
+    assert_eq!(shipped["duplicate_effects"], 200);
+    // max_network_retries=2 with a 20 s timeout: the SDK resends under its own key, Stripe
+    // replays, and each intent has one customer.
+    let retries = totals(2, "retries");
+    assert_eq!(retries["effects"], 200);
+    assert_eq!(retries["duplicate_effects"], 0);
+    assert_eq!(retries["completed"], 200);
+    assert_eq!(retries["remote_calls"], 400);
+    assert_eq!(retries["wrong_receipts"], 0);
+    assert_eq!(retries["false_success"], 0);
+}
+
+#[test]
+fn stripe_sdks_retry_reuses_its_key_and_is_replayed() {
+    let mut a = args(&[
+        "trace",
+        "models/ticket_lost_response.json",
+        "--provider",
+        "stripe_v1",
+        "--design",
+        "retries",
+        "--seed",
+        "3",
+        "--executor",
+    ]);
+    a.push(executor("retries", "stripe_sdk.py") + " --max-network-retries 2 --timeout 20");
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let want = [
+        "       20000 ms  executor  worker 0: attempt 1 timed out",
+        "       20000 ms  executor  worker 0: retries: sleeps 500 ms",
+        "       20500 ms  executor  worker 0: retries: POST /v1/customers",
+        "       20500 ms  executor  worker 0: op 0 sends attempt 2: create with params 1, key k1",
+        "       20506 ms  provider  attempt 2: key k1 seen: replay -> 201 created r0, replayed",
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == want[0])
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(&lines[at..at + want.len()], want);
+    assert!(out.stdout.contains("outcome: intent 0: completed\n"));
+}
+
 /// The totals of `design` (an executor of examples/python) on `seeds` seeds of `model`.
 fn totals(model: &str, name: &str, script: &str, seeds: &str) -> serde_json::Value {
     let mut a = args(&[
@@ -182,6 +275,12 @@ fn explore_certifies_journaled_within_two_faults() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (4340 runs, complete)"),
+        "{}",
+        out.stdout
+    );
+    // The scope says what the search held fixed: the certificate claims no more.
+    assert!(
+        out.stdout.contains("; the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated); restarts in reused processes told to reset"),
         "{}",
         out.stdout
     );

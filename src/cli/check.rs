@@ -872,7 +872,10 @@ fn explore_line(
                     0 => "; no fault choice in the model".to_string(),
                     c => format!("; at most {c} fault choices in a run"),
                 }
-            )
+            ) + &match found.scope.caveats.as_slice() {
+                [] => String::new(),
+                c => format!("; held fixed: {}", c.join(", and ")),
+            }
         }
         Certification::Violated => {
             let v = &found.violations[0];

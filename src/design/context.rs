@@ -199,7 +199,11 @@ impl ExecCtx<'_> {
         mut request: Request,
         timeout_ms: Option<Millis>,
     ) -> AttemptId {
-        if let (RequestKind::Create { .. }, Some(key)) = (request.kind, request.key) {
+        // A first-sent time the request already names (an external executor's header)
+        // is the client's, kept as sent.
+        if let (RequestKind::Create { .. }, Some(key), None) =
+            (request.kind, request.key, request.first_sent_ms)
+        {
             let now = self.now;
             let first = self
                 .journal

@@ -72,6 +72,19 @@ pub trait Design: Send + Sync {
     fn time_thresholds(&self, _config: &ExecutorModel) -> Vec<(crate::sim::Millis, &'static str)> {
         Vec::new()
     }
+    /// The executor of a worker of a world running `model`: [`executor`](Self::executor)
+    /// with the model's `executor` section, unless the design needs more of the model (an
+    /// external executor speaks to the provider's HTTP face).
+    fn executor_in(&self, model: &crate::model::Model) -> Box<dyn Executor> {
+        self.executor(&model.executor)
+    }
+    /// What a search of this design holds fixed that a schedule could vary, one clause each
+    /// ("the executor's own random draws as seeded per worker and incarnation"): a
+    /// certificate's scope names them, so that it claims no more than was checked. None
+    /// for a design whose every decision goes through the world's choices.
+    fn certificate_caveats(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Whether the design is an external executor process ([`crate::external`]): its
     /// determinism is checked before a search relies on it, not assumed.
     fn is_external(&self) -> bool {

@@ -157,6 +157,9 @@ pub struct TimingScope {
     /// Thresholds learned during the runs (the delays of the design's timers, the ages it
     /// declared), sorted, those equal to a named one left out.
     pub learned: Vec<Millis>,
+    /// What the design fixed rather than offered as choices
+    /// ([`Design::certificate_caveats`]): named in the scope, since no schedule varied it.
+    pub caveats: Vec<String>,
 }
 
 impl TimingScope {
@@ -171,6 +174,7 @@ impl TimingScope {
         TimingScope {
             named,
             learned: Vec::new(),
+            caveats: design.certificate_caveats(),
         }
     }
 
@@ -213,6 +217,10 @@ impl TimingScope {
             let list: Vec<String> = self.learned.iter().map(u64::to_string).collect();
             out.push_str("; and of the design's timer delays and declared ages: ");
             out.push_str(&list.join(", "));
+        }
+        for c in &self.caveats {
+            out.push_str("; ");
+            out.push_str(c);
         }
         out
     }

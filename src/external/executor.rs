@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::face::{self, Mapped};
+use super::face::{self, Face, Mapped};
 use super::message::{self, FromExec, KvOp, Outcome, StateName};
 use super::process::{Process, RecvError};
 use super::{Hello, Shared};
@@ -53,6 +53,10 @@ enum TurnOf {
 /// The external executor of one worker incarnation.
 pub struct External {
     shared: Arc<Shared>,
+    /// The provider's HTTP face, as the model's provider writes it.
+    face: Face,
+    /// The key text of the request outstanding, for a face that echoes it.
+    sent_key: Option<String>,
     config: serde_json::Value,
     process: Option<Process>,
     hello: Option<Hello>,
@@ -71,10 +75,12 @@ pub struct External {
 }
 
 impl External {
-    pub fn new(shared: Arc<Shared>, config: &ExecutorModel) -> Self {
+    pub fn new(shared: Arc<Shared>, config: &ExecutorModel, face: Face) -> Self {
         let config = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
         Self {
             shared,
+            face,
+            sent_key: None,
             config,
             process: None,
             hello: None,
@@ -191,8 +197,14 @@ impl External {
             self.dead = true;
             return false;
         }
+        let init = json!({
+            "type": "init", "protocol": super::PROTOCOL, "executor": self.shared.name,
+            "config": self.config, "params": self.shared.params, "provider": self.face.describe(),
+            "tools": ["create", "compensate"],
+        });
+        let init_line = init.to_string();
         if self.process.is_none() {
-            match self.shared.take_process() {
+            match self.shared.take_process(&init_line) {
                 Ok(p) => self.process = Some(p),
                 Err(e) => {
                     self.shared
@@ -225,12 +237,6 @@ impl External {
         } else {
             self.hello = self.shared.hello();
         }
-        let provider = json!({"base_url": face::BASE_URL, "key_header": "Idempotency-Key"});
-        let init = json!({
-            "type": "init", "protocol": super::PROTOCOL, "executor": self.shared.name,
-            "config": self.config, "params": self.shared.params, "provider": provider,
-            "tools": ["create", "compensate"],
-        });
         if !self.send(ctx, init) {
             return false;
         }
@@ -238,6 +244,7 @@ impl External {
             Some(FromExec::InitOk {}) => {
                 if let Some(p) = self.process.as_mut() {
                     p.initialized = true;
+                    p.init = init_line;
                 }
                 true
             }
@@ -275,7 +282,7 @@ impl External {
     /// Hands `call` to the process (or answers it here, for a tool it does not handle).
     /// Returns whether a turn started.
     fn deliver(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall, redelivery: bool) -> bool {
-        let (tool, args) = face::invocation(&call);
+        let (tool, args) = self.face.invocation(&call);
         let handles = self
             .hello
             .as_ref()
@@ -401,18 +408,43 @@ impl External {
                         );
                         return;
                     };
-                    match face::map(&g.call, &method, &url, &headers, body.as_deref()) {
+                    match self
+                        .face
+                        .map(&g.call, &method, &url, &headers, body.as_deref())
+                    {
                         Mapped::Unmapped(why) => {
                             self.shared.warn_unmapped(&why);
                             let name = self.shared.name.clone();
                             ctx.note(|| format!("{name}: {why}: answered 404"));
-                            let msg = json!({"type":"http_response","in_reply_to":msg_id,"status":404,
-                                "headers":{"content-type":"application/json"},"body":"{\"error\":\"unmapped\"}","now_ms":ctx.now()});
+                            let r = self.face.unmapped_answer();
+                            let msg = json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,
+                                "headers":r.headers,"body":r.body,"now_ms":ctx.now()});
                             if !self.send(ctx, msg) {
                                 return;
                             }
                         }
-                        Mapped::Send { mut request, key } => {
+                        Mapped::Local(reply) => {
+                            let r = self.face.answer(reply, None);
+                            let name = self.shared.name.clone();
+                            ctx.note(|| {
+                                format!(
+                                    "{name}: {method} {url}: refused by the provider's face: {}",
+                                    r.status
+                                )
+                            });
+                            let msg = json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,
+                                "headers":r.headers,"body":r.body,"now_ms":ctx.now()});
+                            if !self.send(ctx, msg) {
+                                return;
+                            }
+                        }
+                        Mapped::Send {
+                            mut request,
+                            key,
+                            first_sent_ms,
+                        } => {
+                            self.sent_key = key.clone();
+                            request.first_sent_ms = first_sent_ms;
                             match request.kind {
                                 RequestKind::Lookup(LookupQuery::Key(_)) => {
                                     let k = ctx.key_named(key.as_deref().unwrap_or(""));
@@ -547,7 +579,7 @@ impl External {
     fn receipt(&mut self, ctx: &ExecCtx<'_>, text: Option<String>) -> Option<Option<ResourceId>> {
         match text {
             None => Some(None),
-            Some(t) => match face::parse_resource_id(&t) {
+            Some(t) => match self.face.parse_resource_id(&t) {
                 Some(r) => Some(Some(r)),
                 None => {
                     self.fail(
@@ -802,7 +834,7 @@ impl Executor for External {
         self.pending = Pending::Nothing;
         let msg = match response {
             Response::Reply(reply) => {
-                let r = face::answer(reply);
+                let r = self.face.answer(reply, self.sent_key.as_deref());
                 json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,"headers":r.headers,"body":r.body,"now_ms":ctx.now()})
             }
             Response::Timeout => {
@@ -868,6 +900,7 @@ impl Executor for External {
         self.busy = None;
         self.pending = Pending::Nothing;
         self.next_tag = 0;
+        self.sent_key = None;
         self.history = StableHasher::new();
         true
     }

@@ -1,29 +1,44 @@
 //! The provider's HTTP face (docs/executor-protocol.md, section 6): an executor's HTTP
 //! request mapped to the simulator's [`Request`], and the provider's [`Reply`] written back
-//! as an HTTP response.
-//!
-//! Version 1 has one face for every preset: JSON bodies, the key in `Idempotency-Key`.
+//! as an HTTP response, both as the model's [`HttpFace`] says (each preset has its own:
+//! Stripe's form bodies, EC2's Query API and XML, Azure's `Repeatability-*` headers...).
 
 use std::collections::BTreeMap;
 
-use crate::vocab::ids::{Endpoint, Params, ResourceId};
+use crate::model::http_face::{AnswerFormat, BodyFormat, ErrorAnswer, HttpFace, KeyCarrier, Route};
+use crate::sim::Millis;
+use crate::vocab::ids::{Endpoint, Key, Params, ResourceId};
 use crate::vocab::protocol::{LookupQuery, Reply, Request, RequestKind, ToolCall};
 
 /// Where the simulated provider answers.
 pub const BASE_URL: &str = "http://provider.sim";
-/// The header a key travels in.
-pub const KEY_HEADER: &str = "idempotency-key";
 
 /// What a request maps to.
 #[derive(Debug, PartialEq)]
 pub enum Mapped {
-    /// A request to the provider; `key` is the key header's text, if any.
+    /// A request to the provider; `key` is the key's text as sent, if any;
+    /// `first_sent_ms` the time the first-sent header names, on a face that has one.
     Send {
         request: Request,
         key: Option<String>,
+        first_sent_ms: Option<Millis>,
     },
+    /// Answered by the face itself, before the provider (a required header is missing).
+    Local(Reply),
     /// Nothing the provider knows: answered 404 by the face, with the reason in a warning.
     Unmapped(String),
+}
+
+/// A face ready to map requests: the model's [`HttpFace`] with its routes parsed.
+#[derive(Clone, Debug)]
+pub struct Face {
+    pub spec: HttpFace,
+    create: Option<Route>,
+    compensate: Option<Route>,
+    read: Option<Route>,
+    search: Option<Route>,
+    key_lookup: Option<Route>,
+    operation: Option<Route>,
 }
 
 /// The reference of a create with parameters `params`, as the tool's arguments carry it.
@@ -35,214 +50,594 @@ fn parse_reference(text: &str) -> Option<Params> {
     text.strip_prefix('r')?.parse().ok().map(Params)
 }
 
-/// The id of `resource` on the wire.
-pub fn resource_id(resource: ResourceId) -> String {
-    format!("res_{}", resource.0)
+/// The virtual wall clock's origin: `now_ms` 0 is 2026-01-01T00:00:00Z.
+const EPOCH_DAYS: i64 = 20_454;
+
+/// Days since 1970-01-01 of a civil date (proleptic Gregorian; H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
-/// The resource an id on the wire names.
-pub fn parse_resource_id(text: &str) -> Option<ResourceId> {
-    text.strip_prefix("res_")?.parse().ok().map(ResourceId)
-}
-
-/// The tool name and arguments the agent's `call` reaches an executor as.
-pub fn invocation(call: &ToolCall) -> (&'static str, serde_json::Value) {
-    let tenant = format!("t{}", call.tenant.0);
-    let authorization = format!("a{}", call.auth.0);
-    if let Some(target) = call.compensates() {
-        return (
-            "compensate",
-            serde_json::json!({"target": resource_id(target), "tenant": tenant, "authorization": authorization}),
-        );
-    }
-    let mut args = serde_json::json!({"ref": reference(call.params), "tenant": tenant, "authorization": authorization});
-    if call.endpoint.0 > 0 {
-        args["step"] = serde_json::json!(call.endpoint.0);
-    }
-    ("create", args)
-}
-
-/// The path creates of `endpoint` are posted to.
-fn create_path(endpoint: Endpoint) -> String {
-    match endpoint.0 {
-        0 => "/v1/resources".into(),
-        k => format!("/v1/steps/{k}/resources"),
-    }
-}
-
-/// Maps an executor's request, made for `call`.
-pub fn map(
-    call: &ToolCall,
-    method: &str,
-    url: &str,
-    headers: &BTreeMap<String, String>,
-    body: Option<&str>,
-) -> Mapped {
-    let unmapped = |why: &str| Mapped::Unmapped(format!("{method} {url}: {why}"));
-    let Some(rest) = url.strip_prefix(BASE_URL) else {
-        return unmapped(&format!(
-            "not the simulated provider (its base URL is {BASE_URL})"
-        ));
+/// The virtual time an IMF-fixdate names (`Thu, 01 Jan 2026 00:00:05 GMT`), in ms since
+/// the run began; `None` when it is not one, or names a time before the run.
+pub fn parse_imf_fixdate(text: &str) -> Option<Millis> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
     };
-    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let key = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(KEY_HEADER))
-        .map(|(_, v)| v.clone());
-    let lookup = |q: LookupQuery| Mapped::Send {
-        request: Request::lookup(call, q),
-        key: None,
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m = MONTHS.iter().position(|x| x == month)? as i64 + 1;
+    let (d, y): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, mi, s] = hms.as_slice() else {
+        return None;
     };
-    let get = method.eq_ignore_ascii_case("GET");
-    if let Some(handle) = path.strip_prefix("/v1/operations/") {
-        return match handle.strip_prefix("op_").and_then(|h| h.parse().ok()) {
-            Some(h) if get => lookup(LookupQuery::Operation(h)),
-            Some(_) => unmapped("the status of accepted work is read with a GET"),
-            None => unmapped("not an operation handle (op_N)"),
-        };
+    if !(1..=31).contains(&d) || *h > 23 || *mi > 59 || *s > 60 {
+        return None;
     }
-    if let Some(text) = path.strip_prefix("/v1/idempotency/") {
-        if !get {
-            return unmapped("a key is looked up with a GET");
+    let secs = (days_from_civil(y, m, d) - EPOCH_DAYS) * 86_400 + h * 3_600 + mi * 60 + s;
+    u64::try_from(secs).ok().map(|s| s * 1_000)
+}
+
+/// Percent-decodes `text`; `plus` also turns `+` into a space (form encoding).
+fn decode(text: &str, plus: bool) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                        continue;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b'+' if plus => out.push(b' '),
+            b => out.push(b),
         }
-        return Mapped::Send {
-            request: Request::lookup(call, LookupQuery::Key(crate::vocab::ids::Key(0))),
-            key: Some(text.to_string()),
-        };
+        i += 1;
     }
-    let endpoint = (0..crate::vocab::protocol::MAX_STEPS)
-        .map(Endpoint)
-        .find(|e| path == create_path(*e) || path.starts_with(&(create_path(*e) + "/")));
-    let Some(endpoint) = endpoint else {
-        return unmapped("no such endpoint (creates go to /v1/resources)");
-    };
-    let base = create_path(endpoint);
-    let tail = path.strip_prefix(base.as_str()).unwrap_or("");
-    match (method.to_ascii_uppercase().as_str(), tail) {
-        ("POST", "") | ("POST", "/") => {
-            let Some(body) = body else {
-                return unmapped("a create needs a JSON body with the call's \"ref\"");
-            };
-            let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
-            let Some(reference) = parsed
-                .as_ref()
-                .and_then(|b| b.get("ref"))
-                .and_then(|r| r.as_str())
-            else {
-                return unmapped("a create's body must be a JSON object with the call's \"ref\"");
-            };
-            let Some(params) = parse_reference(reference) else {
-                return unmapped(&format!(
-                    "\"ref\" {reference:?} is not a reference the agent gave"
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `a=1&b=2`, decoded, in order.
+fn pairs(text: &str, plus: bool) -> Vec<(String, String)> {
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k, plus), decode(v, plus))
+        })
+        .collect()
+}
+
+/// Matches `text` against `template` with at most one placeholder: the captured value.
+fn capture<'t>(template: &str, text: &'t str) -> Option<Option<(&'static str, &'t str)>> {
+    for p in ["{id}", "{ref}", "{key}", "{handle}", "{step}"] {
+        if let Some((before, after)) = template.split_once(p) {
+            let rest = text.strip_prefix(before)?.strip_suffix(after)?;
+            return (!rest.is_empty()).then_some(Some((p, rest)));
+        }
+    }
+    (template == text).then_some(None)
+}
+
+/// A JSON value at a dotted path (`metadata.ref`, `TransactItems.0.Put`).
+fn at_path<'v>(v: &'v serde_json::Value, path: &str) -> Option<&'v serde_json::Value> {
+    path.split('.')
+        .try_fold(v, |v, part| match part.parse::<usize>() {
+            Ok(i) if v.is_array() => v.get(i),
+            _ => v.get(part),
+        })
+}
+
+/// A request as the face reads it: decoded parameters, headers and body.
+struct Incoming<'a> {
+    method: String,
+    path: &'a str,
+    params: Vec<(String, String)>,
+    headers: &'a BTreeMap<String, String>,
+    json: Option<serde_json::Value>,
+}
+
+impl Incoming<'_> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The placeholder values if `route` matches, else `None`.
+    fn matches(&self, route: &Route) -> Option<Vec<(&'static str, String)>> {
+        if !self.method.eq_ignore_ascii_case(&route.method) {
+            return None;
+        }
+        let want: Vec<&str> = route.path.split('/').collect();
+        let got: Vec<&str> = self.path.split('/').collect();
+        if want.len() != got.len() {
+            return None;
+        }
+        let mut caught = Vec::new();
+        for (w, g) in want.iter().zip(&got) {
+            if let Some(c) = capture(w, &decode(g, false))? {
+                caught.push((c.0, c.1.to_string()));
+            }
+        }
+        for (name, template) in &route.params {
+            let value = self.param(name)?;
+            if let Some(c) = capture(template, value)? {
+                caught.push((c.0, c.1.to_string()));
+            }
+        }
+        if let Some((name, value)) = &route.header
+            && self.header(name).is_none_or(|v| v.trim() != value)
+        {
+            return None;
+        }
+        Some(caught)
+    }
+}
+
+fn parsed(text: &str) -> Option<Route> {
+    (!text.is_empty())
+        .then(|| Route::parse(text).ok())
+        .flatten()
+}
+
+impl Face {
+    /// The face of `spec` (validated with the model: a route that does not parse matches
+    /// nothing).
+    pub fn new(spec: &HttpFace) -> Face {
+        Face {
+            spec: spec.clone(),
+            create: parsed(&spec.create),
+            compensate: parsed(&spec.compensate),
+            read: parsed(&spec.read),
+            search: parsed(&spec.search),
+            key_lookup: parsed(&spec.key_lookup),
+            operation: parsed(&spec.operation),
+        }
+    }
+
+    /// The id of `resource` on the wire.
+    pub fn resource_id(&self, resource: ResourceId) -> String {
+        format!("{}{}", self.spec.id_prefix, resource.0)
+    }
+
+    /// The resource an id on the wire names.
+    pub fn parse_resource_id(&self, text: &str) -> Option<ResourceId> {
+        text.strip_prefix(self.spec.id_prefix.as_str())?
+            .parse()
+            .ok()
+            .map(ResourceId)
+    }
+
+    /// The tool name and arguments the agent's `call` reaches an executor as.
+    pub fn invocation(&self, call: &ToolCall) -> (&'static str, serde_json::Value) {
+        let tenant = format!("t{}", call.tenant.0);
+        let authorization = format!("a{}", call.auth.0);
+        if let Some(target) = call.compensates() {
+            return (
+                "compensate",
+                serde_json::json!({"target": self.resource_id(target), "tenant": tenant, "authorization": authorization}),
+            );
+        }
+        let mut args = serde_json::json!({"ref": reference(call.params), "tenant": tenant, "authorization": authorization});
+        if call.endpoint.0 > 0 {
+            args["step"] = serde_json::json!(call.endpoint.0);
+        }
+        ("create", args)
+    }
+
+    /// What `init` tells the process of the provider: where it answers, and its face.
+    pub fn describe(&self) -> serde_json::Value {
+        let key_header = match self.spec.key() {
+            KeyCarrier::Header(h) => serde_json::json!(h),
+            _ => serde_json::Value::Null,
+        };
+        serde_json::json!({
+            "base_url": BASE_URL,
+            "key_header": key_header,
+            "http": self.spec,
+        })
+    }
+
+    /// Maps an executor's request, made for `call`.
+    pub fn map(
+        &self,
+        call: &ToolCall,
+        method: &str,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        body: Option<&str>,
+    ) -> Mapped {
+        let unmapped = |why: &str| Mapped::Unmapped(format!("{method} {url}: {why}"));
+        let Some(rest) = url.strip_prefix(BASE_URL) else {
+            return unmapped(&format!(
+                "not the simulated provider (its base URL is {BASE_URL})"
+            ));
+        };
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let path = if path.is_empty() { "/" } else { path };
+        let mut params = pairs(query, false);
+        let form = headers.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case("content-type")
+                && v.starts_with("application/x-www-form-urlencoded")
+        }) || (self.spec.body == BodyFormat::Form
+            && body.is_some_and(|b| !b.trim_start().starts_with('{')));
+        let json = match body {
+            Some(b) if !form => serde_json::from_str(b).ok(),
+            _ => None,
+        };
+        if form && let Some(b) = body {
+            params.extend(pairs(b, true));
+        }
+        // Workflow step k > 0: `/steps/{k}` before the create path.
+        let (endpoint, path) = match path.strip_prefix("/steps/").and_then(|r| {
+            let (k, tail) = r.split_once('/').unwrap_or((r, ""));
+            Some((k.parse::<u32>().ok()?, tail))
+        }) {
+            Some((k, tail)) if k > 0 && k < crate::vocab::protocol::MAX_STEPS => {
+                (Endpoint(k), format!("/{tail}"))
+            }
+            _ => (Endpoint(0), path.to_string()),
+        };
+        let incoming = Incoming {
+            method: method.to_ascii_uppercase(),
+            path: &path,
+            params,
+            headers,
+            json,
+        };
+        let found = |r: &Option<Route>| r.as_ref().and_then(|r| incoming.matches(r));
+        let value = |caught: &[(&str, String)], p: &str| {
+            caught
+                .iter()
+                .find(|(n, _)| *n == p)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let lookup = |q: LookupQuery| Mapped::Send {
+            request: Request::lookup(call, q),
+            key: None,
+            first_sent_ms: None,
+        };
+        if let Some(_caught) = found(&self.create) {
+            return self.map_create(call, endpoint, &incoming, &unmapped);
+        }
+        if endpoint.0 > 0 {
+            return unmapped("only a create is sent to a workflow step's /steps/{k} path");
+        }
+        // A route matches only where its placeholders parse (`/v1/customers/search` is not
+        // a read of a customer whose id is "search"); the first near miss is the hint.
+        let mut hint: Option<String> = None;
+        let id_of = |caught: &[(&str, String)], hint: &mut Option<String>| {
+            let r = self.parse_resource_id(&value(caught, "{id}"));
+            if r.is_none() && hint.is_none() {
+                *hint = Some(format!(
+                    "{:?} is not a resource id ({}N)",
+                    value(caught, "{id}"),
+                    self.spec.id_prefix
                 ));
-            };
-            let mut request = Request::create(call, None);
-            request.endpoint = endpoint;
-            request.kind = RequestKind::Create { params };
-            Mapped::Send { request, key }
-        }
-        ("DELETE", id) if id.starts_with('/') => {
-            let Some(resource) = parse_resource_id(&id[1..]) else {
-                return unmapped("not a resource id (res_N)");
-            };
+            }
+            r
+        };
+        if let Some(caught) = found(&self.compensate)
+            && let Some(resource) = id_of(&caught, &mut hint)
+        {
             if call.compensates().is_none() {
-                return unmapped("a DELETE serves a compensate call only");
+                return unmapped("a compensation serves a compensate call only");
             }
             let mut request = Request::create(call, None);
             request.kind = RequestKind::Create {
                 params: crate::vocab::protocol::compensation_params(resource),
             };
-            Mapped::Send { request, key }
+            return Mapped::Send {
+                request,
+                key: self.key_of(&incoming),
+                first_sent_ms: None,
+            };
         }
-        ("GET", "") | ("GET", "/") => {
-            let reference = query
-                .split('&')
-                .find_map(|kv| kv.strip_prefix("ref="))
-                .and_then(parse_reference);
-            match reference {
-                Some(params) => lookup(LookupQuery::Search { params }),
-                None => unmapped("a search needs ?ref= with a reference the agent gave"),
+        if let Some(caught) = found(&self.search) {
+            match parse_reference(&value(&caught, "{ref}")) {
+                Some(params) => return lookup(LookupQuery::Search { params }),
+                None => {
+                    hint.get_or_insert_with(|| "a search needs a reference the agent gave".into());
+                }
             }
         }
-        ("GET", id) if id.starts_with('/') => match parse_resource_id(&id[1..]) {
-            Some(r) => lookup(LookupQuery::Resource(r)),
-            None => unmapped("not a resource id (res_N)"),
-        },
-        _ => unmapped("no such route"),
+        if let Some(caught) = found(&self.read)
+            && let Some(r) = id_of(&caught, &mut hint)
+        {
+            return lookup(LookupQuery::Resource(r));
+        }
+        if let Some(caught) = found(&self.key_lookup) {
+            return Mapped::Send {
+                request: Request::lookup(call, LookupQuery::Key(Key(0))),
+                key: Some(value(&caught, "{key}")),
+                first_sent_ms: None,
+            };
+        }
+        if let Some(caught) = found(&self.operation) {
+            match value(&caught, "{handle}")
+                .strip_prefix("op_")
+                .and_then(|h| h.parse().ok())
+            {
+                Some(h) => return lookup(LookupQuery::Operation(h)),
+                None => {
+                    hint.get_or_insert_with(|| "not an operation handle (op_N)".into());
+                }
+            }
+        }
+        if let Some(h) = hint {
+            return unmapped(&h);
+        }
+        let routes: Vec<String> = self
+            .spec
+            .routes()
+            .iter()
+            .map(|(f, r)| format!("{f} {r:?}"))
+            .collect();
+        unmapped(&format!(
+            "no route of this provider's face matches (provider.http: {})",
+            routes.join(", ")
+        ))
+    }
+
+    fn key_of(&self, incoming: &Incoming<'_>) -> Option<String> {
+        match self.spec.key() {
+            KeyCarrier::None => None,
+            KeyCarrier::Header(h) => incoming.header(&h).map(str::to_string),
+            KeyCarrier::Param(p) => incoming.param(&p).map(str::to_string),
+            KeyCarrier::Body(f) => incoming
+                .json
+                .as_ref()
+                .and_then(|j| at_path(j, &f))
+                .and_then(|v| v.as_str())
+                .map(str::to_string),
+        }
+    }
+
+    fn map_create(
+        &self,
+        call: &ToolCall,
+        endpoint: Endpoint,
+        incoming: &Incoming<'_>,
+        unmapped: &dyn Fn(&str) -> Mapped,
+    ) -> Mapped {
+        let field = &self.spec.ref_field;
+        let reference = match &incoming.json {
+            Some(j) => at_path(j, field)
+                .and_then(|v| v.as_str())
+                .map(str::to_string),
+            None => incoming.param(field).map(str::to_string),
+        };
+        let Some(reference) = reference else {
+            let how = match self.spec.body {
+                BodyFormat::Json => format!("a JSON body with the call's reference at {field:?}"),
+                BodyFormat::Form => format!("a form body with the call's reference in {field:?}"),
+            };
+            return unmapped(&format!("a create needs {how}"));
+        };
+        let Some(params) = parse_reference(&reference) else {
+            return unmapped(&format!(
+                "the reference {reference:?} is not one the agent gave"
+            ));
+        };
+        if call.compensates().is_some() {
+            return unmapped("a compensate call undoes a resource; it does not create one");
+        }
+        let mut first_sent_ms = None;
+        if !self.spec.first_sent_header.is_empty() {
+            let Some(text) = incoming.header(&self.spec.first_sent_header) else {
+                return Mapped::Local(Reply::MissingKey);
+            };
+            match parse_imf_fixdate(text) {
+                Some(t) => first_sent_ms = Some(t),
+                None => return Mapped::Local(Reply::MissingKey),
+            }
+        }
+        let mut request = Request::create(call, None);
+        request.endpoint = endpoint;
+        request.kind = RequestKind::Create { params };
+        Mapped::Send {
+            request,
+            key: self.key_of(incoming),
+            first_sent_ms,
+        }
+    }
+
+    /// How the provider's `reply` reads on the wire; `key` is the request's key header's
+    /// value (echoed where the provider does).
+    pub fn answer(&self, reply: Reply, key: Option<&str>) -> HttpReply {
+        let s = &self.spec;
+        let mut headers = BTreeMap::new();
+        let xml = s.answer == AnswerFormat::Xml;
+        headers.insert(
+            "content-type".to_string(),
+            if xml {
+                "text/xml;charset=UTF-8"
+            } else {
+                "application/json"
+            }
+            .to_string(),
+        );
+        if s.echo_key
+            && let (KeyCarrier::Header(h), Some(k)) = (s.key(), key)
+        {
+            headers.insert(h.to_ascii_lowercase(), k.to_string());
+        }
+        let replay = |headers: &mut BTreeMap<String, String>| {
+            if let Some((n, v)) = s.replay_header.split_once(':') {
+                headers.insert(n.trim().to_ascii_lowercase(), v.trim().to_string());
+            }
+        };
+        let found = |id: String, status: u16| {
+            let body = if xml {
+                format!(
+                    "<Response><instancesSet><item><instanceId>{id}</instanceId></item></instancesSet></Response>"
+                )
+            } else {
+                serde_json::json!({ "id": id }).to_string()
+            };
+            (status, body)
+        };
+        let state = |fields: serde_json::Value| {
+            if xml {
+                let status = fields["status"].as_str().unwrap_or("");
+                let op = fields["operation"]
+                    .as_str()
+                    .map(|o| format!("<operation>{o}</operation>"))
+                    .unwrap_or_default();
+                format!("<Response>{op}<status>{status}</status></Response>")
+            } else {
+                fields.to_string()
+            }
+        };
+        let (status, body) = match reply {
+            Reply::Created { resource, replayed } => {
+                if replayed {
+                    replay(&mut headers);
+                }
+                found(self.resource_id(resource), 201)
+            }
+            Reply::Found { resource } => found(self.resource_id(resource), 200),
+            Reply::Accepted { handle } => (
+                202,
+                state(
+                    serde_json::json!({"operation": format!("op_{handle}"), "status": "pending"}),
+                ),
+            ),
+            Reply::Pending => (200, state(serde_json::json!({"status": "pending"}))),
+            // The status of accepted work is read with a GET: 200 with the status in the body.
+            Reply::OperationFailed => (200, state(serde_json::json!({"status": "failed"}))),
+            Reply::ServerError { replayed } => {
+                if replayed {
+                    replay(&mut headers);
+                }
+                self.error(&s.server_error, &mut headers)
+            }
+            Reply::AlreadyExists => self.error(&s.already_exists, &mut headers),
+            Reply::InProgress => self.error(&s.in_progress, &mut headers),
+            Reply::Mismatch => self.error(&s.mismatch, &mut headers),
+            Reply::Expired => self.error(&s.expired, &mut headers),
+            Reply::Rejected => self.error(&s.rejected, &mut headers),
+            Reply::MissingKey => self.error(&s.missing_key, &mut headers),
+            Reply::NotFound => self.error(&s.not_found, &mut headers),
+            Reply::Unsupported => {
+                let e = ErrorAnswer {
+                    status: 404,
+                    code: "unsupported".into(),
+                    kind: String::new(),
+                };
+                self.error(&e, &mut headers)
+            }
+        };
+        HttpReply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    fn error(&self, e: &ErrorAnswer, headers: &mut BTreeMap<String, String>) -> (u16, String) {
+        let message = if e.code.is_empty() { &e.kind } else { &e.code }.replace('_', " ");
+        let body = match self.spec.answer {
+            AnswerFormat::Json => {
+                let mut err = serde_json::json!({ "message": message });
+                if !e.code.is_empty() {
+                    err["code"] = serde_json::json!(e.code);
+                }
+                if !e.kind.is_empty() {
+                    err["type"] = serde_json::json!(e.kind);
+                }
+                serde_json::json!({ "error": err }).to_string()
+            }
+            AnswerFormat::ProblemJson => {
+                headers.insert("content-type".into(), "application/problem+json".into());
+                serde_json::json!({"type": format!("about:blank#{}", e.code), "title": message, "status": e.status})
+                    .to_string()
+            }
+            AnswerFormat::Xml => format!(
+                "<Response><Errors><Error><Code>{}</Code><Message>{message}</Message></Error></Errors></Response>",
+                e.code
+            ),
+        };
+        (e.status, body)
+    }
+
+    /// The answer to a request the face could not map.
+    pub fn unmapped_answer(&self) -> HttpReply {
+        let mut headers = BTreeMap::new();
+        headers.insert("content-type".to_string(), "application/json".to_string());
+        HttpReply {
+            status: 404,
+            headers,
+            body: "{\"error\":\"unmapped\"}".into(),
+        }
     }
 }
 
 /// An HTTP response: status, headers, body.
 pub struct HttpReply {
     pub status: u16,
-    pub headers: BTreeMap<&'static str, String>,
+    pub headers: BTreeMap<String, String>,
     pub body: String,
-}
-
-/// How the provider's `reply` reads on the wire.
-pub fn answer(reply: Reply) -> HttpReply {
-    let mut headers = BTreeMap::new();
-    headers.insert("content-type", "application/json".to_string());
-    let error = |e: &str| serde_json::json!({ "error": e }).to_string();
-    let body = match reply {
-        Reply::Created { resource, replayed } => {
-            if replayed {
-                headers.insert("idempotent-replayed", "true".into());
-            }
-            serde_json::json!({"id": resource_id(resource)}).to_string()
-        }
-        Reply::Found { resource } => serde_json::json!({"id": resource_id(resource)}).to_string(),
-        Reply::Accepted { handle } => {
-            serde_json::json!({"operation": format!("op_{handle}"), "status": "pending"})
-                .to_string()
-        }
-        Reply::Pending => serde_json::json!({"status": "pending"}).to_string(),
-        Reply::OperationFailed => serde_json::json!({"status": "failed"}).to_string(),
-        Reply::AlreadyExists => error("already_exists"),
-        Reply::InProgress => error("in_progress"),
-        Reply::Mismatch => error("idempotency_key_reused_with_other_parameters"),
-        Reply::Expired => error("idempotency_key_expired"),
-        Reply::Rejected => error("rejected"),
-        Reply::MissingKey => error("idempotency_key_required"),
-        Reply::ServerError { replayed } => {
-            if replayed {
-                headers.insert("idempotent-replayed", "true".into());
-            }
-            error("server_error")
-        }
-        Reply::NotFound => error("not_found"),
-        Reply::Unsupported => error("unsupported"),
-    };
-    let status = match reply {
-        // The status of accepted work is read with a GET: 200 with the status in the body.
-        Reply::OperationFailed => 200,
-        r => r.status(),
-    };
-    HttpReply {
-        status,
-        headers,
-        body,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::ids::Key;
+    use crate::model::provider::preset;
 
     fn call() -> ToolCall {
         ToolCall::for_tests(6)
     }
 
+    fn generic() -> Face {
+        Face::new(&HttpFace::default())
+    }
+
     fn map_simple(method: &str, url: &str, body: Option<&str>) -> Mapped {
         let mut h = BTreeMap::new();
         h.insert("Idempotency-Key".to_string(), "k-1".to_string());
-        map(&call(), method, url, &h, body)
+        generic().map(&call(), method, url, &h, body)
+    }
+
+    fn kind(m: Mapped) -> RequestKind {
+        match m {
+            Mapped::Send { request, .. } => request.kind,
+            m => panic!("{m:?}"),
+        }
     }
 
     #[test]
     fn a_create_carries_the_reference_and_the_key() {
-        let (tool, args) = invocation(&call());
+        let (tool, args) = generic().invocation(&call());
         assert_eq!(tool, "create");
         assert_eq!(
             args,
@@ -250,7 +645,7 @@ mod tests {
         );
         let body = args.to_string();
         match map_simple("POST", "http://provider.sim/v1/resources", Some(&body)) {
-            Mapped::Send { request, key } => {
+            Mapped::Send { request, key, .. } => {
                 assert_eq!(request.kind, RequestKind::Create { params: Params(7) });
                 assert_eq!(key.as_deref(), Some("k-1"));
             }
@@ -261,24 +656,20 @@ mod tests {
     #[test]
     fn lookups_and_what_does_not_map() {
         let get = |u: &str| map_simple("GET", u, None);
-        let q = |m: Mapped| match m {
-            Mapped::Send { request, .. } => request.kind,
-            m => panic!("{m:?}"),
-        };
         assert_eq!(
-            q(get("http://provider.sim/v1/resources/res_4")),
+            kind(get("http://provider.sim/v1/resources/res_4")),
             RequestKind::Lookup(LookupQuery::Resource(ResourceId(4)))
         );
         assert_eq!(
-            q(get("http://provider.sim/v1/resources?ref=r7")),
+            kind(get("http://provider.sim/v1/resources?ref=r7")),
             RequestKind::Lookup(LookupQuery::Search { params: Params(7) })
         );
         assert_eq!(
-            q(get("http://provider.sim/v1/operations/op_2")),
+            kind(get("http://provider.sim/v1/operations/op_2")),
             RequestKind::Lookup(LookupQuery::Operation(2))
         );
         assert_eq!(
-            q(get("http://provider.sim/v1/idempotency/k-1")),
+            kind(get("http://provider.sim/v1/idempotency/k-1")),
             RequestKind::Lookup(LookupQuery::Key(Key(0)))
         );
         let no = |m: Mapped| match m {
@@ -297,23 +688,134 @@ mod tests {
             ))
             .contains("\"ref\"")
         );
-        assert!(no(get("http://provider.sim/v2/things")).contains("no such endpoint"));
+        assert!(no(get("http://provider.sim/v2/things")).contains("no route"));
     }
 
     #[test]
-    fn replies_read_as_a_provider_writes_them() {
-        let a = answer(Reply::Created {
-            resource: ResourceId(3),
-            replayed: true,
-        });
-        assert_eq!(a.status, 201);
-        assert_eq!(a.body, r#"{"id":"res_3"}"#);
-        assert_eq!(
-            a.headers.get("idempotent-replayed").map(String::as_str),
-            Some("true")
+    fn stripe_takes_form_bodies_and_searches_by_metadata() {
+        let face = Face::new(&preset("stripe_v1").unwrap().http);
+        let mut h = BTreeMap::new();
+        h.insert("Idempotency-Key".to_string(), "k-9".to_string());
+        h.insert(
+            "Content-Type".to_string(),
+            "application/x-www-form-urlencoded".to_string(),
         );
-        assert_eq!(answer(Reply::InProgress).status, 409);
-        assert_eq!(answer(Reply::ServerError { replayed: false }).status, 500);
-        assert_eq!(answer(Reply::NotFound).status, 404);
+        let m = face.map(
+            &call(),
+            "POST",
+            "http://provider.sim/v1/customers",
+            &h,
+            Some("metadata%5Bref%5D=r7&name=Ada+L"),
+        );
+        match m {
+            Mapped::Send { request, key, .. } => {
+                assert_eq!(request.kind, RequestKind::Create { params: Params(7) });
+                assert_eq!(key.as_deref(), Some("k-9"));
+            }
+            m => panic!("{m:?}"),
+        }
+        let q = "http://provider.sim/v1/customers/search?query=metadata%5B%27ref%27%5D%3A%27r7%27";
+        assert_eq!(
+            kind(face.map(&call(), "GET", q, &BTreeMap::new(), None)),
+            RequestKind::Lookup(LookupQuery::Search { params: Params(7) })
+        );
+        let a = face.answer(Reply::InProgress, None);
+        assert_eq!(a.status, 409);
+        assert_eq!(
+            a.body,
+            r#"{"error":{"code":"idempotency_key_in_use","message":"idempotency key in use","type":"idempotency_error"}}"#
+        );
+        let a = face.answer(
+            Reply::Created {
+                resource: ResourceId(3),
+                replayed: true,
+            },
+            None,
+        );
+        assert_eq!(a.body, r#"{"id":"cus_3"}"#);
+        assert_eq!(a.headers["idempotent-replayed"], "true");
+        assert_eq!(face.answer(Reply::Mismatch, None).status, 400);
+    }
+
+    #[test]
+    fn ec2_takes_a_query_request_and_answers_xml() {
+        let face = Face::new(&preset("aws_ec2").unwrap().http);
+        let body = "Action=RunInstances&ClientToken=tok-1&TagSpecification.1.Tag.1.Value=r7";
+        let mut h = BTreeMap::new();
+        h.insert(
+            "content-type".to_string(),
+            "application/x-www-form-urlencoded".to_string(),
+        );
+        match face.map(&call(), "POST", "http://provider.sim/", &h, Some(body)) {
+            Mapped::Send { request, key, .. } => {
+                assert_eq!(request.kind, RequestKind::Create { params: Params(7) });
+                assert_eq!(key.as_deref(), Some("tok-1"));
+            }
+            m => panic!("{m:?}"),
+        }
+        let a = face.answer(Reply::Mismatch, None);
+        assert_eq!(a.status, 400);
+        assert!(
+            a.body.contains("<Code>IdempotentParameterMismatch</Code>"),
+            "{}",
+            a.body
+        );
+        let ok = face.answer(
+            Reply::Found {
+                resource: ResourceId(2),
+            },
+            None,
+        );
+        assert!(
+            ok.body.contains("<instanceId>i-2</instanceId>"),
+            "{}",
+            ok.body
+        );
+    }
+
+    #[test]
+    fn azure_reads_the_first_sent_header_and_refuses_a_create_without_it() {
+        let face = Face::new(&preset("azure_repeatable").unwrap().http);
+        let body = r#"{"ref":"r7"}"#;
+        let mut h = BTreeMap::new();
+        h.insert("Repeatability-Request-ID".to_string(), "g-1".to_string());
+        let url = "http://provider.sim/v1/resources";
+        assert_eq!(
+            face.map(&call(), "POST", url, &h, Some(body)),
+            Mapped::Local(Reply::MissingKey)
+        );
+        h.insert(
+            "Repeatability-First-Sent".to_string(),
+            "Thu, 01 Jan 2026 00:00:05 GMT".to_string(),
+        );
+        match face.map(&call(), "POST", url, &h, Some(body)) {
+            Mapped::Send {
+                key, first_sent_ms, ..
+            } => {
+                assert_eq!(key.as_deref(), Some("g-1"));
+                assert_eq!(first_sent_ms, Some(5_000));
+            }
+            m => panic!("{m:?}"),
+        }
+    }
+
+    #[test]
+    fn imf_fixdates_count_from_the_virtual_epoch() {
+        assert_eq!(parse_imf_fixdate("Thu, 01 Jan 2026 00:00:00 GMT"), Some(0));
+        assert_eq!(
+            parse_imf_fixdate("Fri, 02 Jan 2026 01:00:00 GMT"),
+            Some(90_000_000)
+        );
+        assert_eq!(parse_imf_fixdate("Wed, 31 Dec 2025 23:59:59 GMT"), None);
+        assert_eq!(parse_imf_fixdate("2026-01-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn every_presets_face_is_valid() {
+        for name in crate::model::provider::preset_names() {
+            let p = preset(name).unwrap();
+            assert_eq!(p.http.problems(), vec![], "{name}");
+            assert!(Face::new(&p.http).create.is_some(), "{name}");
+        }
     }
 }

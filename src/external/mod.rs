@@ -81,10 +81,15 @@ impl Shared {
     /// else a spare started ahead, with another started in its place, so that a restart
     /// does not wait for an interpreter's imports. Only fresh processes while `fresh` (the
     /// determinism check's fresh runs) or with `--executor-fresh-restarts`.
-    pub fn take_process(&self) -> Result<process::Process, String> {
+    /// A reused process is one initialized with `init` (a process keeps the model it was
+    /// initialized for: another model's world, in `report`, starts its own).
+    pub fn take_process(&self, init: &str) -> Result<process::Process, String> {
         let fresh = self.fresh_restarts || determinism::fresh_only();
-        if !fresh && let Some(p) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(p);
+        if !fresh {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = idle.iter().rposition(|p| p.init == init) {
+                return Ok(idle.remove(i));
+            }
         }
         let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let p = match spare {
@@ -184,7 +189,7 @@ impl ExternalDesign {
             warned: Mutex::new(Default::default()),
         });
         let mut probe = shared
-            .take_process()
+            .take_process("")
             .map_err(|e| format!("executor {name}: {e}"))?;
         let hello = executor::read_hello(&shared, &mut probe)?;
         // The probe has read nothing but its hello: it goes back as a spare, handshake done.
@@ -253,8 +258,23 @@ impl Design for ExternalDesign {
         &self.summary
     }
 
+    /// With the generic HTTP face: [`Design::executor_in`] gives the model's.
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(executor::External::new(Arc::clone(&self.shared), config))
+        let face = face::Face::new(&crate::model::http_face::HttpFace::default());
+        Box::new(executor::External::new(
+            Arc::clone(&self.shared),
+            config,
+            face,
+        ))
+    }
+
+    fn executor_in(&self, model: &crate::model::Model) -> Box<dyn Executor> {
+        let face = face::Face::new(&model.provider.http);
+        Box::new(executor::External::new(
+            Arc::clone(&self.shared),
+            &model.executor,
+            face,
+        ))
     }
 
     fn assumptions(&self) -> Vec<Assumption> {
@@ -266,6 +286,18 @@ impl Design for ExternalDesign {
 
     fn guarantee(&self) -> Vec<crate::check::Property> {
         self.guarantee.clone()
+    }
+
+    fn certificate_caveats(&self) -> Vec<String> {
+        let restarts = if self.shared.fresh_restarts {
+            "restarts in new processes"
+        } else {
+            "restarts in reused processes told to reset (the determinism check compares them with new ones, on a few seeds)"
+        };
+        vec![
+            "the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated)".into(),
+            restarts.into(),
+        ]
     }
 
     fn is_external(&self) -> bool {

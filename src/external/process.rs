@@ -61,6 +61,9 @@ pub struct Process {
     pub greeted: bool,
     /// Whether `init` was exchanged with it.
     pub initialized: bool,
+    /// The `init` line it was given: only a world whose model gives the same (the same
+    /// `executor` section, parameters and provider face) may reuse it.
+    pub init: String,
     /// Whether it ran a worker's life before (its next `start` says `reset`).
     pub used: bool,
 }
@@ -145,6 +148,7 @@ impl Process {
             killed: false,
             greeted: false,
             initialized: false,
+            init: String::new(),
             used: false,
         })
     }

@@ -13,6 +13,7 @@ use std::fmt;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::http_face::{HttpFace, HttpFacePatch};
 use super::range::Range;
 use super::schema::*;
 use crate::sim::{Millis, Ratio};
@@ -23,11 +24,14 @@ macro_rules! provider_knobs {
         #[derive(Clone, Debug, PartialEq, Serialize)]
         pub struct ProviderModel {
             $( $(#[$doc])* pub $name: $ty, )*
+            /// How the API reads on the wire to an external executor: routes, where the key
+            /// travels, bodies, statuses and error codes (`retrylab show-model` prints it).
+            pub http: HttpFace,
         }
 
         impl Default for ProviderModel {
             fn default() -> Self {
-                Self { $( $name: $default, )* }
+                Self { $( $name: $default, )* http: HttpFace::default() }
             }
         }
 
@@ -36,11 +40,15 @@ macro_rules! provider_knobs {
         #[serde(deny_unknown_fields, default)]
         pub(crate) struct ProviderKnobs {
             $( $(#[$doc])* $name: $ty, )*
+            /// How the API reads on the wire to an external executor: routes, where the key
+            /// travels, bodies, statuses and error codes. A model sets single fields; the
+            /// others keep the preset's.
+            http: HttpFace,
         }
 
         impl Default for ProviderKnobs {
             fn default() -> Self {
-                Self { $( $name: $default, )* }
+                Self { $( $name: $default, )* http: HttpFace::default() }
             }
         }
 
@@ -51,11 +59,14 @@ macro_rules! provider_knobs {
             #[serde(default)]
             preset: Option<String>,
             $( #[serde(default)] $name: Option<$ty>, )*
+            #[serde(default)]
+            http: Option<HttpFacePatch>,
         }
 
         impl ProviderPatch {
             fn apply_to(self, base: &mut ProviderModel) {
                 $( if let Some(v) = self.$name { base.$name = v; } )*
+                if let Some(h) = self.http { h.apply_to(&mut base.http); }
             }
         }
     };

@@ -278,14 +278,14 @@ impl<'a> World<'a> {
         self.journal.get_mut().reset();
         // The workers of the last run start over, keeping their executors where those can
         // reset; the first run builds them.
-        let (design, config) = (self.design, &self.model.executor);
+        let (design, model) = (self.design, &self.model);
         let count = self.model.workers.count as usize;
         self.workers.truncate(count);
         for w in &mut self.workers {
-            w.reset(|| design.executor(config));
+            w.reset(|| design.executor_in(model));
         }
         while self.workers.len() < count {
-            self.workers.push(Worker::new(design.executor(config)));
+            self.workers.push(Worker::new(design.executor_in(model)));
         }
         self.random_crashes = 0;
         self.attempts.clear();
@@ -1013,7 +1013,7 @@ impl<'a> World<'a> {
     }
 
     fn restart(&mut self, worker: WorkerId, ch: &mut dyn Chooser) {
-        let executor = self.design.executor(&self.model.executor);
+        let executor = self.design.executor_in(self.model);
         let w = &mut self.workers[worker.0 as usize];
         w.restart(executor);
         let inbox = std::mem::take(&mut w.inbox);

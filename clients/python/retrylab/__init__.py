@@ -54,7 +54,7 @@ from ._errors import (
 )
 from ._kv import KV
 from ._results import Outcome, Result, failed, ok, unknown
-from ._runtime import CLIENT, PROTOCOL, Handler, registered_tools, run, tool, under_simulator
+from ._runtime import CLIENT, PROTOCOL, Handler, provider_base_url, registered_tools, run, tool, under_simulator
 from ._virtual import install, uninstall
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "provider_base_url",
     "CLIENT",
     "PROTOCOL",
     "STATES",
