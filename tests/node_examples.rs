@@ -216,3 +216,53 @@ fn naive_retry_passes_the_determinism_check() {
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
 }
+
+/// The totals of `design` (an executor of examples/node) on `seeds` seeds of `model`.
+fn totals(model: &str, name: &str, script: &str, seeds: &str) -> serde_json::Value {
+    let mut a = args(&[
+        "run",
+        model,
+        "--design",
+        name,
+        "--seeds",
+        seeds,
+        "--format",
+        "json",
+        "--executor",
+    ]);
+    a.push(executor(name, script));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    v["results"][0]["totals"].clone()
+}
+
+const CRASH: &str = "models/bad/crash_after_send_rare.json";
+
+/// journaled.js is the port of examples/python/journaled.py: the same figures as
+/// tests/python_examples.rs pins for it (one contract, two bindings).
+#[test]
+fn journaled_keeps_one_ticket_through_crashes_after_the_send_as_the_python_port_does() {
+    let t = totals(CRASH, "journaled", "journaled.js", "1000");
+    assert_eq!(t["intents"], 1000);
+    assert_eq!(t["effects"], 1000);
+    assert_eq!(t["duplicate_effects"], 0);
+    assert_eq!(t["completed"], 1000);
+    assert_eq!(t["false_success"], 0);
+    assert_eq!(t["wrong_receipts"], 0);
+    // 14 seeds crashed after the send: the resend under the stored key is replayed.
+    assert_eq!(t["remote_calls"], 1014);
+}
+
+#[test]
+fn explore_certifies_journaled_within_two_faults_as_the_python_port() {
+    let mut a = args(&["explore", CRASH, "--design", "journaled", "--executor"]);
+    a.push(executor("journaled", "journaled.js"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (4340 runs, complete)"),
+        "{}",
+        out.stdout
+    );
+}
