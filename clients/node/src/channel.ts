@@ -46,10 +46,7 @@ export class Channel {
         }
         throw e;
       }
-      if (n === 0) {
-        if (this.#pending.length > 0) return null;
-        return null;
-      }
+      if (n === 0) return null; // EOF (a partial last line is dropped: the simulator is gone)
       this.#pending.push(Buffer.from(this.#chunk.subarray(0, n)));
     }
   }
