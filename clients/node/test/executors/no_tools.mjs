@@ -1,0 +1,2 @@
+import { run } from "../../dist/index.js";
+await run();
