@@ -438,3 +438,77 @@ fn shards_of_an_external_executor_merge_to_the_unsharded_bytes() {
     assert_eq!(merged.stdout, whole.stdout);
     assert!(whole.stdout.contains("naive "), "{}", whole.stdout);
 }
+
+#[test]
+fn an_async_executor_by_hand_gives_the_sync_ones_figures() {
+    let out = without_leftovers(
+        "async_naive",
+        &[
+            "run",
+            MODEL,
+            "--executor",
+            "naive=python3 tests/executors/naive.py",
+            "--executor",
+            "anaive=python3 tests/executors/async_naive.py",
+            "--design",
+            "naive",
+            "--design",
+            "anaive",
+            "--seeds",
+            "50",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["results"][1]["design"], "anaive");
+    let (sync, not) = (&v["results"][0]["totals"], &v["results"][1]["totals"]);
+    assert_eq!(sync, not);
+    assert_eq!(not["effects"], 100);
+    assert_eq!(not["duplicate_effects"], 50);
+    assert_eq!(not["completed"], 50);
+}
+
+#[test]
+fn async_turn_rules_are_enforced() {
+    let e = refused("idle_in_sync");
+    assert!(
+        e.contains("an idle message from a sync process") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_idle_after_start");
+    assert!(
+        e.contains("a idle message does not fit here") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_ready_mid_call");
+    assert!(
+        e.contains("a ready message does not fit here") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_http_after_result");
+    assert!(
+        e.contains("an http request outside a call") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_reused_msg_id");
+    assert!(
+        e.contains("msg_id 1 is already outstanding") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_two_results");
+    assert!(
+        e.contains("which the process is not working on (a second result?) [protocol error 21]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_mode_is_refused() {
+    let e = refused("mode_parallel");
+    assert!(
+        e.contains("mode \"parallel\"; protocol 1 runs \"sync\" and \"async\" executors [10]"),
+        "{e}"
+    );
+}

@@ -1,0 +1,47 @@
+"""naive.py in async mode, by hand: the same requests and sleeps, driven by events (each
+answered by its msg_id) instead of blocking reads, every turn ended by idle."""
+import json
+
+from rawproto import handshake, recv, send
+
+handshake(mode="async")
+msg_id = 0
+waiting = {}  # msg_id -> (what, call, issue, args, attempt)
+
+
+def request(what, call, issue, args, attempt):
+    global msg_id
+    msg_id += 1
+    if what == "http":
+        send({"type": "http", "msg_id": msg_id, "call": call, "method": "POST",
+              "url": "http://provider.sim/v1/resources",
+              "headers": {"content-type": "application/json"},
+              "body": json.dumps(args), "timeout_ms": 5000})
+    else:
+        send({"type": "sleep", "msg_id": msg_id, "ms": 100 * 2 ** attempt})
+    waiting[msg_id] = (what, call, issue, args, attempt)
+
+
+while True:
+    m = recv()
+    kind = m["type"]
+    if kind == "start":
+        waiting.clear()
+        send({"type": "ready"})
+        continue
+    if kind == "invoke":
+        request("http", m["call"], m["issue"], m["args"], 0)
+    elif kind in ("http_response", "http_error"):
+        _, call, issue, args, attempt = waiting.pop(m["in_reply_to"])
+        if kind == "http_response" and m["status"] < 300:
+            send({"type": "result", "call": call, "issue": issue, "outcome": "ok",
+                  "receipt": json.loads(m["body"])["id"]})
+        else:
+            request("sleep", call, issue, args, attempt)
+    elif kind == "wake":
+        _, call, issue, args, attempt = waiting.pop(m["in_reply_to"])
+        if attempt == 2:
+            send({"type": "result", "call": call, "issue": issue, "outcome": "unknown"})
+        else:
+            request("http", call, issue, args, attempt + 1)
+    send({"type": "idle"})
