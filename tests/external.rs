@@ -512,3 +512,35 @@ fn an_unknown_mode_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn an_async_cancel_is_a_turn_in_which_the_call_may_answer() {
+    let out = without_leftovers(
+        "async_cancel",
+        &[
+            "trace",
+            MODEL,
+            "--executor",
+            "f=python3 tests/executors/async_naive.py forever",
+            "--design",
+            "f",
+            "--seed",
+            "0",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let want = [
+        "       60000 ms  agent     call 1: no result within the tool timeout",
+        "       60000 ms  agent     intent 0: unknown; decides to replan at 60911 ms",
+        "       60000 ms  executor  worker 0: f: c1: cancelled",
+        "       60000 ms  executor  worker 0: op 0 dispatched -> unknown",
+        "       60000 ms  executor  worker 0: reports unknown for call 1",
+        "       60000 ms  agent     call 1 (issue 1): late result (unknown) ignored",
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == want[0])
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(&lines[at..at + want.len()], want);
+}

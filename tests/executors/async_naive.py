@@ -1,6 +1,12 @@
 """naive.py in async mode, by hand: the same requests and sleeps, driven by events (each
-answered by its msg_id) instead of blocking reads, every turn ended by idle."""
+answered by its msg_id) instead of blocking reads, every turn ended by idle.
+
+With the argument `forever`, requests wait without a timeout, and a `cancel` is answered
+with the call's result `unknown`, in the cancel's own turn."""
 import json
+import sys
+
+FOREVER = sys.argv[1:] == ["forever"]
 
 from rawproto import handshake, recv, send
 
@@ -16,7 +22,7 @@ def request(what, call, issue, args, attempt):
         send({"type": "http", "msg_id": msg_id, "call": call, "method": "POST",
               "url": "http://provider.sim/v1/resources",
               "headers": {"content-type": "application/json"},
-              "body": json.dumps(args), "timeout_ms": 5000})
+              "body": json.dumps(args), "timeout_ms": None if FOREVER else 5000})
     else:
         send({"type": "sleep", "msg_id": msg_id, "ms": 100 * 2 ** attempt})
     waiting[msg_id] = (what, call, issue, args, attempt)
@@ -38,6 +44,12 @@ while True:
                   "receipt": json.loads(m["body"])["id"]})
         else:
             request("sleep", call, issue, args, attempt)
+    elif kind == "cancel":
+        for key, (_, call, issue, _, _) in list(waiting.items()):
+            if (call, issue) == (m["call"], m["issue"]):
+                del waiting[key]
+                send({"type": "result", "call": call, "issue": issue, "outcome": "unknown",
+                      "detail": "cancelled"})
     elif kind == "wake":
         _, call, issue, args, attempt = waiting.pop(m["in_reply_to"])
         if attempt == 2:
