@@ -267,7 +267,15 @@ fn async_two_intents_makes_one_ticket_per_intent_on_every_seed() {
 
 #[test]
 fn async_two_intents_has_both_calls_in_flight_and_traces_the_same_bytes_twice() {
-    let mut a = args(&["trace", TWO, "--design", "async", "--seed", "0", "--executor"]);
+    let mut a = args(&[
+        "trace",
+        TWO,
+        "--design",
+        "async",
+        "--seed",
+        "0",
+        "--executor",
+    ]);
     a.push(executor("async", "async_two_intents.py"));
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -283,14 +291,20 @@ fn async_two_intents_has_both_calls_in_flight_and_traces_the_same_bytes_twice() 
     let second_sent = at("executor  worker 0: op 1 sends attempt 2: create with params 2, key k2");
     assert!(second_sent < at("worker 0: reports success (r1) for call 2"));
     assert!(second_sent < at("executor  worker 0: attempt 1 timed out"));
-    assert!(at("worker 0: reports success (r1) for call 2") < at("worker 0: reports success (r0) for call 1"));
+    assert!(
+        at("worker 0: reports success (r1) for call 2")
+            < at("worker 0: reports success (r0) for call 1")
+    );
     assert!(
         out.stdout
             .contains("        5100 ms  executor  worker 0: op 0 sends attempt 3: create with params 1, key k1"),
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("outcome: intent 0: completed; intent 1: completed"));
+    assert!(
+        out.stdout
+            .contains("outcome: intent 0: completed; intent 1: completed")
+    );
 }
 
 #[test]

@@ -45,10 +45,14 @@ enum Pending {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Wait {
     Http(AttemptId),
-    Sleep { tag: u64 },
+    Sleep {
+        tag: u64,
+    },
     /// Async mode: a request the face could not map, answered 404 by a timer of 0 ms (an
     /// answer is an event of the world, never a line in the middle of a turn).
-    Unmapped { tag: u64 },
+    Unmapped {
+        tag: u64,
+    },
 }
 
 /// A call this process was given: the latest issue, and the operation that serves it.
@@ -542,7 +546,9 @@ impl External {
                         return;
                     };
                     let working = if self.is_async() {
-                        issue == 0 || issue > g.call.issue || self.running.contains(&(g.call.call, issue))
+                        issue == 0
+                            || issue > g.call.issue
+                            || self.running.contains(&(g.call.call, issue))
                     } else {
                         self.busy == Some(g.call.call)
                     };
@@ -941,7 +947,10 @@ impl Executor for External {
 
     fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
         let (msg_id, msg) = if let Some(msg_id) = self.waiting_for(Wait::Sleep { tag }) {
-            (msg_id, json!({"type":"wake","in_reply_to":msg_id,"now_ms":ctx.now()}))
+            (
+                msg_id,
+                json!({"type":"wake","in_reply_to":msg_id,"now_ms":ctx.now()}),
+            )
         } else if let Some(msg_id) = self.waiting_for(Wait::Unmapped { tag }) {
             (msg_id, unmapped_answer(msg_id, ctx.now()))
         } else {
