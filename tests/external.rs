@@ -544,3 +544,34 @@ fn an_async_cancel_is_a_turn_in_which_the_call_may_answer() {
         .unwrap_or_else(|| panic!("{}", out.stdout));
     assert_eq!(&lines[at..at + want.len()], want);
 }
+
+#[test]
+fn an_async_unmapped_request_is_answered_404_by_an_event_of_its_own() {
+    let out = without_leftovers(
+        "async_unmapped",
+        &[
+            "trace",
+            MODEL,
+            "--executor",
+            "u=python3 tests/executors/async_naive.py unmapped",
+            "--design",
+            "u",
+            "--seed",
+            "0",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let want = [
+        "           0 ms  executor  worker 0: u: GET http://provider.sim/nowhere: no such endpoint (creates go to /v1/resources): answered 404",
+        "           0 ms  executor  worker 0: u: probe answered 404",
+        "           0 ms  executor  worker 0: op 0 proposed -> dispatched",
+        "           0 ms  executor  worker 0: u: POST /v1/resources",
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == want[0])
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(&lines[at..at + want.len()], want);
+    assert!(out.stderr.contains("answered 404"), "{}", out.stderr);
+}

@@ -2,11 +2,13 @@
 answered by its msg_id) instead of blocking reads, every turn ended by idle.
 
 With the argument `forever`, requests wait without a timeout, and a `cancel` is answered
-with the call's result `unknown`, in the cancel's own turn."""
+with the call's result `unknown`, in the cancel's own turn. With `unmapped`, each call
+first sends a request the provider's face cannot map, and goes on once its 404 came."""
 import json
 import sys
 
 FOREVER = sys.argv[1:] == ["forever"]
+UNMAPPED = sys.argv[1:] == ["unmapped"]
 
 from rawproto import handshake, recv, send
 
@@ -18,7 +20,10 @@ waiting = {}  # msg_id -> (what, call, issue, args, attempt)
 def request(what, call, issue, args, attempt):
     global msg_id
     msg_id += 1
-    if what == "http":
+    if what == "probe":
+        send({"type": "http", "msg_id": msg_id, "call": call, "method": "GET",
+              "url": "http://provider.sim/nowhere"})
+    elif what == "http":
         send({"type": "http", "msg_id": msg_id, "call": call, "method": "POST",
               "url": "http://provider.sim/v1/resources",
               "headers": {"content-type": "application/json"},
@@ -36,10 +41,13 @@ while True:
         send({"type": "ready"})
         continue
     if kind == "invoke":
-        request("http", m["call"], m["issue"], m["args"], 0)
+        request("probe" if UNMAPPED else "http", m["call"], m["issue"], m["args"], 0)
     elif kind in ("http_response", "http_error"):
-        _, call, issue, args, attempt = waiting.pop(m["in_reply_to"])
-        if kind == "http_response" and m["status"] < 300:
+        what, call, issue, args, attempt = waiting.pop(m["in_reply_to"])
+        if what == "probe":
+            send({"type": "log", "text": f"probe answered {m['status']}"})
+            request("http", call, issue, args, 0)
+        elif kind == "http_response" and m["status"] < 300:
             send({"type": "result", "call": call, "issue": issue, "outcome": "ok",
                   "receipt": json.loads(m["body"])["id"]})
         else:
