@@ -438,3 +438,139 @@ fn shards_of_an_external_executor_merge_to_the_unsharded_bytes() {
     assert_eq!(merged.stdout, whole.stdout);
     assert!(whole.stdout.contains("naive "), "{}", whole.stdout);
 }
+
+#[test]
+fn an_async_executor_by_hand_gives_the_sync_ones_figures() {
+    let out = without_leftovers(
+        "async_naive",
+        &[
+            "run",
+            MODEL,
+            "--executor",
+            "naive=python3 tests/executors/naive.py",
+            "--executor",
+            "anaive=python3 tests/executors/async_naive.py",
+            "--design",
+            "naive",
+            "--design",
+            "anaive",
+            "--seeds",
+            "50",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["results"][1]["design"], "anaive");
+    let (sync, not) = (&v["results"][0]["totals"], &v["results"][1]["totals"]);
+    assert_eq!(sync, not);
+    assert_eq!(not["effects"], 100);
+    assert_eq!(not["duplicate_effects"], 50);
+    assert_eq!(not["completed"], 50);
+}
+
+#[test]
+fn async_turn_rules_are_enforced() {
+    let e = refused("idle_in_sync");
+    assert!(
+        e.contains("an idle message from a sync process") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_idle_after_start");
+    assert!(
+        e.contains("a idle message does not fit here") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_ready_mid_call");
+    assert!(
+        e.contains("a ready message does not fit here") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_http_after_result");
+    assert!(
+        e.contains("an http request outside a call") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_reused_msg_id");
+    assert!(
+        e.contains("msg_id 1 is already outstanding") && e.contains("[protocol error 14]"),
+        "{e}"
+    );
+    let e = refused("async_two_results");
+    assert!(
+        e.contains("which the process is not working on (a second result?) [protocol error 21]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_mode_is_refused() {
+    let e = refused("mode_parallel");
+    assert!(
+        e.contains("mode \"parallel\"; protocol 1 runs \"sync\" and \"async\" executors [10]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_async_cancel_is_a_turn_in_which_the_call_may_answer() {
+    let out = without_leftovers(
+        "async_cancel",
+        &[
+            "trace",
+            MODEL,
+            "--executor",
+            "f=python3 tests/executors/async_naive.py forever",
+            "--design",
+            "f",
+            "--seed",
+            "0",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let want = [
+        "       60000 ms  agent     call 1: no result within the tool timeout",
+        "       60000 ms  agent     intent 0: unknown; decides to replan at 60911 ms",
+        "       60000 ms  executor  worker 0: f: c1: cancelled",
+        "       60000 ms  executor  worker 0: op 0 dispatched -> unknown",
+        "       60000 ms  executor  worker 0: reports unknown for call 1",
+        "       60000 ms  agent     call 1 (issue 1): late result (unknown) ignored",
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == want[0])
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(&lines[at..at + want.len()], want);
+}
+
+#[test]
+fn an_async_unmapped_request_is_answered_404_by_an_event_of_its_own() {
+    let out = without_leftovers(
+        "async_unmapped",
+        &[
+            "trace",
+            MODEL,
+            "--executor",
+            "u=python3 tests/executors/async_naive.py unmapped",
+            "--design",
+            "u",
+            "--seed",
+            "0",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let want = [
+        "           0 ms  executor  worker 0: u: GET http://provider.sim/nowhere: no route of this provider's face matches (provider.http: create \"POST /v1/resources\", compensate \"DELETE /v1/resources/{id}\", read \"GET /v1/resources/{id}\", search \"GET /v1/resources?ref={ref}\", key_lookup \"GET /v1/idempotency/{key}\", operation \"GET /v1/operations/{handle}\"): answered 404",
+        "           0 ms  executor  worker 0: u: probe answered 404",
+        "           0 ms  executor  worker 0: op 0 proposed -> dispatched",
+        "           0 ms  executor  worker 0: u: POST /v1/resources",
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == want[0])
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(&lines[at..at + want.len()], want);
+}

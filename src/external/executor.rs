@@ -6,8 +6,12 @@
 //! waits here and is delivered after the busy call's `result`. Each callback runs one or
 //! more turns and returns when the process blocks (in an `http` or a `sleep`) or waits for
 //! the next call.
+//!
+//! Async mode: every call is delivered at once, and any number of requests may be
+//! outstanding, each answered by its `msg_id`; each callback starts one turn (two or more
+//! for a restart's redeliveries), which the process ends with `idle`.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,25 +19,42 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::face::{self, Face, Mapped};
-use super::message::{self, FromExec, KvOp, Outcome, StateName};
+use super::message::{self, FromExec, KvOp, Mode, Outcome, StateName};
 use super::process::{Process, RecvError};
 use super::{Hello, Shared};
 use crate::design::context::{ExecCtx, NO_TIMEOUT};
 use crate::design::{Executor, OpState};
 use crate::model::ExecutorModel;
 use crate::vocab::ids::{AttemptId, CallId, OpId, ResourceId};
-use crate::vocab::protocol::{LookupQuery, RequestKind, Response, ToolCall, ToolResult};
+use crate::vocab::protocol::{LookupQuery, Reply, RequestKind, Response, ToolCall, ToolResult};
 use crate::world::fingerprint::StableHasher;
 
 /// The longest wait for a new process's `hello` (an interpreter importing its libraries).
 const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What the process is blocked in.
+/// What a sync process is blocked in (its one outstanding request): the shape its
+/// fingerprint has always hashed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Pending {
     Nothing,
     Http { msg_id: u64, attempt: AttemptId },
     Sleep { msg_id: u64, tag: u64 },
+}
+
+/// What an outstanding request waits for: the world's answer to an attempt, or a timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Wait {
+    Http(AttemptId),
+    Sleep {
+        tag: u64,
+    },
+    /// Async mode: a request the face answers itself (`reply`; `None`: it could not map
+    /// it, 404), by a timer of 0 ms (an answer is an event of the world, never a line in
+    /// the middle of a turn).
+    Local {
+        tag: u64,
+        reply: Option<Reply>,
+    },
 }
 
 /// A call this process was given: the latest issue, and the operation that serves it.
@@ -55,15 +76,20 @@ pub struct External {
     shared: Arc<Shared>,
     /// The provider's HTTP face, as the model's provider writes it.
     face: Face,
-    /// The key text of the request outstanding, for a face that echoes it.
-    sent_key: Option<String>,
+    /// The key text of each outstanding request that carried one, by `msg_id`, for a face
+    /// that echoes it.
+    sent_keys: BTreeMap<u64, String>,
     config: serde_json::Value,
     process: Option<Process>,
     hello: Option<Hello>,
     given: BTreeMap<CallId, Given>,
     queue: VecDeque<(ToolCall, bool)>,
+    /// Sync mode: the call the process works on.
     busy: Option<CallId>,
-    pending: Pending,
+    /// Async mode: the calls (and issues) delivered and not yet answered.
+    running: BTreeSet<(CallId, u32)>,
+    /// The requests the process waits on, by `msg_id` (at most one in sync mode).
+    outstanding: BTreeMap<u64, Wait>,
     next_tag: u64,
     /// Hash of every message sent to the process since its `start`: with a deterministic
     /// process, its memory is a function of them.
@@ -80,19 +106,50 @@ impl External {
         Self {
             shared,
             face,
-            sent_key: None,
+            sent_keys: BTreeMap::new(),
             config,
             process: None,
             hello: None,
             given: BTreeMap::new(),
             queue: VecDeque::new(),
             busy: None,
-            pending: Pending::Nothing,
+            running: BTreeSet::new(),
+            outstanding: BTreeMap::new(),
             next_tag: 0,
             history: StableHasher::new(),
             last_sent: String::new(),
             dead: false,
         }
+    }
+
+    /// Whether the process declared async mode in its `hello`.
+    fn is_async(&self) -> bool {
+        self.hello.as_ref().is_some_and(|h| h.mode == Mode::Async)
+    }
+
+    /// The sync process's outstanding request, as its fingerprint hashes it.
+    fn pending(&self) -> Pending {
+        debug_assert!(self.outstanding.len() <= 1 || self.is_async());
+        match self.outstanding.iter().next() {
+            None => Pending::Nothing,
+            Some((&msg_id, &Wait::Http(attempt))) => Pending::Http { msg_id, attempt },
+            Some((&msg_id, &Wait::Sleep { tag })) => Pending::Sleep { msg_id, tag },
+            // Only async processes wait for an unmapped answer (sync ones get it at once).
+            Some((_, &Wait::Local { .. })) => Pending::Nothing,
+        }
+    }
+
+    /// Whether the process may be handed a call now.
+    fn free(&self) -> bool {
+        self.is_async() || (self.busy.is_none() && self.outstanding.is_empty())
+    }
+
+    /// Whether an async process has an issue of `call` running.
+    fn runs(&self, call: CallId) -> bool {
+        self.running
+            .range((call, 0)..=(call, u32::MAX))
+            .next()
+            .is_some()
     }
 
     /// Stops on a protocol error: records it (with where, the last message sent and the
@@ -302,14 +359,18 @@ impl External {
             ctx.report(&call, ToolResult::Failure);
             return false;
         }
-        self.busy = Some(call.call);
+        if self.is_async() {
+            self.running.insert((call.call, call.issue));
+        } else {
+            self.busy = Some(call.call);
+        }
         let msg = json!({"type":"invoke","call":wire_call(call.call),"issue":call.issue,"tool":tool,"args":args,"redelivery":redelivery,"now_ms":ctx.now()});
         self.send(ctx, msg)
     }
 
     /// Delivers queued calls while the process is free.
     fn drain_queue(&mut self, ctx: &mut ExecCtx<'_>) {
-        while self.busy.is_none() && self.pending == Pending::Nothing && !self.dead {
+        while self.free() && !self.dead {
             let Some((call, redelivery)) = self.queue.pop_front() else {
                 return;
             };
@@ -377,12 +438,15 @@ impl External {
                     body_b64,
                     timeout_ms,
                 } => {
-                    if of == TurnOf::Start || self.busy.is_none() {
+                    if of == TurnOf::Start || (self.busy.is_none() && self.running.is_empty()) {
                         self.fail(
                             ctx,
                             14,
                             "an http request outside a call (version 1 sends only while handling an invoke)".into(),
                         );
+                        return;
+                    }
+                    if !self.fresh_msg_id(ctx, msg_id) {
                         return;
                     }
                     if body_b64.is_some() && body.is_some() {
@@ -392,6 +456,14 @@ impl External {
                     let Some(g) = self.given_of(ctx, &call) else {
                         return;
                     };
+                    if self.is_async() && !self.runs(g.call.call) {
+                        self.fail(
+                            ctx,
+                            14,
+                            format!("an http request for {call}, which is not running (its result was sent)"),
+                        );
+                        return;
+                    }
                     let timeout = if message::is_absent(&timeout_ms) {
                         None
                     } else if timeout_ms.is_null() {
@@ -416,25 +488,40 @@ impl External {
                             self.shared.warn_unmapped(&why);
                             let name = self.shared.name.clone();
                             ctx.note(|| format!("{name}: {why}: answered 404"));
-                            let r = self.face.unmapped_answer();
-                            let msg = json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,
-                                "headers":r.headers,"body":r.body,"now_ms":ctx.now()});
-                            if !self.send(ctx, msg) {
+                            if self.is_async() {
+                                self.next_tag += 1;
+                                let tag = self.next_tag;
+                                ctx.set_timer(0, tag);
+                                self.outstanding
+                                    .insert(msg_id, Wait::Local { tag, reply: None });
+                                continue;
+                            }
+                            if !self.send(ctx, self.local_answer(msg_id, None, ctx.now())) {
                                 return;
                             }
                         }
                         Mapped::Local(reply) => {
-                            let r = self.face.answer(reply, None);
+                            let status = self.face.answer(reply, None).status;
                             let name = self.shared.name.clone();
                             ctx.note(|| {
                                 format!(
-                                    "{name}: {method} {url}: refused by the provider's face: {}",
-                                    r.status
+                                    "{name}: {method} {url}: refused by the provider's face: {status}"
                                 )
                             });
-                            let msg = json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,
-                                "headers":r.headers,"body":r.body,"now_ms":ctx.now()});
-                            if !self.send(ctx, msg) {
+                            if self.is_async() {
+                                self.next_tag += 1;
+                                let tag = self.next_tag;
+                                ctx.set_timer(0, tag);
+                                self.outstanding.insert(
+                                    msg_id,
+                                    Wait::Local {
+                                        tag,
+                                        reply: Some(reply),
+                                    },
+                                );
+                                continue;
+                            }
+                            if !self.send(ctx, self.local_answer(msg_id, Some(reply), ctx.now())) {
                                 return;
                             }
                         }
@@ -443,7 +530,9 @@ impl External {
                             key,
                             first_sent_ms,
                         } => {
-                            self.sent_key = key.clone();
+                            if let Some(k) = &key {
+                                self.sent_keys.insert(msg_id, k.clone());
+                            }
                             request.first_sent_ms = first_sent_ms;
                             match request.kind {
                                 RequestKind::Lookup(LookupQuery::Key(_)) => {
@@ -468,14 +557,19 @@ impl External {
                             let path = url.strip_prefix(face::BASE_URL).unwrap_or(&url);
                             ctx.note(|| format!("{name}: {method} {path}"));
                             let attempt = ctx.send_with_timeout(g.op, request, timeout);
-                            self.pending = Pending::Http { msg_id, attempt };
-                            return;
+                            self.outstanding.insert(msg_id, Wait::Http(attempt));
+                            if !self.is_async() {
+                                return;
+                            }
                         }
                     }
                 }
                 FromExec::Sleep { msg_id, ms } => {
-                    if of == TurnOf::Start || self.busy.is_none() {
+                    if of == TurnOf::Start || (self.busy.is_none() && self.running.is_empty()) {
                         self.fail(ctx, 14, "a sleep outside a call".into());
+                        return;
+                    }
+                    if !self.fresh_msg_id(ctx, msg_id) {
                         return;
                     }
                     self.next_tag += 1;
@@ -483,8 +577,10 @@ impl External {
                     let name = self.shared.name.clone();
                     ctx.note(|| format!("{name}: sleeps {ms} ms"));
                     ctx.set_timer(ms, tag);
-                    self.pending = Pending::Sleep { msg_id, tag };
-                    return;
+                    self.outstanding.insert(msg_id, Wait::Sleep { tag });
+                    if !self.is_async() {
+                        return;
+                    }
                 }
                 FromExec::Result {
                     call,
@@ -496,7 +592,14 @@ impl External {
                     let Some(g) = self.given_of(ctx, &call) else {
                         return;
                     };
-                    if self.busy != Some(g.call.call) {
+                    let working = if self.is_async() {
+                        issue == 0
+                            || issue > g.call.issue
+                            || self.running.contains(&(g.call.call, issue))
+                    } else {
+                        self.busy == Some(g.call.call)
+                    };
+                    if !working {
                         self.fail(
                             ctx,
                             21,
@@ -516,6 +619,7 @@ impl External {
                         return;
                     };
                     self.busy = None;
+                    self.running.remove(&(g.call.call, issue));
                     let (state, result) = match outcome {
                         Outcome::Ok => (
                             OpState::Confirmed,
@@ -538,6 +642,9 @@ impl External {
                         s.owes_report = false;
                     }
                     ctx.report(&ToolCall { issue, ..g.call }, result);
+                    if self.is_async() {
+                        continue;
+                    }
                     // The process waits for its next call: deliver a queued one.
                     let Some((next, redelivery)) = self.queue.pop_front() else {
                         return;
@@ -548,6 +655,15 @@ impl External {
                     }
                 }
                 FromExec::Ready {} if of == TurnOf::Start => return,
+                FromExec::Idle {} if of == TurnOf::Work && self.is_async() => return,
+                FromExec::Idle {} if !self.is_async() => {
+                    self.fail(
+                        ctx,
+                        14,
+                        "an idle message from a sync process (idle ends the turns of hello.mode \"async\"; a sync turn ends with http, sleep or result)".into(),
+                    );
+                    return;
+                }
                 m => {
                     self.fail(
                         ctx,
@@ -558,6 +674,19 @@ impl External {
                 }
             }
         }
+    }
+
+    /// Whether `msg_id` names no request still outstanding (else a protocol error).
+    fn fresh_msg_id(&mut self, ctx: &ExecCtx<'_>, msg_id: u64) -> bool {
+        if self.outstanding.contains_key(&msg_id) {
+            self.fail(
+                ctx,
+                14,
+                format!("msg_id {msg_id} is already outstanding (message ids must not be reused)"),
+            );
+            return false;
+        }
+        true
     }
 
     fn given_of(&mut self, ctx: &ExecCtx<'_>, call: &str) -> Option<Given> {
@@ -693,6 +822,8 @@ fn seed_of(worker: u32, incarnation: u32) -> u32 {
     (z ^ (z >> 31)) as u32
 }
 
+/// The face's answer to a request it cannot map.
+
 /// A call id on the wire.
 fn wire_call(call: CallId) -> String {
     format!("c{}", call.0)
@@ -738,12 +869,12 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
                     format!("protocol {protocol}; this retrylab speaks protocol 1 only [10]"),
                 );
             }
-            if mode != "sync" {
+            let Some(mode) = Mode::parse(&mode) else {
                 return bad(
                     p,
-                    format!("mode {mode:?}; protocol 1 runs \"sync\" executors [10]"),
+                    format!("mode {mode:?}; protocol 1 runs \"sync\" and \"async\" executors [10]"),
                 );
-            }
+            };
             let mut props = Vec::new();
             for g in &guarantee {
                 match crate::check::Property::PLAIN
@@ -758,6 +889,7 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
                 return bad(p, "a guarantee needs the assumptions it rests on".into());
             }
             Ok(Hello {
+                mode,
                 client,
                 tools,
                 assumptions,
@@ -769,6 +901,26 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
             format!("the first message must be hello, not {}", m.kind()),
         ),
         Err((code, why)) => bad(p, format!("{why} [{code}]")),
+    }
+}
+
+impl External {
+    /// The `msg_id` of the outstanding request waiting for `what`.
+    /// The face's own answer to request `msg_id`: `reply`, or 404 for a request it could
+    /// not map.
+    fn local_answer(&self, msg_id: u64, reply: Option<Reply>, now_ms: u64) -> serde_json::Value {
+        let r = match reply {
+            Some(reply) => self.face.answer(reply, None),
+            None => self.face.unmapped_answer(),
+        };
+        json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,
+            "headers":r.headers,"body":r.body,"now_ms":now_ms})
+    }
+
+    fn waiting_for(&self, what: Wait) -> Option<u64> {
+        self.outstanding
+            .iter()
+            .find_map(|(&id, &w)| (w == what).then_some(id))
     }
 }
 
@@ -825,16 +977,17 @@ impl Executor for External {
         attempt: AttemptId,
         response: Response,
     ) {
-        let Pending::Http { msg_id, attempt: a } = self.pending else {
+        let Some(msg_id) = self.waiting_for(Wait::Http(attempt)) else {
             return;
         };
-        if a != attempt || self.dead {
+        if self.dead {
             return;
         }
-        self.pending = Pending::Nothing;
+        self.outstanding.remove(&msg_id);
+        let echo = self.sent_keys.remove(&msg_id);
         let msg = match response {
             Response::Reply(reply) => {
-                let r = self.face.answer(reply, self.sent_key.as_deref());
+                let r = self.face.answer(reply, echo.as_deref());
                 json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,"headers":r.headers,"body":r.body,"now_ms":ctx.now()})
             }
             Response::Timeout => {
@@ -848,14 +1001,25 @@ impl Executor for External {
     }
 
     fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
-        let Pending::Sleep { msg_id, tag: t } = self.pending else {
+        let (msg_id, msg) = if let Some(msg_id) = self.waiting_for(Wait::Sleep { tag }) {
+            (
+                msg_id,
+                json!({"type":"wake","in_reply_to":msg_id,"now_ms":ctx.now()}),
+            )
+        } else if let Some((msg_id, reply)) =
+            self.outstanding.iter().find_map(|(&id, &w)| match w {
+                Wait::Local { tag: t, reply } if t == tag => Some((id, reply)),
+                _ => None,
+            })
+        {
+            (msg_id, self.local_answer(msg_id, reply, ctx.now()))
+        } else {
             return;
         };
-        if t != tag || self.dead {
+        if self.dead {
             return;
         }
-        self.pending = Pending::Nothing;
-        let msg = json!({"type":"wake","in_reply_to":msg_id,"now_ms":ctx.now()});
+        self.outstanding.remove(&msg_id);
         if self.send(ctx, msg) {
             self.turn(ctx, TurnOf::Work);
             self.drain_queue(ctx);
@@ -867,7 +1031,11 @@ impl Executor for External {
             return;
         }
         let msg = json!({"type":"cancel","call":wire_call(call),"issue":issue,"now_ms":ctx.now()});
-        self.send(ctx, msg);
+        // A notification to a sync process; an async one may run what the cancellation
+        // makes runnable (a cancelled task's result), in a turn of its own.
+        if self.send(ctx, msg) && self.is_async() {
+            self.turn(ctx, TurnOf::Work);
+        }
     }
 
     /// The process's memory is a function of the messages it was sent since its start
@@ -878,14 +1046,25 @@ impl Executor for External {
         }
         h.write_u64(self.history.finish());
         let mut own = StableHasher::new();
-        (
-            &self.given,
-            &self.queue,
-            self.busy,
-            self.pending,
-            self.next_tag,
-        )
-            .hash(&mut own);
+        if self.is_async() {
+            (
+                &self.given,
+                &self.queue,
+                &self.running,
+                &self.outstanding,
+                self.next_tag,
+            )
+                .hash(&mut own);
+        } else {
+            (
+                &self.given,
+                &self.queue,
+                self.busy,
+                self.pending(),
+                self.next_tag,
+            )
+                .hash(&mut own);
+        }
         h.write_u64(own.finish());
         true
     }
@@ -898,9 +1077,10 @@ impl Executor for External {
         self.given.clear();
         self.queue.clear();
         self.busy = None;
-        self.pending = Pending::Nothing;
+        self.running.clear();
+        self.outstanding.clear();
         self.next_tag = 0;
-        self.sent_key = None;
+        self.sent_keys.clear();
         self.history = StableHasher::new();
         true
     }

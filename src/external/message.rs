@@ -71,6 +71,8 @@ pub enum FromExec {
     Log {
         text: String,
     },
+    /// Async mode: the process has nothing runnable; the turn ends.
+    Idle {},
 }
 
 /// The marker of a field left out (distinct from `null`).
@@ -81,6 +83,27 @@ fn absent() -> serde_json::Value {
 /// Whether `v` is the marker of a field left out.
 pub fn is_absent(v: &serde_json::Value) -> bool {
     v.as_str() == Some("\u{0}absent")
+}
+
+/// How a process runs its calls (`hello.mode`, docs/executor-protocol.md section 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// One call at a time; `http`, `sleep` and `result` end the turn.
+    #[default]
+    Sync,
+    /// Several calls and requests outstanding at once; `idle` ends the turn.
+    Async,
+}
+
+impl Mode {
+    /// The mode a `hello` names, if this retrylab speaks it.
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "sync" => Some(Mode::Sync),
+            "async" => Some(Mode::Async),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -122,6 +145,7 @@ impl FromExec {
             FromExec::Result { .. } => "result",
             FromExec::State { .. } => "state",
             FromExec::Log { .. } => "log",
+            FromExec::Idle {} => "idle",
         }
     }
 }
@@ -138,7 +162,7 @@ pub fn parse(line: &str) -> Result<FromExec, (u32, String)> {
         return Err((12, "a message must be a JSON object".into()));
     };
     let known = [
-        "hello", "init_ok", "ready", "http", "sleep", "kv", "result", "state", "log",
+        "hello", "init_ok", "ready", "http", "sleep", "kv", "result", "state", "log", "idle",
     ];
     match obj.get("type").and_then(|t| t.as_str()) {
         None => return Err((12, "a message needs a string field \"type\"".into())),
@@ -178,6 +202,9 @@ mod tests {
         let e = parse("hello world").unwrap_err();
         assert_eq!(e.0, 12);
         assert!(e.1.contains("not a JSON line"), "{}", e.1);
+        assert_eq!(parse(r#"{"type":"idle"}"#).unwrap(), FromExec::Idle {});
+        let e = parse(r#"{"type":"idle","next_timer_ms":5}"#).unwrap_err();
+        assert_eq!(e.0, 12);
         let e = parse(r#"{"type":"result","call":"c1","issue":1,"outcome":"maybe"}"#).unwrap_err();
         assert!(e.1.contains("unknown variant `maybe`"), "{}", e.1);
     }

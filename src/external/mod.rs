@@ -32,6 +32,7 @@ pub const DEFAULT_TURN_TIMEOUT: Duration = Duration::from_secs(10);
 /// What the process said about itself in its `hello`.
 #[derive(Clone, Debug, Default)]
 pub struct Hello {
+    pub mode: message::Mode,
     pub client: Option<String>,
     pub tools: Vec<String>,
     pub assumptions: Vec<String>,

@@ -16,16 +16,21 @@ if mode == "protocol_2":
     send({"type": "hello", "protocol": 2, "mode": "sync", "tools": ["create"]})
     recv()
     sys.exit(0)
+if mode == "mode_parallel":
+    write_pid()
+    send({"type": "hello", "protocol": 1, "mode": "parallel", "tools": ["create"]})
+    recv()
+    sys.exit(0)
 if mode == "print_on_protocol":
     write_pid()
     send_raw("hello from the executor")
     recv()
     sys.exit(0)
-handshake()
+handshake(mode="async" if mode.startswith("async_") else "sync")
 while True:
     m = recv()
     if m["type"] == "start":
-        send({"type": "ready"})
+        send({"type": "idle" if mode == "async_idle_after_start" else "ready"})
         continue
     if m["type"] != "invoke":
         continue
@@ -51,5 +56,19 @@ while True:
         while True:
             time.sleep(0.05)
     elif mode == "ready_mid_call":
+        send({"type": "ready"})
+    elif mode == "idle_in_sync":
+        send({"type": "idle"})
+    elif mode == "async_http_after_result":
+        send({"type": "result", "call": call, "issue": issue, "outcome": "unknown"})
+        send({"type": "http", "msg_id": 1, "call": call, "method": "GET",
+              "url": "http://provider.sim/v1/resources/res_0"})
+    elif mode == "async_reused_msg_id":
+        for _ in range(2):
+            send({"type": "sleep", "msg_id": 1, "ms": 10})
+    elif mode == "async_two_results":
+        send({"type": "result", "call": call, "issue": issue, "outcome": "unknown"})
+        send({"type": "result", "call": call, "issue": issue, "outcome": "unknown"})
+    elif mode == "async_ready_mid_call":
         send({"type": "ready"})
     recv()

@@ -83,6 +83,7 @@ __all__ = [
     "StrictModeError",
     "__version__",
     "failed",
+    "httpx_async_client",
     "httpx_client",
     "install",
     "ok",
@@ -110,6 +111,22 @@ def httpx_client(**kwargs: Any) -> _httpx.Client:
             "retrylab.httpx_client() needs httpx: pip install 'retrylab-executor[httpx]'", name="httpx"
         ) from e
     return client(**kwargs)
+
+
+def httpx_async_client(**kwargs: Any) -> _httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` for ``async def`` handlers under ``retrylab.run(mode="async")``:
+    under the simulator one whose transport is the simulator
+    (:class:`retrylab.httpx.AsyncSimTransport`) and whose ``base_url`` is the provider's;
+    outside, ``httpx.AsyncClient(**kwargs)``. Needs ``pip install 'retrylab-executor[httpx]'``."""
+    try:
+        from .httpx import async_client
+    except ModuleNotFoundError as e:
+        if e.name != "httpx":
+            raise
+        raise ModuleNotFoundError(
+            "retrylab.httpx_async_client() needs httpx: pip install 'retrylab-executor[httpx]'", name="httpx"
+        ) from e
+    return async_client(**kwargs)
 
 
 def requests_session(retries: _Retry | int | None = None) -> _requests.Session:

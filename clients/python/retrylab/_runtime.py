@@ -1,8 +1,9 @@
-"""The sync-mode loop of protocol 1 and the handler registry."""
+"""The sync-mode loop of protocol 1 and the handler registry (async mode: :mod:`._async`)."""
 
 from __future__ import annotations
 
 import base64
+import inspect
 import json
 import math
 import os
@@ -32,10 +33,14 @@ __all__ = [
     "HttpFailure",
     "HTTP_ERRORS",
     "seconds_to_ms",
+    "MODES",
 ]
 
 PROTOCOL = 1
 CLIENT = "retrylab-python/0.1.0"
+
+#: The modes ``hello.mode`` may name.
+MODES = ("sync", "async")
 
 #: The transport errors an ``http_error`` may carry.
 HTTP_ERRORS = ("connect_timeout", "refused", "read_timeout", "reset")
@@ -521,21 +526,12 @@ class Runtime:
         """Send an ``http`` message for the running handler's call and block for its answer."""
         ctx = self.require_handler(f"an HTTP request ({method} {url})")
         msg_id = self.new_msg_id()
-        message: dict[str, Any] = {
-            "type": "http",
-            "msg_id": msg_id,
-            "call": ctx.call,
-            "method": method,
-            "url": url,
-            "headers": headers,
-        }
-        try:
-            message["body"] = body.decode("utf-8")
-        except UnicodeDecodeError:
-            message["body_b64"] = base64.b64encode(body).decode("ascii")
-        message["timeout_ms"] = timeout_ms
-        self.send(message)
+        self.send(http_message(ctx, msg_id, method, url, headers, body, timeout_ms))
         reply = self.await_reply(msg_id, ("http_response", "http_error"), "http")
+        return self.http_answer(ctx, reply)
+
+    def http_answer(self, ctx: Context, reply: dict[str, Any]) -> HttpAnswer | HttpFailure:
+        """The answer an ``http_response`` or ``http_error`` carries (checked)."""
         if reply["type"] == "http_error":
             error = reply["error"]
             if error not in HTTP_ERRORS:
@@ -563,17 +559,7 @@ class Runtime:
     # -- the loop --
 
     def serve(self, hello: dict[str, Any]) -> None:
-        self.send(hello)
-        message = self.recv()
-        if message["type"] != "init":
-            raise self._fail(ProtocolError(f"after `hello`, expected `init`, got: {_short(message)}"))
-        if message["protocol"] != PROTOCOL:
-            raise self._fail(
-                ProtocolError(f"`init`.protocol is {message['protocol']}; this client speaks protocol {PROTOCOL} only")
-            )
-        self.init = message
-        self.send({"type": "init_ok"})
-        self.handshake_done = True
+        self.handshake(hello)
         while True:
             message = self.recv()
             kind = message["type"]
@@ -598,6 +584,20 @@ class Runtime:
                     )
                 )
 
+    def handshake(self, hello: dict[str, Any]) -> None:
+        """``hello``, ``init``, ``init_ok``."""
+        self.send(hello)
+        message = self.recv()
+        if message["type"] != "init":
+            raise self._fail(ProtocolError(f"after `hello`, expected `init`, got: {_short(message)}"))
+        if message["protocol"] != PROTOCOL:
+            raise self._fail(
+                ProtocolError(f"`init`.protocol is {message['protocol']}; this client speaks protocol {PROTOCOL} only")
+            )
+        self.init = message
+        self.send({"type": "init_ok"})
+        self.handshake_done = True
+
     def start(self, message: dict[str, Any]) -> None:
         if self.started is not None and not message["reset"]:
             raise self._fail(
@@ -616,7 +616,8 @@ class Runtime:
         _virtual.seed(message["seed"])
         self.started = message
 
-    def invoke(self, message: dict[str, Any]) -> None:
+    def context(self, message: dict[str, Any]) -> tuple[Callable[..., Any], Context]:
+        """The handler of an ``invoke`` and the ``ctx`` it receives."""
         if self.started is None:
             raise self._fail(ProtocolError(f"`invoke` before `start`: {_short(message)}"))
         name = message["tool"]
@@ -645,6 +646,11 @@ class Runtime:
             kv=self.kv_store,
             backend=self.backend,
         )
+        return handler, ctx
+
+    def invoke(self, message: dict[str, Any]) -> None:
+        handler, ctx = self.context(message)
+        call, issue, name = ctx.call, ctx.issue, ctx.tool
         self.current = ctx
         try:
             try:
@@ -658,14 +664,39 @@ class Runtime:
                     result = Result("unknown", detail=describe_exception(e))
         finally:
             self.current = None
-        reply: dict[str, Any] = {"type": "result", "call": call, "issue": issue, "outcome": result.outcome}
-        if result.receipt is not None:
-            reply["receipt"] = result.receipt
-        if result.detail is not None:
-            reply["detail"] = result.detail
-        elif result.outcome != "ok":
-            reply["detail"] = result.outcome
-        self.send(reply)
+        self.send(result_message(call, issue, result))
+
+
+def result_message(call: str, issue: int, result: Result) -> dict[str, Any]:
+    """The ``result`` message of a claim."""
+    reply: dict[str, Any] = {"type": "result", "call": call, "issue": issue, "outcome": result.outcome}
+    if result.receipt is not None:
+        reply["receipt"] = result.receipt
+    if result.detail is not None:
+        reply["detail"] = result.detail
+    elif result.outcome != "ok":
+        reply["detail"] = result.outcome
+    return reply
+
+
+def http_message(
+    ctx: Context, msg_id: int, method: str, url: str, headers: dict[str, str], body: bytes, timeout_ms: int | None
+) -> dict[str, Any]:
+    """The ``http`` message of a request for ``ctx``'s call."""
+    message: dict[str, Any] = {
+        "type": "http",
+        "msg_id": msg_id,
+        "call": ctx.call,
+        "method": method,
+        "url": url,
+        "headers": headers,
+    }
+    try:
+        message["body"] = body.decode("utf-8")
+    except UnicodeDecodeError:
+        message["body_b64"] = base64.b64encode(body).decode("ascii")
+    message["timeout_ms"] = timeout_ms
+    return message
 
 
 def _note_receipt(ctx: Context, body: bytes) -> None:
@@ -722,10 +753,19 @@ def run(
     hello_assumptions: Sequence[str] | None = None,
     guarantee: Sequence[str] | None = None,
     on_reset: Callable[[], None] | None = None,
+    mode: str = "sync",
+    cancel_tasks: bool = True,
 ) -> None:
-    """Serve the registered tools to the simulator (sync mode); never returns.
+    """Serve the registered tools to the simulator; never returns.
 
-    Sends ``hello`` (protocol 1, mode ``"sync"``, the registered tools, and
+    ``mode="sync"`` (the default): one call at a time, each handler a plain function.
+    ``mode="async"``: the handlers may be ``async def``, several calls run at once as tasks
+    of an asyncio event loop whose clock is the virtual one (``asyncio.sleep`` is a
+    protocol ``sleep``; HTTP goes through :func:`retrylab.httpx_async_client`); with
+    ``cancel_tasks`` (the default) the agent's ``cancel`` cancels the call's task (see
+    :mod:`retrylab._async`).
+
+    Sends ``hello`` (protocol 1, ``mode``, the registered tools, and
     ``hello_assumptions``/``guarantee`` when given), answers ``init`` and then each
     ``start`` (``ready``; on ``reset: true`` the client forgets its clock, random state,
     message ids and pending cancels, and calls ``on_reset()`` for the application's own
@@ -741,6 +781,8 @@ def run(
     global _ACTIVE
     if _ACTIVE is not None:
         raise RetrylabError("retrylab.run() is already serving in this process")
+    if mode not in MODES:
+        raise ValueError(f"mode is \"sync\" or \"async\", not {mode!r}")
     fds = simulator_fds()
     tools = registered_tools()
     if not tools:
@@ -748,7 +790,14 @@ def run(
             "no tool is registered: decorate the handlers with @retrylab.tool(\"name\") before "
             "calling retrylab.run()"
         )
-    hello: dict[str, Any] = {"type": "hello", "protocol": PROTOCOL, "mode": "sync", "client": CLIENT, "tools": tools}
+    if mode == "sync":
+        for name in tools:
+            if inspect.iscoroutinefunction(_REGISTRY[name]):
+                raise RetrylabError(
+                    f"the handler of tool {name!r} is an `async def`: serve it with "
+                    "retrylab.run(mode=\"async\")"
+                )
+    hello: dict[str, Any] = {"type": "hello", "protocol": PROTOCOL, "mode": mode, "client": CLIENT, "tools": tools}
     if hello_assumptions is not None:
         hello["assumptions"] = _names(hello_assumptions, "hello_assumptions")
     if guarantee is not None:
@@ -760,7 +809,14 @@ def run(
         hello["guarantee"] = _names(guarantee, "guarantee")
     if not _virtual.installed():
         _virtual.install(strict=True)
-    runtime = Runtime(Channel(*fds), {name: _REGISTRY[name] for name in tools}, on_reset)
+    handlers = {name: _REGISTRY[name] for name in tools}
+    runtime: Runtime
+    if mode == "async":
+        from ._async import AsyncRuntime
+
+        runtime = AsyncRuntime(Channel(*fds), handlers, on_reset, cancel_tasks=cancel_tasks)
+    else:
+        runtime = Runtime(Channel(*fds), handlers, on_reset)
     _ACTIVE = runtime
     _virtual._state.sleep_hook = runtime.sleep
     _virtual._state.violation_hook = runtime.record_violation

@@ -26,9 +26,9 @@ from typing import Any
 
 import httpx
 
-from ._runtime import HttpFailure, current_http, provider_base_url, seconds_to_ms, under_simulator
+from ._runtime import HttpAnswer, HttpFailure, current_http, provider_base_url, seconds_to_ms, under_simulator
 
-__all__ = ["SimTransport", "client"]
+__all__ = ["SimTransport", "AsyncSimTransport", "client", "async_client"]
 
 
 def _timeout_ms(request: httpx.Request) -> int | None:
@@ -58,15 +58,32 @@ class SimTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         body = request.read()
         answer = current_http(request.method, str(request.url), _headers(request), body, _timeout_ms(request))
-        if isinstance(answer, HttpFailure):
-            raise _error(answer.error, request)
-        return httpx.Response(
-            answer.status,
-            headers=list(answer.headers.items()),
-            content=answer.body,
-            request=request,
-            extensions={"http_version": b"HTTP/1.1"},
-        )
+        return _response(answer, request)
+
+
+class AsyncSimTransport(httpx.AsyncBaseTransport):
+    """The async twin of :class:`SimTransport`, for ``httpx.AsyncClient`` under
+    ``retrylab.run(mode="async")``: each request is an ``http`` message, and the awaiting
+    task is resumed by its answer while the process's other tasks run."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        from ._async import current_http_async
+
+        body = await request.aread()
+        answer = await current_http_async(request.method, str(request.url), _headers(request), body, _timeout_ms(request))
+        return _response(answer, request)
+
+
+def _response(answer: HttpAnswer | HttpFailure, request: httpx.Request) -> httpx.Response:
+    if isinstance(answer, HttpFailure):
+        raise _error(answer.error, request)
+    return httpx.Response(
+        answer.status,
+        headers=list(answer.headers.items()),
+        content=answer.body,
+        request=request,
+        extensions={"http_version": b"HTTP/1.1"},
+    )
 
 
 def _error(kind: str, request: httpx.Request) -> httpx.TransportError:
@@ -123,5 +140,45 @@ def client(**kwargs: Any) -> httpx.Client:
     kwargs.pop("base_url", None)
     kwargs["trust_env"] = False
     sim = _SimClient(transport=SimTransport(), **kwargs)
+    sim._retrylab_base_pending = True
+    return sim
+
+
+class _SimAsyncClient(httpx.AsyncClient):
+    """:class:`_SimClient`'s async twin."""
+
+    _retrylab_base_pending: bool = False
+
+    @property
+    def base_url(self) -> httpx.URL:
+        if self._retrylab_base_pending:
+            url = provider_base_url()
+            if url is not None:
+                self._base_url = self._enforce_trailing_slash(httpx.URL(url))
+                self._retrylab_base_pending = False
+        return self._base_url
+
+    @base_url.setter
+    def base_url(self, url: httpx.URL | str) -> None:
+        self._retrylab_base_pending = False
+        self._base_url = self._enforce_trailing_slash(httpx.URL(url))
+
+
+def async_client(**kwargs: Any) -> httpx.AsyncClient:
+    """``retrylab.httpx_async_client(**kwargs)``: under the simulator an
+    ``httpx.AsyncClient`` with :class:`AsyncSimTransport`, the provider's ``base_url`` and
+    ``trust_env=False`` (as :func:`client`); outside, a plain ``httpx.AsyncClient(**kwargs)``."""
+    if not under_simulator():
+        return httpx.AsyncClient(**kwargs)
+    for name in _REFUSED_UNDER_SIM:
+        if name in kwargs:
+            raise ValueError(
+                f"retrylab.httpx_async_client({name}=...) under the simulator: the simulated transport "
+                "must be the innermost one, and requests must not leave the process; omit "
+                f"{name}=, or build httpx.AsyncClient(transport=YourTransport(retrylab.httpx.AsyncSimTransport())) yourself"
+            )
+    kwargs.pop("base_url", None)
+    kwargs["trust_env"] = False
+    sim = _SimAsyncClient(transport=AsyncSimTransport(), **kwargs)
     sim._retrylab_base_pending = True
     return sim

@@ -93,6 +93,7 @@ SCHEMA: dict[str, dict[str, tuple[tuple[Any, str], bool]]] = {
     },
     "state": {"call": (_STR, True), "state": (_STATE, True), "receipt": (_STR, False)},
     "log": {"text": (_STR, True)},
+    "idle": {},
 }
 
 _KV_FIELDS = {
@@ -353,8 +354,9 @@ class FakeSim:
         config: dict[str, Any] | None = None,
         params: dict[str, Any] | None = None,
         provider: dict[str, Any] | None = None,
+        mode: str = "sync",
     ) -> dict[str, Any]:
-        hello = self.expect("hello", protocol=1, mode="sync", client="retrylab-python/0.1.0")
+        hello = self.expect("hello", protocol=1, mode=mode, client="retrylab-python/0.1.0")
         self.send(
             {
                 "type": "init",
