@@ -822,8 +822,6 @@ fn seed_of(worker: u32, incarnation: u32) -> u32 {
     (z ^ (z >> 31)) as u32
 }
 
-/// The face's answer to a request it cannot map.
-
 /// A call id on the wire.
 fn wire_call(call: CallId) -> String {
     format!("c{}", call.0)
