@@ -737,6 +737,54 @@ fn cli_retention_max_ms_below_the_floor_exits_2() {
 }
 
 #[test]
+fn an_http_face_route_without_its_placeholder_or_a_method() {
+    let text = edit(
+        "\"atomic\",",
+        "\"atomic\", \"http\": {\"read\": \"GET /v1/tickets\"},",
+    );
+    // Points at the route's first character.
+    assert_first(
+        &text,
+        "provider.http.read",
+        (19, 45),
+        "\"GET /v1/tickets\"",
+        &["does not say where {id} goes"],
+    );
+    let text = edit(
+        "\"atomic\",",
+        "\"atomic\", \"http\": {\"create\": \"/v1/tickets\"},",
+    );
+    assert_first(
+        &text,
+        "provider.http.create",
+        (19, 47),
+        "\"/v1/tickets\"",
+        &["expected \"METHOD /path\""],
+    );
+}
+
+#[test]
+fn cli_an_http_face_with_an_unknown_field_exits_2() {
+    let dir = Scratch::new("http_face");
+    let file = dir.write(
+        "face.json",
+        &edit(
+            "\"atomic\",",
+            "\"atomic\", \"http\": {\"key_header\": \"X-Key\"},",
+        ),
+    );
+    let stderr = assert_input_error(&retrylab(&["check", arg(&file)]));
+    assert!(
+        stderr.contains("provider.http") && stderr.contains("unknown field `key_header`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("key_in"),
+        "the known fields are listed: {stderr}"
+    );
+}
+
+#[test]
 fn unknown_enum_value() {
     let text = edit("\"atomic\"", "\"sometimes\"");
     // Points at the closing quote of "sometimes".
