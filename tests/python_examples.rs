@@ -224,6 +224,100 @@ fn stripe_sdks_retry_reuses_its_key_and_is_replayed() {
     assert!(out.stdout.contains("outcome: intent 0: completed\n"));
 }
 
+const FROZEN: &str = "models/windows/frozen_worker_redelivered.json";
+
+/// examples/python/two_workers.py: worker 0 frozen mid-call while the queue hands its call
+/// to worker 1, on a provider without keys: the lease and the read-back keep one ticket
+/// where an executor that sends whenever it holds the call makes two.
+#[test]
+fn two_workers_keeps_one_ticket_when_a_frozen_workers_call_is_redelivered() {
+    let mut a = args(&[
+        "run",
+        FROZEN,
+        "--design",
+        "two",
+        "--design",
+        "no_dedup",
+        "--seeds",
+        "200",
+        "--format",
+        "json",
+        "--executor",
+    ]);
+    a.push(executor("two", "two_workers.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let (two, no_dedup) = (&v["results"][0]["totals"], &v["results"][1]["totals"]);
+    assert_eq!(v["results"][0]["design"], "two");
+    assert_eq!(two["intents"], 200);
+    assert_eq!(two["effects"], 200);
+    assert_eq!(two["duplicate_effects"], 0);
+    assert_eq!(two["completed"], 200);
+    assert_eq!(two["false_success"], 0);
+    assert_eq!(two["wrong_receipts"], 0);
+    assert_eq!(two["unknown_ops"], 0);
+    // The send and one search per intent.
+    assert_eq!(two["remote_calls"], 400);
+    // Where worker 0 took the call (90 seeds of 200), the queue hands it to worker 1, which
+    // sends again.
+    assert_eq!(no_dedup["effects"], 290);
+    assert_eq!(no_dedup["duplicate_effects"], 90);
+}
+
+#[test]
+fn two_workers_trace_shows_the_redelivery_waiting_for_the_lease() {
+    let mut a = args(&[
+        "trace",
+        FROZEN,
+        "--design",
+        "two",
+        "--seed",
+        "0",
+        "--executor",
+    ]);
+    a.push(executor("two", "two_workers.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let want = [
+        "       10000 ms  executor  call 1 not answered within the queue's visibility timeout: delivered again, to worker 1",
+        "       10000 ms  executor  worker 1: two: sleeps 10001 ms",
+        "       20000 ms  executor  call 1 not answered within the queue's visibility timeout: delivered again, to worker 0",
+        "       20001 ms  executor  worker 1: two: store lease:t0:a0 = {\"holder\": \"1:0\", \"until\": 40001} if version 1: written (version 3)",
+        "       20001 ms  executor  worker 1: two: GET /v1/resources?ref=r1",
+    ];
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == want[0])
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(&lines[at..at + want.len()], want);
+    assert!(out.stdout.contains("outcome: intent 0: completed\n"));
+}
+
+#[test]
+fn explore_certifies_two_workers_on_both_windows() {
+    for (model, runs) in [
+        (FROZEN, "(3732 runs, complete)"),
+        (
+            "models/windows/two_workers_recovering.json",
+            "(3 runs, complete)",
+        ),
+    ] {
+        let mut a = args(&["explore", model, "--design", "two", "--executor"]);
+        a.push(executor("two", "two_workers.py"));
+        let out = retrylab(&a);
+        assert_eq!(out.code, 0, "{model}\n{}\n{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains(&format!(
+                "certified for 2 faults: no property is violated by any schedule within the bound {runs}"
+            )),
+            "{model}\n{}",
+            out.stdout
+        );
+    }
+}
+
 /// The totals of `design` (an executor of examples/python) on `seeds` seeds of `model`.
 fn totals(model: &str, name: &str, script: &str, seeds: &str) -> serde_json::Value {
     let mut a = args(&[

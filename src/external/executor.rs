@@ -904,6 +904,24 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
 
 impl External {
     /// The `msg_id` of the outstanding request waiting for `what`.
+    /// Whether the process has this issue of `call` in hand: running, or queued for it.
+    fn works_on(&self, call: &ToolCall) -> bool {
+        let queued = self
+            .queue
+            .iter()
+            .any(|(c, _)| c.call == call.call && c.issue == call.issue);
+        let running = if self.is_async() {
+            self.running.contains(&(call.call, call.issue))
+        } else {
+            self.busy == Some(call.call)
+                && self
+                    .given
+                    .get(&call.call)
+                    .is_some_and(|g| g.call.issue == call.issue)
+        };
+        queued || running
+    }
+
     /// The face's own answer to request `msg_id`: `reply`, or 404 for a request it could
     /// not map.
     fn local_answer(&self, msg_id: u64, reply: Option<Reply>, now_ms: u64) -> serde_json::Value {
@@ -951,7 +969,25 @@ impl Executor for External {
             self.dead = true;
             return;
         }
-        let op = match ctx.journal_ref().find_by_call(call.call) {
+        let found = ctx.journal_ref().find_by_call(call.call);
+        // The same issue of a call again: a queue's redelivery (`workers.redelivery_ms`),
+        // here or on another worker; a re-run by the agent is a new issue.
+        let redelivery = found.is_some_and(|op| {
+            ctx.journal_ref()
+                .get(op)
+                .is_some_and(|o| o.call().issue == call.issue)
+        });
+        if redelivery && self.works_on(&call) {
+            let name = self.shared.name.clone();
+            ctx.note(|| {
+                format!(
+                    "{name}: {} redelivered to the process already working on it: ignored",
+                    wire_call(call.call)
+                )
+            });
+            return;
+        }
+        let op = match found {
             Some(op) => op,
             None => {
                 let (worker, now) = (ctx.worker(), ctx.now());
@@ -964,7 +1000,7 @@ impl Executor for External {
             s.owes_report = true;
         }
         self.given.insert(call.call, Given { call, op });
-        self.queue.push_back((call, false));
+        self.queue.push_back((call, redelivery));
         self.drain_queue(ctx);
     }
 

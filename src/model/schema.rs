@@ -380,6 +380,13 @@ pub struct WorkersModel {
     /// Random crashes stop after this many in a run (scripted crashes always happen).
     #[serde(default = "one")]
     pub max_crashes: u32,
+    /// A job queue's visibility timeout: a call a worker took and has not answered is
+    /// delivered again, to a worker the schedule picks (the same one or another), this long
+    /// after it was taken, and again each time this passes while the agent still waits
+    /// (at-least-once delivery: SQS, Celery with `acks_late`). Absent: a call goes to one
+    /// worker, and a crashed worker gets its calls again when it restarts.
+    #[serde(default)]
+    pub redelivery_ms: Option<Millis>,
 }
 
 impl Default for WorkersModel {
@@ -390,6 +397,7 @@ impl Default for WorkersModel {
             journal: Durability::Durable,
             crash: CrashModel::default(),
             max_crashes: 1,
+            redelivery_ms: None,
         }
     }
 }

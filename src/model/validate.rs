@@ -85,6 +85,12 @@ pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
         m.workers.max_crashes.into(),
         MAX_CRASHES.into(),
     );
+    if m.workers.redelivery_ms == Some(0) {
+        p.push((
+            "workers.redelivery_ms".into(),
+            "must be at least 1: a call redelivered at once would be redelivered forever; leave the field out for no redelivery".into(),
+        ));
+    }
     provider(&mut p, &m.provider);
     if m.faults.len() > MAX_FAULTS {
         p.push((

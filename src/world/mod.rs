@@ -34,7 +34,7 @@ use workload::Workload;
 
 use crate::design::context::Minted;
 use crate::design::journal::SharedJournal;
-use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal};
+use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal, OpState};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::queue::Handle;
 use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
@@ -75,6 +75,11 @@ enum Event {
         worker: WorkerId,
         call: ToolCall,
     },
+    /// The queue's visibility timeout (`workers.redelivery_ms`) passed on `call`: if the
+    /// agent still waits for it, it is delivered again.
+    Redeliver {
+        call: ToolCall,
+    },
     ExecTimer {
         worker: WorkerId,
         incarnation: u32,
@@ -110,7 +115,9 @@ impl Event {
     /// The component whose pause holds this event back.
     fn component(&self) -> Option<Paused> {
         match self {
-            Event::Arrival => None,
+            // The queue is not a component that pauses; the delivery it makes is held by
+            // the pause of the worker it goes to.
+            Event::Arrival | Event::Redeliver { .. } => None,
             Event::AgentStart(_)
             | Event::AgentAct { .. }
             | Event::AgentTimeout { .. }
@@ -585,6 +592,23 @@ impl<'a> World<'a> {
                     });
                 }
             }
+            Event::Redeliver { call } => {
+                if !self.agent.awaits(call.call, call.issue) {
+                    return;
+                }
+                let n = u64::from(self.model.workers.count);
+                let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
+                self.trace.log(now, Component::Executor, || {
+                    format!(
+                        "{} not answered within the queue's visibility timeout: delivered again, to {worker}",
+                        call.call
+                    )
+                });
+                self.push(now, Event::CallDelivered { worker, call });
+                if let Some(after) = self.model.workers.redelivery_ms {
+                    self.push(now.saturating_add(after), Event::Redeliver { call });
+                }
+            }
             Event::ExecTimer {
                 worker,
                 incarnation,
@@ -632,6 +656,9 @@ impl<'a> World<'a> {
                 let n = u64::from(self.model.workers.count);
                 let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
                 self.push(self.now, Event::CallDelivered { worker, call });
+                if let Some(after) = self.model.workers.redelivery_ms {
+                    self.push(self.now.saturating_add(after), Event::Redeliver { call });
+                }
                 self.push_timer(
                     timeout_at_ms,
                     Event::AgentTimeout {
@@ -924,9 +951,17 @@ impl<'a> World<'a> {
 
     /// The transport lost track of `attempt` (a timeout, an indeterminate reply, its worker
     /// crashed): if it was a create, its operation's outcome is unknown from now on.
+    ///
+    /// Not when the operation is already confirmed or failed in the journal: a stale
+    /// attempt (a worker frozen while another finished the operation) changes nothing of
+    /// what is known about it.
     fn unknown_from(&mut self, attempt: AttemptId) {
         let a = self.attempts[attempt.0 as usize - 1];
-        if a.create {
+        let settled = matches!(
+            self.journal.get_mut().get(a.op).map(|o| o.state()),
+            Some(OpState::Confirmed | OpState::Failed)
+        );
+        if a.create && !settled {
             let now = self.now;
             self.op_record(a.op).first_unknown_ms.get_or_insert(now);
         }
