@@ -136,7 +136,6 @@ fn certificates_for_the_safe_designs_within_their_assumptions() {
         outside,
         [
             "windows/delayed_visibility.json durable_authorization",
-            "windows/frozen_worker_redelivered.json durable_authorization",
             "windows/identity_loss.json journal_reconcile_lease",
             "windows/identity_loss.json durable_authorization",
             "windows/key_then_effect_crash.json journal_reconcile_lease",

@@ -785,6 +785,18 @@ fn cli_an_http_face_with_an_unknown_field_exits_2() {
 }
 
 #[test]
+fn a_redelivery_at_once_is_refused() {
+    let text = edit("\"count\": 1 }", "\"count\": 1, \"redelivery_ms\": 0 }");
+    assert_first(
+        &text,
+        "workers.redelivery_ms",
+        (14, 45),
+        "0 }",
+        &["must be at least 1", "redelivered forever"],
+    );
+}
+
+#[test]
 fn unknown_enum_value() {
     let text = edit("\"atomic\"", "\"sometimes\"");
     // Points at the closing quote of "sometimes".

@@ -25,8 +25,9 @@ concurrent same-key requests, no lookup, the worker crashed after its send and t
 incarnation's lease ends, after the first request committed; its resend under the same key
 is then replayed.
 
-    retrylab run models/windows/two_workers_recovering.json \\
-      --executor two_workers="python examples/python/two_workers.py"
+    retrylab run examples/python/frozen_worker_redelivered.json \\
+      --executor two_workers="python examples/python/two_workers.py" \\
+      --executor naive="python examples/python/naive_retry.py"
 """
 
 import json
@@ -76,11 +77,14 @@ def create(args: dict[str, Any], ctx: retrylab.Context) -> retrylab.Result:
         record, _ = load(ctx, op)
         if record is not None and record["state"] == "done":
             return retrylab.ok(receipt=record["receipt"])
+        if record is not None and record["state"] == "failed":
+            return retrylab.failed(record["detail"])
         token, until = take_lease(ctx, lease, lease_ms)
         if token is None:
             # Another worker is on it: look again when its lease ends.
             ctx.sleep((until - ctx.now_ms() + 1) / 1000)
             continue
+        header = ctx.provider.get("key_header")
         if record is not None and record["state"] == "sent":
             try:
                 r = http.get("/v1/resources", params={"ref": args["ref"]}, timeout=timeout_ms / 1000)
@@ -89,18 +93,23 @@ def create(args: dict[str, Any], ctx: retrylab.Context) -> retrylab.Result:
             if r.status_code == 200:
                 ctx.kv.put(op, json.dumps({"state": "done", "receipt": r.json()["id"]}))
                 continue
-            # 404: not found, or no search at all on this provider.
+            if r.status_code != 404 and r.status_code != 501:
+                ctx.sleep(1.0)  # the read itself failed (a 5xx): read again
+                continue
+            if r.status_code == 501 and not header:
+                # No read-back and no key: nothing can tell whether the ticket exists, and a
+                # resend could make a second one.
+                return retrylab.unknown("the provider offers no read-back and takes no key")
+            # Not found (or no search, under a key): trusted only once the earlier send can
+            # no longer be in flight nor unseen.
             trusted_at = record["sent_at"] + timeout_ms + bound_ms
             if ctx.now_ms() < trusted_at:
-                # Not found, but the ticket may not be visible yet: wait, then read again.
                 ctx.sleep((trusted_at - ctx.now_ms()) / 1000)
                 continue
-            # Not found after the bound: the earlier send never created a ticket.
         if not holds(ctx, lease, token):
             continue
         key = record["key"] if record is not None else str(uuid.uuid4())
         ctx.kv.put(op, json.dumps({"state": "sent", "sent_at": ctx.now_ms(), "token": token, "key": key}))
-        header = ctx.provider.get("key_header")
         headers = {header: key} if header else {}
         try:
             r = http.post("/v1/resources", json={"ref": args["ref"]}, headers=headers, timeout=timeout_ms / 1000)
@@ -108,12 +117,11 @@ def create(args: dict[str, Any], ctx: retrylab.Context) -> retrylab.Result:
             continue  # it may exist: read back
         if r.status_code in (200, 201):
             ctx.kv.put(op, json.dumps({"state": "done", "receipt": r.json()["id"]}))
-            continue
-        if 400 <= r.status_code < 500:
-            ctx.kv.put(op, json.dumps({"state": "done_failed"}))
-            return retrylab.failed(f"{r.status_code} {r.text}")
-        # A 5xx: it may exist; read back.
-
+        elif r.status_code in (400, 404, 412, 422):
+            # Refused on its merits: nothing was created.
+            detail = f"{r.status_code} {r.text}"
+            ctx.kv.put(op, json.dumps({"state": "failed", "detail": detail}))
+        # A 409 (in progress, already exists) or a 5xx: it may exist; read back.
 
 if __name__ == "__main__":
     retrylab.run(hello_assumptions=["durable_journal", "read_back_identifies_operation", "visibility_bound_covers_lag"])

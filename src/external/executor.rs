@@ -480,10 +480,10 @@ impl External {
                         );
                         return;
                     };
-                    match self
-                        .face
-                        .map(&g.call, &method, &url, &headers, body.as_deref())
-                    {
+                    let mapped =
+                        self.face
+                            .map(ctx.now(), &g.call, &method, &url, &headers, body.as_deref());
+                    match mapped {
                         Mapped::Unmapped(why) => {
                             self.shared.warn_unmapped(&why);
                             let name = self.shared.name.clone();
@@ -903,7 +903,6 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
 }
 
 impl External {
-    /// The `msg_id` of the outstanding request waiting for `what`.
     /// Whether the process has this issue of `call` in hand: running, or queued for it.
     fn works_on(&self, call: &ToolCall) -> bool {
         let queued = self
@@ -933,6 +932,7 @@ impl External {
             "headers":r.headers,"body":r.body,"now_ms":now_ms})
     }
 
+    /// The `msg_id` of the outstanding request waiting for `what`.
     fn waiting_for(&self, what: Wait) -> Option<u64> {
         self.outstanding
             .iter()

@@ -97,7 +97,10 @@ fn decode(text: &str, plus: bool) -> String {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
+            b'%' if i + 2 < bytes.len()
+                && bytes[i + 1].is_ascii_hexdigit()
+                && bytes[i + 2].is_ascii_hexdigit() =>
+            {
                 let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
                 match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                     Some(b) => {
@@ -129,7 +132,7 @@ fn pairs(text: &str, plus: bool) -> Vec<(String, String)> {
 
 /// Matches `text` against `template` with at most one placeholder: the captured value.
 fn capture<'t>(template: &str, text: &'t str) -> Option<Option<(&'static str, &'t str)>> {
-    for p in ["{id}", "{ref}", "{key}", "{handle}", "{step}"] {
+    for p in ["{id}", "{ref}", "{key}", "{handle}"] {
         if let Some((before, after)) = template.split_once(p) {
             let rest = text.strip_prefix(before)?.strip_suffix(after)?;
             return (!rest.is_empty()).then_some(Some((p, rest)));
@@ -266,9 +269,10 @@ impl Face {
         })
     }
 
-    /// Maps an executor's request, made for `call`.
+    /// Maps an executor's request, made for `call` at virtual time `now`.
     pub fn map(
         &self,
+        now: Millis,
         call: &ToolCall,
         method: &str,
         url: &str,
@@ -283,7 +287,8 @@ impl Face {
         };
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         let path = if path.is_empty() { "/" } else { path };
-        let mut params = pairs(query, false);
+        // A query string is form-encoded too: `+` is a space (requests writes it so).
+        let mut params = pairs(query, true);
         let form = headers.iter().any(|(k, v)| {
             k.eq_ignore_ascii_case("content-type")
                 && v.starts_with("application/x-www-form-urlencoded")
@@ -327,7 +332,7 @@ impl Face {
             first_sent_ms: None,
         };
         if let Some(_caught) = found(&self.create) {
-            return self.map_create(call, endpoint, &incoming, &unmapped);
+            return self.map_create(now, call, endpoint, &incoming, &unmapped);
         }
         if endpoint.0 > 0 {
             return unmapped("only a create is sent to a workflow step's /steps/{k} path");
@@ -424,6 +429,7 @@ impl Face {
 
     fn map_create(
         &self,
+        now: Millis,
         call: &ToolCall,
         endpoint: Endpoint,
         incoming: &Incoming<'_>,
@@ -452,13 +458,18 @@ impl Face {
             return unmapped("a compensate call undoes a resource; it does not create one");
         }
         let mut first_sent_ms = None;
+        let key = self.key_of(incoming);
         if !self.spec.first_sent_header.is_empty() {
-            let Some(text) = incoming.header(&self.spec.first_sent_header) else {
+            // Both headers of a repeatable request are mandatory (OASIS Repeatable Requests).
+            let (Some(text), Some(_)) = (incoming.header(&self.spec.first_sent_header), &key)
+            else {
                 return Mapped::Local(Reply::MissingKey);
             };
+            // A date that does not parse, or later than the provider's clock (a client that
+            // would stretch the window without end), is a malformed repeatable request.
             match parse_imf_fixdate(text) {
-                Some(t) => first_sent_ms = Some(t),
-                None => return Mapped::Local(Reply::MissingKey),
+                Some(t) if t <= now => first_sent_ms = Some(t),
+                _ => return Mapped::Local(Reply::MissingKey),
             }
         }
         let mut request = Request::create(call, None);
@@ -466,7 +477,7 @@ impl Face {
         request.kind = RequestKind::Create { params };
         Mapped::Send {
             request,
-            key: self.key_of(incoming),
+            key,
             first_sent_ms,
         }
     }
@@ -523,7 +534,7 @@ impl Face {
                 if replayed {
                     replay(&mut headers);
                 }
-                found(self.resource_id(resource), 201)
+                found(self.resource_id(resource), s.created_status)
             }
             Reply::Found { resource } => found(self.resource_id(resource), 200),
             Reply::Accepted { handle } => (
@@ -548,10 +559,12 @@ impl Face {
             Reply::Rejected => self.error(&s.rejected, &mut headers),
             Reply::MissingKey => self.error(&s.missing_key, &mut headers),
             Reply::NotFound => self.error(&s.not_found, &mut headers),
+            // A read back the contract does not offer (`provider.lookup`): 501, never to be
+            // mistaken for "not found".
             Reply::Unsupported => {
                 let e = ErrorAnswer {
-                    status: 404,
-                    code: "unsupported".into(),
+                    status: 501,
+                    code: "lookup_not_supported".into(),
                     kind: String::new(),
                 };
                 self.error(&e, &mut headers)
@@ -625,7 +638,7 @@ mod tests {
     fn map_simple(method: &str, url: &str, body: Option<&str>) -> Mapped {
         let mut h = BTreeMap::new();
         h.insert("Idempotency-Key".to_string(), "k-1".to_string());
-        generic().map(&call(), method, url, &h, body)
+        generic().map(0, &call(), method, url, &h, body)
     }
 
     fn kind(m: Mapped) -> RequestKind {
@@ -701,6 +714,7 @@ mod tests {
             "application/x-www-form-urlencoded".to_string(),
         );
         let m = face.map(
+            0,
             &call(),
             "POST",
             "http://provider.sim/v1/customers",
@@ -716,7 +730,7 @@ mod tests {
         }
         let q = "http://provider.sim/v1/customers/search?query=metadata%5B%27ref%27%5D%3A%27r7%27";
         assert_eq!(
-            kind(face.map(&call(), "GET", q, &BTreeMap::new(), None)),
+            kind(face.map(0, &call(), "GET", q, &BTreeMap::new(), None)),
             RequestKind::Lookup(LookupQuery::Search { params: Params(7) })
         );
         let a = face.answer(Reply::InProgress, None);
@@ -746,7 +760,7 @@ mod tests {
             "content-type".to_string(),
             "application/x-www-form-urlencoded".to_string(),
         );
-        match face.map(&call(), "POST", "http://provider.sim/", &h, Some(body)) {
+        match face.map(0, &call(), "POST", "http://provider.sim/", &h, Some(body)) {
             Mapped::Send { request, key, .. } => {
                 assert_eq!(request.kind, RequestKind::Create { params: Params(7) });
                 assert_eq!(key.as_deref(), Some("tok-1"));
@@ -781,14 +795,26 @@ mod tests {
         h.insert("Repeatability-Request-ID".to_string(), "g-1".to_string());
         let url = "http://provider.sim/v1/resources";
         assert_eq!(
-            face.map(&call(), "POST", url, &h, Some(body)),
+            face.map(9_000, &call(), "POST", url, &h, Some(body)),
             Mapped::Local(Reply::MissingKey)
         );
         h.insert(
             "Repeatability-First-Sent".to_string(),
             "Thu, 01 Jan 2026 00:00:05 GMT".to_string(),
         );
-        match face.map(&call(), "POST", url, &h, Some(body)) {
+        // A first-sent time after the provider's clock would stretch its window: refused.
+        assert_eq!(
+            face.map(4_999, &call(), "POST", url, &h, Some(body)),
+            Mapped::Local(Reply::MissingKey)
+        );
+        // Both headers are mandatory.
+        let mut no_id = h.clone();
+        no_id.remove("Repeatability-Request-ID");
+        assert_eq!(
+            face.map(9_000, &call(), "POST", url, &no_id, Some(body)),
+            Mapped::Local(Reply::MissingKey)
+        );
+        match face.map(9_000, &call(), "POST", url, &h, Some(body)) {
             Mapped::Send {
                 key, first_sent_ms, ..
             } => {
@@ -797,6 +823,15 @@ mod tests {
             }
             m => panic!("{m:?}"),
         }
+    }
+
+    #[test]
+    fn a_lookup_the_contract_lacks_is_501_and_plus_is_a_space() {
+        let a = generic().answer(Reply::Unsupported, None);
+        assert_eq!(a.status, 501);
+        assert!(a.body.contains("lookup_not_supported"), "{}", a.body);
+        assert_eq!(decode("a+b%2Bc%zz%4", true), "a b+c%zz%4");
+        assert_eq!(decode("%+1", false), "%+1");
     }
 
     #[test]

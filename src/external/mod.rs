@@ -91,6 +91,9 @@ impl Shared {
             if let Some(i) = idle.iter().rposition(|p| p.init == init) {
                 return Ok(idle.remove(i));
             }
+            // None initialized for this model: those of other models (a report moves from
+            // one model to the next) are stopped rather than kept for a model that is done.
+            idle.clear();
         }
         let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let p = match spare {

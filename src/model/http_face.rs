@@ -119,7 +119,7 @@ face_fields! {
     /// The route of a create: `METHOD /path`, then optionally `?name=value&...` (parameters
     /// that must be present, in the query string or a form body) and `; Header: value` (a
     /// header that must be present, as DynamoDB's `X-Amz-Target`). Workflow step k > 0
-    /// posts to `/steps/{k}` followed by this path.
+    /// posts to `/steps/k` followed by this path. No placeholder.
     create: String = "POST /v1/resources".into();
     /// The route of a compensation (an undo of `{id}`), empty when the API has none.
     compensate: String = "DELETE /v1/resources/{id}".into();
@@ -152,6 +152,8 @@ face_fields! {
     id_prefix: String = "res_".into();
     /// How answers are written.
     answer: AnswerFormat = AnswerFormat::Json;
+    /// The status of a create's success (Stripe, EC2 and Adyen answer 200; others 201).
+    created_status: u16 = 201;
     /// The header and value that mark an answer replayed from the key record
     /// (`Idempotent-Replayed: true`); empty: none.
     replay_header: String = "Idempotent-Replayed: true".into();
@@ -187,7 +189,7 @@ pub struct Route {
 }
 
 /// The placeholders a route may use.
-const PLACEHOLDERS: [&str; 5] = ["{id}", "{ref}", "{key}", "{handle}", "{step}"];
+const PLACEHOLDERS: [&str; 4] = ["{id}", "{ref}", "{key}", "{handle}"];
 
 impl Route {
     /// Parses `text`; the error says what is wrong with it.
@@ -294,11 +296,45 @@ impl HttpFace {
             if field == "create" && text.is_empty() {
                 out.push((at(field), "a provider's face needs a create route".into()));
             }
-            if !text.is_empty() && !placeholder.is_empty() && !text.contains(placeholder) {
+            if text.is_empty() {
+                continue;
+            }
+            if !placeholder.is_empty() && !text.contains(placeholder) {
                 out.push((
                     at(field),
                     format!("{text:?} does not say where {placeholder} goes"),
                 ));
+                continue;
+            }
+            // Exactly its own placeholder, once, in the path or a parameter's value: any
+            // other would be captured and dropped, or compared as text and never match.
+            let others: Vec<&str> = PLACEHOLDERS
+                .iter()
+                .copied()
+                .filter(|p| *p != placeholder && text.contains(p))
+                .collect();
+            let header = text.split_once(';').map_or("", |(_, h)| h);
+            let why = if !others.is_empty() {
+                Some(format!(
+                    "{text:?}: {} has no meaning in the {field} route{}",
+                    others.join(", "),
+                    if placeholder.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (only {placeholder})")
+                    }
+                ))
+            } else if !placeholder.is_empty() && text.matches(placeholder).count() > 1 {
+                Some(format!("{text:?}: {placeholder} stands more than once"))
+            } else if header.contains('{') {
+                Some(format!(
+                    "{text:?}: a header after ';' is matched as written; a placeholder goes in the path or a parameter"
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                out.push((at(field), why));
             }
         }
         if self.ref_field.is_empty() {
@@ -318,6 +354,15 @@ impl HttpFace {
                 format!(
                     "{:?}: a resource id is this prefix and a number: it must be non-empty, without digits or '/'",
                     self.id_prefix
+                ),
+            ));
+        }
+        if !(200..=299).contains(&self.created_status) {
+            out.push((
+                at("created_status"),
+                format!(
+                    "{} is not a success status (200 to 299)",
+                    self.created_status
                 ),
             ));
         }
@@ -409,5 +454,54 @@ mod tests {
         assert_eq!(p[0].0, "provider.http.read");
         assert!(p[0].1.contains("{id}"), "{p:?}");
         assert_eq!(p[1].0, "provider.http.id_prefix");
+        // A placeholder a route cannot use would be captured and dropped, or compared as
+        // text and never match: refused.
+        for (face, field, words) in [
+            (
+                HttpFace {
+                    create: "PUT /v1/things/{key}".into(),
+                    ..HttpFace::default()
+                },
+                "provider.http.create",
+                "{key} has no meaning in the create route",
+            ),
+            (
+                HttpFace {
+                    search: "GET /v1/r?ref={ref}&also={ref}".into(),
+                    ..HttpFace::default()
+                },
+                "provider.http.search",
+                "{ref} stands more than once",
+            ),
+            (
+                HttpFace {
+                    read: "GET /v1/r/{id}; X-Ref: {id}".into(),
+                    ..HttpFace::default()
+                },
+                "provider.http.read",
+                "stands more than once",
+            ),
+            (
+                HttpFace {
+                    key_lookup: "GET /v1/k/{key}; X-Tenant: {ref}".into(),
+                    ..HttpFace::default()
+                },
+                "provider.http.key_lookup",
+                "{ref} has no meaning in the key_lookup route (only {key})",
+            ),
+            (
+                HttpFace {
+                    created_status: 302,
+                    ..HttpFace::default()
+                },
+                "provider.http.created_status",
+                "302 is not a success status",
+            ),
+        ] {
+            let p = face.problems();
+            assert_eq!(p.len(), 1, "{p:?}");
+            assert_eq!(p[0].0, field);
+            assert!(p[0].1.contains(words), "{p:?}");
+        }
     }
 }

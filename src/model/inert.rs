@@ -401,6 +401,24 @@ fn workers(m: &Model, warn: &mut Warn<'_>) {
             "0 with a crash probability in workers.crash: no random crash ever happens; use workers.max_crashes 1 or more, or crash probabilities 0".into(),
         );
     }
+    if w.redelivery_ms.is_some() {
+        let known = crate::design::names();
+        let built_in: Vec<&str> = m
+            .designs
+            .iter()
+            .map(String::as_str)
+            .filter(|d| known.contains(d))
+            .collect();
+        if !built_in.is_empty() {
+            warn(
+                "workers.redelivery_ms",
+                format!(
+                    "applies to external executors only: the built-in designs ({}) keep one journal shared by every worker, in which a redelivered call would look already in hand on any worker, so they are run without redelivery",
+                    built_in.join(", ")
+                ),
+            );
+        }
+    }
     if crashes_max(m) > 0 && w.restart_delay_ms >= m.horizon_ms {
         warn(
             "workers.restart_delay_ms",

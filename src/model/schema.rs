@@ -380,11 +380,13 @@ pub struct WorkersModel {
     /// Random crashes stop after this many in a run (scripted crashes always happen).
     #[serde(default = "one")]
     pub max_crashes: u32,
-    /// A job queue's visibility timeout: a call a worker took and has not answered is
-    /// delivered again, to a worker the schedule picks (the same one or another), this long
-    /// after it was taken, and again each time this passes while the agent still waits
-    /// (at-least-once delivery: SQS, Celery with `acks_late`). Absent: a call goes to one
-    /// worker, and a crashed worker gets its calls again when it restarts.
+    /// A job queue's visibility timeout: a call not answered this long after the agent made
+    /// it is delivered again, to one of the workers polling the queue then (up and not
+    /// frozen by a pause; the schedule picks which, the same one or another), and again
+    /// each time this passes while the agent still waits (at-least-once delivery: SQS,
+    /// Celery with `acks_late`). Absent: a call goes to one worker, and a crashed worker
+    /// gets its calls again when it restarts. External executors only, for now: the
+    /// built-in designs share one journal between workers and run without it.
     #[serde(default)]
     pub redelivery_ms: Option<Millis>,
 }

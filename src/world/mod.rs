@@ -596,15 +596,35 @@ impl<'a> World<'a> {
                 if !self.agent.awaits(call.call, call.issue) {
                     return;
                 }
-                let n = u64::from(self.model.workers.count);
-                let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
-                self.trace.log(now, Component::Executor, || {
-                    format!(
-                        "{} not answered within the queue's visibility timeout: delivered again, to {worker}",
-                        call.call
-                    )
-                });
-                self.push(now, Event::CallDelivered { worker, call });
+                // The workers polling the queue now: up and not frozen by a pause (a frozen
+                // process polls nothing; a crashed one gets its calls at its restart).
+                let polling: Vec<u32> = (0..self.model.workers.count)
+                    .filter(|&w| {
+                        self.workers[w as usize].up
+                            && self
+                                .faults
+                                .paused_until(Paused::Executor, Some(WorkerId(w)), now)
+                                .is_none()
+                    })
+                    .collect();
+                if polling.is_empty() {
+                    self.trace.log(now, Component::Executor, || {
+                        format!(
+                            "{} not answered within the queue's visibility timeout; no worker polls the queue now",
+                            call.call
+                        )
+                    });
+                } else {
+                    let i = ch.index(Purpose::WorkerPick, polling.len() as u64) as usize;
+                    let worker = WorkerId(polling[i]);
+                    self.trace.log(now, Component::Executor, || {
+                        format!(
+                            "{} not answered within the queue's visibility timeout: delivered again, to {worker}",
+                            call.call
+                        )
+                    });
+                    self.push(now, Event::CallDelivered { worker, call });
+                }
                 if let Some(after) = self.model.workers.redelivery_ms {
                     self.push(now.saturating_add(after), Event::Redeliver { call });
                 }
@@ -656,7 +676,11 @@ impl<'a> World<'a> {
                 let n = u64::from(self.model.workers.count);
                 let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
                 self.push(self.now, Event::CallDelivered { worker, call });
-                if let Some(after) = self.model.workers.redelivery_ms {
+                // Built-in designs keep one journal shared by every worker: a redelivered
+                // call would look already in hand anywhere (inert.rs warns).
+                if let Some(after) = self.model.workers.redelivery_ms
+                    && self.design.is_external()
+                {
                     self.push(self.now.saturating_add(after), Event::Redeliver { call });
                 }
                 self.push_timer(
