@@ -19,6 +19,13 @@ pub enum FromExec {
         assumptions: Vec<String>,
         #[serde(default)]
         guarantee: Vec<String>,
+        /// It can be a zygote: it answers `fork` (section 7).
+        #[serde(default)]
+        fork: bool,
+    },
+    /// A zygote's answer to `fork`: the child's process id.
+    Forked {
+        pid: u32,
     },
     InitOk {},
     Ready {},
@@ -146,6 +153,7 @@ impl FromExec {
             FromExec::State { .. } => "state",
             FromExec::Log { .. } => "log",
             FromExec::Idle {} => "idle",
+            FromExec::Forked { .. } => "forked",
         }
     }
 }
@@ -163,6 +171,7 @@ pub fn parse(line: &str) -> Result<FromExec, (u32, String)> {
     };
     let known = [
         "hello", "init_ok", "ready", "http", "sleep", "kv", "result", "state", "log", "idle",
+        "forked",
     ];
     match obj.get("type").and_then(|t| t.as_str()) {
         None => return Err((12, "a message needs a string field \"type\"".into())),
