@@ -3,11 +3,12 @@
 //! child is the new worker's process, with nothing left from an earlier life.
 //!
 //! The child's channel is two FIFOs in a private temporary directory, opened in an order
-//! that cannot deadlock: we open the child's output for reading without blocking before
-//! sending `fork`; the child opens its input for reading (blocking until we open it for
-//! writing, which we retry without blocking while the child is alive), then its output for
-//! writing (our reader is there: it does not block). The names are unlinked as soon as both
-//! ends are open, so nothing is left in the temporary directory.
+//! that cannot deadlock: we open the child's output (`out`) for reading without blocking
+//! before sending `fork`; the child opens `out` for writing (our reader is there: it does
+//! not block), then its input (`in`) for reading, which blocks until we open `in` for
+//! writing: we retry that without blocking while the child is alive, and once it succeeds
+//! the child holds both ends, so the names are unlinked at once and nothing is left in the
+//! temporary directory.
 
 use std::ffi::CString;
 use std::fs::File;

@@ -54,6 +54,11 @@ enum Origin {
     Forked(libc::pid_t),
 }
 
+/// The children of a zygote that were killed and may not have ended yet: the zygote waits
+/// for them before it is killed itself, so that none becomes a zombie of init, and a kill in
+/// the middle of a run does not wait for a process's memory to be freed.
+type Dying = Arc<Mutex<Vec<libc::pid_t>>>;
+
 /// A running executor process.
 pub struct Process {
     origin: Origin,
@@ -78,6 +83,8 @@ pub struct Process {
     /// Whether it is a zygote: its forked children share its stdout and stderr, so its
     /// drains are not waited for when it is killed (a child may still hold them).
     pub zygote: bool,
+    /// A zygote's killed children (or, for a forked process, its zygote's).
+    dying: Dying,
 }
 
 /// A pipe whose two ends close on exec.
@@ -164,6 +171,7 @@ impl Process {
             init: String::new(),
             used: false,
             zygote: false,
+            dying: Dying::default(),
         })
     }
 
@@ -190,6 +198,7 @@ impl Process {
             init,
             used: false,
             zygote: false,
+            dying: Arc::clone(&zygote.dying),
         }
     }
 
@@ -320,6 +329,16 @@ impl Process {
         }
         self.killed = true;
         let pid = self.pid() as libc::pid_t;
+        if self.zygote {
+            // Its killed children first, while it is there to reap them.
+            let dying = std::mem::take(&mut *self.dying.lock().unwrap_or_else(|e| e.into_inner()));
+            let start = Instant::now();
+            for child in dying {
+                while !gone(child) && start.elapsed() < Duration::from_secs(2) {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+        }
         // SAFETY: signals the process group the process leads (started with
         // process_group(0), or a forked child in the group its zygote made for it);
         // harmless if it is gone.
@@ -336,12 +355,11 @@ impl Process {
                 unsafe {
                     libc::kill(*pid, libc::SIGKILL);
                 }
-                // Its zygote reaps it at once (SIGCHLD ignored): wait for that, so that
-                // a zygote killed next does not leave it a zombie of init.
-                let start = Instant::now();
-                while !gone(*pid) && start.elapsed() < Duration::from_secs(2) {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
+                // Its zygote reaps it as it ends (SIGCHLD ignored), and waits for it before
+                // it is killed itself.
+                let mut dying = self.dying.lock().unwrap_or_else(|e| e.into_inner());
+                dying.retain(|&p| !gone(p));
+                dying.push(*pid);
             }
         }
         if self.zygote {
