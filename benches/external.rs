@@ -11,7 +11,7 @@
 //! - `restart/fresh_process`, `restart/reused_process` and `restart/forked_process`: a
 //!   worker restart on a new process (its interpreter's start and imports), on a process
 //!   reset by its `start`, or on a fork of a zygote (`--executor-fork-restarts`: every
-//!   worker life, the first of each seed too, is a fork);
+//!   worker life, the first of each seed too, is a fork: two forks per seed here);
 //! - once, not sampled: `explore` of examples/python/journaled.py within 2 faults on
 //!   models/bad/crash_after_send_rare.json, in seconds.
 //!
@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrylab::design::Design;
-use retrylab::external::{ExternalDesign, Restarts};
 use retrylab::external::process::Process;
+use retrylab::external::{ExternalDesign, Restarts};
 use retrylab::model::Model;
 
 /// Round trips per iteration of the protocol benchmarks.

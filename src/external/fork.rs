@@ -101,7 +101,11 @@ fn open_nonblocking(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
 
 /// Makes `zygote` (initialized with `init`) fork a child for a new worker life, waiting at
 /// most `watchdog` for each step.
-pub(crate) fn fork(zygote: &mut Process, init: &str, watchdog: Duration) -> Result<Process, String> {
+pub(crate) fn fork(
+    zygote: &mut Process,
+    init: &str,
+    watchdog: Duration,
+) -> Result<Process, String> {
     let fifos = Fifos::new()?;
     let from = open_nonblocking(&fifos.from_child, libc::O_RDONLY)
         .map_err(|e| format!("cannot open the FIFO {}: {e}", fifos.from_child.display()))?;

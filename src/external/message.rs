@@ -219,6 +219,32 @@ mod tests {
     }
 
     #[test]
+    fn fork_is_an_optional_capability_and_forked_carries_a_pid() {
+        let hello = |extra: &str| {
+            parse(&format!(
+                r#"{{"type":"hello","protocol":1,"mode":"sync","tools":["create"]{extra}}}"#
+            ))
+        };
+        assert!(matches!(hello(""), Ok(FromExec::Hello { fork: false, .. })));
+        assert!(matches!(
+            hello(r#","fork":true"#),
+            Ok(FromExec::Hello { fork: true, .. })
+        ));
+        assert_eq!(hello(r#","fork":"yes""#).unwrap_err().0, 12);
+        assert_eq!(
+            parse(r#"{"type":"forked","pid":4242}"#).unwrap(),
+            FromExec::Forked { pid: 4242 }
+        );
+        assert_eq!(parse(r#"{"type":"forked"}"#).unwrap_err().0, 12);
+        assert_eq!(
+            parse(r#"{"type":"forked","pid":4242,"ppid":1}"#)
+                .unwrap_err()
+                .0,
+            12
+        );
+    }
+
+    #[test]
     fn an_absent_timeout_differs_from_null() {
         let http = |t: &str| {
             let line = format!(

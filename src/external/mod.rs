@@ -176,7 +176,10 @@ impl Shared {
         if !z.greeted {
             let hello = executor::read_hello(self, &mut z)?;
             if !hello.fork {
-                return Err("a process started as a zygote did not declare \"fork\": true in its hello".into());
+                return Err(
+                    "a process started as a zygote did not declare \"fork\": true in its hello"
+                        .into(),
+                );
             }
         }
         z.send(init)?;
@@ -337,8 +340,13 @@ impl ExternalDesign {
         let idle = std::mem::take(&mut *self.shared.idle.lock().unwrap_or_else(|e| e.into_inner()));
         drop(idle);
         // Last: their children, killed above or with their worlds, are reaped by them.
-        let zygotes =
-            std::mem::take(&mut *self.shared.zygotes.lock().unwrap_or_else(|e| e.into_inner()));
+        let zygotes = std::mem::take(
+            &mut *self
+                .shared
+                .zygotes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
         drop(zygotes);
     }
 }
