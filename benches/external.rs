@@ -8,8 +8,10 @@
 //!   and the simulator's executor (parse, store, answer), measured in the same run;
 //! - `runs/naive_retry`: seeds per second of examples/python/naive_retry.py on the seeds'
 //!   model, one process reused across seeds;
-//! - `restart/fresh_process` against `restart/reused_process`: a worker restart on a new
-//!   process (its interpreter's start and imports) or on a process reset by its `start`;
+//! - `restart/fresh_process`, `restart/reused_process` and `restart/forked_process`: a
+//!   worker restart on a new process (its interpreter's start and imports), on a process
+//!   reset by its `start`, or on a fork of a zygote (`--executor-fork-restarts`: every
+//!   worker life, the first of each seed too, is a fork: two forks per seed here);
 //! - once, not sampled: `explore` of examples/python/journaled.py within 2 faults on
 //!   models/bad/crash_after_send_rare.json, in seconds.
 //!
@@ -21,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrylab::design::Design;
-use retrylab::external::ExternalDesign;
 use retrylab::external::process::Process;
+use retrylab::external::{ExternalDesign, Restarts};
 use retrylab::model::Model;
 
 /// Round trips per iteration of the protocol benchmarks.
@@ -42,7 +44,12 @@ fn python() -> (String, bool) {
     }
 }
 
-fn design(name: &str, script: &str, params: serde_json::Value, fresh: bool) -> &'static dyn Design {
+fn design(
+    name: &str,
+    script: &str,
+    params: serde_json::Value,
+    restarts: Restarts,
+) -> &'static dyn Design {
     let (py, _) = python();
     let d = ExternalDesign::new(
         name,
@@ -50,7 +57,7 @@ fn design(name: &str, script: &str, params: serde_json::Value, fresh: bool) -> &
         params,
         Duration::from_secs(30),
         false,
-        fresh,
+        restarts,
     )
     .unwrap_or_else(|e| panic!("{e}"));
     Box::leak(Box::new(d))
@@ -85,7 +92,7 @@ fn protocol(c: &mut Criterion) {
             "kv_loop",
             "benches/executors/kv_loop.py",
             serde_json::json!({ "reads": TRIPS }),
-            false,
+            Restarts::Reuse,
         );
         let mut seed = 0;
         group.bench_function("kv_round_trip", |b| {
@@ -111,7 +118,7 @@ fn runs(c: &mut Criterion) {
         "naive",
         "examples/python/naive_retry.py",
         serde_json::json!({}),
-        false,
+        Restarts::Reuse,
     );
     let mut group = c.benchmark_group("runs");
     const SEEDS: u64 = 100;
@@ -131,12 +138,16 @@ fn runs(c: &mut Criterion) {
     crashy.workers.crash.after_send = retrylab::sim::Ratio::ONE;
     let mut group = c.benchmark_group("restart");
     group.throughput(Throughput::Elements(10));
-    for (name, fresh) in [("fresh_process", true), ("reused_process", false)] {
+    for (name, restarts) in [
+        ("fresh_process", Restarts::Fresh),
+        ("reused_process", Restarts::Reuse),
+        ("forked_process", Restarts::Fork),
+    ] {
         let d = design(
             name,
             "examples/python/journaled.py",
             serde_json::json!({}),
-            fresh,
+            restarts,
         );
         let mut start = 0;
         group.bench_function(name, |b| {
@@ -153,7 +164,7 @@ fn runs(c: &mut Criterion) {
         "journaled",
         "examples/python/journaled.py",
         serde_json::json!({}),
-        false,
+        Restarts::Reuse,
     );
     let t = Instant::now();
     let found = retrylab::explore::search::explore(

@@ -574,3 +574,115 @@ fn an_async_unmapped_request_is_answered_404_by_an_event_of_its_own() {
         .unwrap_or_else(|| panic!("{}", out.stdout));
     assert_eq!(&lines[at..at + want.len()], want);
 }
+
+/// `run` of the naive executor on 50 seeds with `flags`: its totals.
+fn naive_totals(test: &str, command: &str, flags: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run",
+        MODEL,
+        "--executor",
+        command,
+        "--design",
+        "naive",
+        "--seeds",
+        "50",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(flags);
+    let out = without_leftovers(test, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    v["results"][0]["totals"].clone()
+}
+
+#[test]
+fn forked_lives_give_the_reused_processes_figures_and_leave_no_process_behind() {
+    let fork = "naive=python3 tests/executors/naive.py --fork";
+    let forked = naive_totals("naive_forked", fork, &["--executor-fork-restarts"]);
+    assert_eq!(forked, naive_totals("naive_reused", fork, &[]));
+    assert_eq!(forked["effects"], 100);
+    assert_eq!(forked["duplicate_effects"], 50);
+    assert_eq!(forked["remote_calls"], 100);
+}
+
+#[test]
+fn fork_restarts_without_the_capability_run_new_processes_with_the_same_figures() {
+    let plain = "naive=python3 tests/executors/naive.py";
+    assert_eq!(
+        naive_totals("naive_no_fork", plain, &["--executor-fork-restarts"]),
+        naive_totals("naive_plain", plain, &[])
+    );
+}
+
+#[test]
+fn fork_and_fresh_restarts_are_exclusive() {
+    let out = retrylab(&[
+        "run",
+        MODEL,
+        "--executor-fork-restarts",
+        "--executor-fresh-restarts",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+}
+
+#[test]
+fn explore_accepts_the_leaky_executor_when_every_life_is_a_fork() {
+    // Its counter lives in the zygote, which never runs a call: each forked life starts at
+    // 0, as a new process does, so the determinism check passes where reuse is refused
+    // (explore_refuses_an_executor_whose_state_leaks_between_runs) and the search runs.
+    let out = retrylab(&[
+        "explore",
+        MODEL,
+        "--executor",
+        "e=python3 tests/executors/leaky.py",
+        "--design",
+        "e",
+        "--executor-fork-restarts",
+    ]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("determinism: ticket_lost_response: executor e: 5 seeds, each twice in fresh processes and once in a forked one: the message streams agree"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("no_duplicate violated by a run with 0 faults (found after 1 run)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("--executor-fork-restarts"),
+        "the replay carries the flag: {}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_forked_process_that_fails_mid_run_is_an_error_and_leaves_no_process_behind() {
+    let command = "bad=python3 tests/executors/misbehave.py fork_raise_mid_run";
+    let out = without_leftovers(
+        "fork_raise_mid_run",
+        &[
+            "run",
+            MODEL,
+            "--executor",
+            command,
+            "--design",
+            "bad",
+            "--seeds",
+            "3",
+            "--executor-fork-restarts",
+        ],
+    );
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    let e = &out.stderr;
+    assert!(
+        e.contains("the process closed the channel: it exited (a forked process: its status is its zygote's to read) [protocol error 13]"),
+        "{e}"
+    );
+    // Its stderr is its zygote's: the traceback is there.
+    assert!(e.contains("RuntimeError: the handler failed"), "{e}");
+}

@@ -358,6 +358,31 @@ fn journaled_keeps_one_ticket_through_crashes_after_the_send() {
 }
 
 #[test]
+fn journaled_in_forked_processes_gives_the_reused_processes_totals() {
+    let mut a = args(&[
+        "run",
+        CRASH,
+        "--design",
+        "journaled",
+        "--seeds",
+        "1000",
+        "--format",
+        "json",
+        "--executor-fork-restarts",
+        "--executor",
+    ]);
+    a.push(executor("journaled", "journaled.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let t = &v["results"][0]["totals"];
+    assert_eq!(*t, totals(CRASH, "journaled", "journaled.py", "1000"));
+    assert_eq!(t["effects"], 1000);
+    assert_eq!(t["duplicate_effects"], 0);
+    assert_eq!(t["remote_calls"], 1014);
+}
+
+#[test]
 fn journaled_memory_key_duplicates_where_a_crash_lost_its_key() {
     let t = totals(CRASH, "memory", "journaled_memory_key.py", "1000");
     assert_eq!(t["effects"], 1009);

@@ -99,6 +99,16 @@ pub struct Cli {
     /// `start`: the determinism check verifies that a reset process behaves as a fresh one.
     #[arg(long = "executor-fresh-restarts", global = true)]
     executor_fresh_restarts: bool,
+    /// Run every worker life of an external executor (a run's first and each restart) in a
+    /// process forked from a zygote that did its imports, `hello` and `init` and never ran
+    /// a call: nothing of an earlier life can leak, at a cost near reuse. Needs
+    /// `"fork": true` in the executor's hello; without it, new processes (with a warning).
+    #[arg(
+        long = "executor-fork-restarts",
+        global = true,
+        conflicts_with = "executor_fresh_restarts"
+    )]
+    executor_fork_restarts: bool,
 }
 
 /// Adds the `--executor` designs of `cli` to `ctx`: each is started once and its `hello`
@@ -161,6 +171,13 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
             "--executor-turn-timeout-ms: must be at least 1".into(),
         ));
     }
+    let restarts = if cli.executor_fork_restarts {
+        crate::external::Restarts::Fork
+    } else if cli.executor_fresh_restarts {
+        crate::external::Restarts::Fresh
+    } else {
+        crate::external::Restarts::Reuse
+    };
     let mut added: Vec<&'static dyn Design> = ctx.designs.added().to_vec();
     for w in wanted {
         if crate::design::find(&w.name).is_some() {
@@ -175,7 +192,7 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
             w.params,
             std::time::Duration::from_millis(cli.executor_turn_timeout_ms),
             cli.executor_output,
-            cli.executor_fresh_restarts,
+            restarts,
         )
         .map_err(CliError::Input)?;
         // A design lives as long as the program, as the built-in ones do.
@@ -191,6 +208,9 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
     }
     if cli.executor_fresh_restarts {
         ctx.flags.push_str(" --executor-fresh-restarts");
+    }
+    if cli.executor_fork_restarts {
+        ctx.flags.push_str(" --executor-fork-restarts");
     }
     if cli.executor_turn_timeout_ms != 10_000 {
         ctx.flags.push_str(&format!(

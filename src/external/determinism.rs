@@ -1,7 +1,8 @@
 //! An external executor's determinism, checked rather than assumed
 //! (docs/executor-protocol.md, section 8): each sampled seed runs twice in fresh processes
-//! and once more in a reused one, and the message streams both ways must agree line for
-//! line. The first difference is reported with both versions and a likely cause.
+//! and once more in a reused one (with `--executor-fork-restarts`, in forks of a zygote),
+//! and the message streams both ways must agree line for line. The first difference is
+//! reported with both versions and a likely cause.
 
 use std::cell::RefCell;
 
@@ -24,6 +25,13 @@ thread_local! {
     static TRANSCRIPT: RefCell<Option<Vec<Line>>> = const { RefCell::new(None) };
     /// While a check runs its fresh runs: workers get new processes only.
     static FRESH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether a process was forked from a zygote on this thread since the last look.
+    static FORKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that a worker life on this thread runs in a fork of a zygote.
+pub(crate) fn note_fork() {
+    FORKED.with(|f| f.set(true));
 }
 
 /// Whether a check on this thread wants new processes only.
@@ -78,12 +86,16 @@ pub const SEEDS: [u64; 5] = [0, 1, 2, 3, 4];
 /// Checks external design `design` on `seeds` of `model`: the line to print when every
 /// stream agreed, or the first difference.
 pub fn check(model: &Model, design: &dyn Design, seeds: &[u64]) -> Result<String, String> {
+    let mut forked = false;
     for &seed in seeds {
         let mut first = fresh(|| World::new(model, design, false));
         let fresh_run = fresh(|| transcript(&mut first, seed));
         // The same processes again, reset by their `start` (and a crash's restart takes a
-        // process left by another worker, as outside the check).
+        // process left by another worker, as outside the check); with fork restarts, forks
+        // of the zygote instead.
+        FORKED.with(|f| f.set(false));
         let reused = transcript(&mut first, seed);
+        forked = forked || FORKED.with(|f| f.replace(false));
         drop(first);
         let again = fresh(|| {
             let mut second = World::new(model, design, false);
@@ -92,15 +104,17 @@ pub fn check(model: &Model, design: &dyn Design, seeds: &[u64]) -> Result<String
         if let Some(e) = diverge(&fresh_run, &again, false) {
             return Err(report(model, design, seed, e));
         }
-        if let Some(e) = diverge(&fresh_run, &reused, true) {
+        if let Some(mut e) = diverge(&fresh_run, &reused, true) {
+            e.forked = forked;
             return Err(report(model, design, seed, e));
         }
     }
     Ok(format!(
-        "determinism: {}: executor {}: {} seeds, each twice in fresh processes and once in a reused one: the message streams agree",
+        "determinism: {}: executor {}: {} seeds, each twice in fresh processes and once in a {} one: the message streams agree",
         model.name,
         design.name(),
-        seeds.len()
+        seeds.len(),
+        if forked { "forked" } else { "reused" }
     ))
 }
 
@@ -112,6 +126,8 @@ struct Divergence {
     one: String,
     two: String,
     reused: bool,
+    /// The second run's processes were forked from a zygote, not reused.
+    forked: bool,
 }
 
 fn diverge(a: &[Line], b: &[Line], reused: bool) -> Option<Divergence> {
@@ -134,12 +150,15 @@ fn diverge(a: &[Line], b: &[Line], reused: bool) -> Option<Divergence> {
             one: text(x),
             two: text(y),
             reused,
+            forked: false,
         })
     })
 }
 
 fn report(model: &Model, design: &dyn Design, seed: u64, d: Divergence) -> String {
-    let (first, second) = if d.reused {
+    let (first, second) = if d.forked {
+        ("fresh process ", "forked process")
+    } else if d.reused {
         ("fresh process ", "reused process")
     } else {
         ("run 1", "run 2")
@@ -165,6 +184,11 @@ fn report(model: &Model, design: &dyn Design, seed: u64, d: Divergence) -> Strin
 
 /// A likely cause, read off the two versions of the first differing message.
 fn cause(d: &Divergence) -> &'static str {
+    if d.forked {
+        return "state a forked process inherits from its zygote that a new one does not have \
+                (a thread started at import, which a fork does not copy; a value read from the \
+                process id; something done in `init` only once per process)";
+    }
     if d.reused {
         return "state left from the previous run in a reused process (a cache, a counter, a \
                 connection pool): reset it in the client's on_reset hook";

@@ -30,7 +30,7 @@ use crate::vocab::protocol::{LookupQuery, Reply, RequestKind, Response, ToolCall
 use crate::world::fingerprint::StableHasher;
 
 /// The longest wait for a new process's `hello` (an interpreter importing its libraries).
-const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What a sync process is blocked in (its one outstanding request): the shape its
 /// fingerprint has always hashed.
@@ -860,6 +860,7 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
             tools,
             assumptions,
             guarantee,
+            fork,
         }) => {
             if protocol != super::PROTOCOL {
                 return bad(
@@ -892,6 +893,7 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
                 tools,
                 assumptions,
                 guarantee: props,
+                fork,
             })
         }
         Ok(m) => bad(
@@ -1103,10 +1105,16 @@ impl Executor for External {
         true
     }
 
-    /// Keeps the process: the next `start` tells it to reset.
+    /// Keeps the process: the next `start` tells it to reset. With fork restarts, gives it
+    /// back (it is killed) instead: the next `start` runs in a new fork.
     fn reset(&mut self) -> bool {
         if self.dead || !self.process.as_ref().is_some_and(|p| p.initialized) {
             return false;
+        }
+        if self.shared.restarts == super::Restarts::Fork
+            && let Some(p) = self.process.take()
+        {
+            self.shared.give_back(p);
         }
         self.given.clear();
         self.queue.clear();

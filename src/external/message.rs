@@ -19,6 +19,13 @@ pub enum FromExec {
         assumptions: Vec<String>,
         #[serde(default)]
         guarantee: Vec<String>,
+        /// It can be a zygote: it answers `fork` (section 7).
+        #[serde(default)]
+        fork: bool,
+    },
+    /// A zygote's answer to `fork`: the child's process id.
+    Forked {
+        pid: u32,
     },
     InitOk {},
     Ready {},
@@ -146,6 +153,7 @@ impl FromExec {
             FromExec::State { .. } => "state",
             FromExec::Log { .. } => "log",
             FromExec::Idle {} => "idle",
+            FromExec::Forked { .. } => "forked",
         }
     }
 }
@@ -163,6 +171,7 @@ pub fn parse(line: &str) -> Result<FromExec, (u32, String)> {
     };
     let known = [
         "hello", "init_ok", "ready", "http", "sleep", "kv", "result", "state", "log", "idle",
+        "forked",
     ];
     match obj.get("type").and_then(|t| t.as_str()) {
         None => return Err((12, "a message needs a string field \"type\"".into())),
@@ -207,6 +216,32 @@ mod tests {
         assert_eq!(e.0, 12);
         let e = parse(r#"{"type":"result","call":"c1","issue":1,"outcome":"maybe"}"#).unwrap_err();
         assert!(e.1.contains("unknown variant `maybe`"), "{}", e.1);
+    }
+
+    #[test]
+    fn fork_is_an_optional_capability_and_forked_carries_a_pid() {
+        let hello = |extra: &str| {
+            parse(&format!(
+                r#"{{"type":"hello","protocol":1,"mode":"sync","tools":["create"]{extra}}}"#
+            ))
+        };
+        assert!(matches!(hello(""), Ok(FromExec::Hello { fork: false, .. })));
+        assert!(matches!(
+            hello(r#","fork":true"#),
+            Ok(FromExec::Hello { fork: true, .. })
+        ));
+        assert_eq!(hello(r#","fork":"yes""#).unwrap_err().0, 12);
+        assert_eq!(
+            parse(r#"{"type":"forked","pid":4242}"#).unwrap(),
+            FromExec::Forked { pid: 4242 }
+        );
+        assert_eq!(parse(r#"{"type":"forked"}"#).unwrap_err().0, 12);
+        assert_eq!(
+            parse(r#"{"type":"forked","pid":4242,"ppid":1}"#)
+                .unwrap_err()
+                .0,
+            12
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 pub mod determinism;
 pub mod executor;
 pub mod face;
+mod fork;
 pub mod message;
 pub mod process;
 
@@ -37,6 +38,21 @@ pub struct Hello {
     pub tools: Vec<String>,
     pub assumptions: Vec<String>,
     pub guarantee: Vec<crate::check::Property>,
+    /// It can be a zygote (`hello.fork`).
+    pub fork: bool,
+}
+
+/// Which process a worker life runs in (docs/executor-protocol.md, section 7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Restarts {
+    /// A process whose worker is gone, told to reset by its `start` (the default).
+    #[default]
+    Reuse,
+    /// Always a new process (`--executor-fresh-restarts`).
+    Fresh,
+    /// Every worker life a fork of a zygote that ran its imports, `hello` and `init` and no
+    /// call (`--executor-fork-restarts`).
+    Fork,
 }
 
 /// What the executors of one external design share: the command, the first protocol error,
@@ -54,8 +70,10 @@ pub struct Shared {
     spare: Mutex<Vec<process::Process>>,
     /// Processes of workers that are gone, to be reset and reused.
     idle: Mutex<Vec<process::Process>>,
-    /// A restarted worker always gets a new process (`--executor-fresh-restarts`).
-    pub fresh_restarts: bool,
+    /// Which process a restarted worker (or a new run's) gets.
+    pub restarts: Restarts,
+    /// With fork restarts: one zygote per `init` line.
+    zygotes: Mutex<Vec<process::Process>>,
     /// What the first process said in its `hello`.
     hello: Mutex<Option<Hello>>,
     /// Requests the face could not map, warned once each.
@@ -84,8 +102,12 @@ impl Shared {
     /// determinism check's fresh runs) or with `--executor-fresh-restarts`.
     /// A reused process is one initialized with `init` (a process keeps the model it was
     /// initialized for: another model's world, in `report`, starts its own).
+    /// With fork restarts, a fork of the zygote for `init` (started first if none).
     pub fn take_process(&self, init: &str) -> Result<process::Process, String> {
-        let fresh = self.fresh_restarts || determinism::fresh_only();
+        let fresh = self.restarts == Restarts::Fresh || determinism::fresh_only();
+        if !fresh && self.restarts == Restarts::Fork && !init.is_empty() {
+            return self.fork(init);
+        }
         if !fresh {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(i) = idle.iter().rposition(|p| p.init == init) {
@@ -113,11 +135,71 @@ impl Shared {
     /// next worker resets it with its `start`, which the determinism check has verified is
     /// the same as a fresh process. Killed instead with `--executor-fresh-restarts`.
     pub fn give_back(&self, p: process::Process) {
-        if self.fresh_restarts || !p.initialized {
+        if self.restarts != Restarts::Reuse || !p.initialized {
             drop(p);
             return;
         }
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    }
+
+    /// A child of the zygote for `init`, which is started (a spare, its `hello` and `init`)
+    /// when there is none yet.
+    fn fork(&self, init: &str) -> Result<process::Process, String> {
+        let mut zygotes = self.zygotes.lock().unwrap_or_else(|e| e.into_inner());
+        let i = match zygotes.iter().position(|z| z.init == init) {
+            Some(i) => i,
+            None => {
+                zygotes.push(self.zygote(init)?);
+                zygotes.len() - 1
+            }
+        };
+        let z = &mut zygotes[i];
+        match fork::fork(z, init, executor::HELLO_TIMEOUT.max(self.turn_timeout)) {
+            Ok(p) => {
+                determinism::note_fork();
+                Ok(p)
+            }
+            Err(e) => {
+                let (pid, tail) = (z.pid(), z.tail());
+                // Killed: a later worker starts another.
+                zygotes.remove(i);
+                Err(format!("its zygote (pid {pid}): {e}\n{tail}"))
+            }
+        }
+    }
+
+    /// A process greeted and initialized with `init`, to fork from.
+    fn zygote(&self, init: &str) -> Result<process::Process, String> {
+        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut z = match spare {
+            Some(p) => p,
+            None => self.spawn()?,
+        };
+        z.zygote = true;
+        if !z.greeted {
+            let hello = executor::read_hello(self, &mut z)?;
+            if !hello.fork {
+                return Err(
+                    "a process started as a zygote did not declare \"fork\": true in its hello"
+                        .into(),
+                );
+            }
+        }
+        z.send(init)?;
+        let watchdog = executor::HELLO_TIMEOUT.max(self.turn_timeout);
+        match z.recv(watchdog).map(|l| (message::parse(&l), l)) {
+            Ok((Ok(message::FromExec::InitOk {}), _)) => {}
+            Ok((_, line)) => {
+                return Err(format!(
+                    "a zygote: expected init_ok after init\n  the line: {line}\n{}",
+                    z.tail()
+                ));
+            }
+            Err(e) => return Err(format!("a zygote did not answer init: {e:?}\n{}", z.tail())),
+        }
+        z.initialized = true;
+        z.init = init.to_string();
+        Ok(z)
     }
 
     fn spawn(&self) -> Result<process::Process, String> {
@@ -165,7 +247,7 @@ impl ExternalDesign {
         params: serde_json::Value,
         turn_timeout: Duration,
         echo: bool,
-        fresh_restarts: bool,
+        restarts: Restarts,
     ) -> Result<Self, String> {
         if name.is_empty()
             || name
@@ -179,7 +261,7 @@ impl ExternalDesign {
         if command.is_empty() {
             return Err(format!("executor {name}: the command is empty"));
         }
-        let shared = Arc::new(Shared {
+        let mut shared = Arc::new(Shared {
             name: name.to_string(),
             command,
             params,
@@ -188,7 +270,8 @@ impl ExternalDesign {
             failure: Mutex::new(None),
             spare: Mutex::new(Vec::new()),
             idle: Mutex::new(Vec::new()),
-            fresh_restarts,
+            restarts,
+            zygotes: Mutex::new(Vec::new()),
             hello: Mutex::new(None),
             warned: Mutex::new(Default::default()),
         });
@@ -220,6 +303,15 @@ impl ExternalDesign {
                 .unwrap_or_default()
         );
         let (assumptions, guarantee) = (hello.assumptions.clone(), hello.guarantee.clone());
+        if restarts == Restarts::Fork && !hello.fork {
+            eprintln!(
+                "warning: executor {name}: --executor-fork-restarts: its hello does not declare \"fork\": true; every worker life runs in a new process instead (as with --executor-fresh-restarts)"
+            );
+            // Only `new` holds the Arc yet.
+            if let Some(s) = Arc::get_mut(&mut shared) {
+                s.restarts = Restarts::Fresh;
+            }
+        }
         shared.set_hello(hello);
         Ok(Self {
             shared,
@@ -250,6 +342,15 @@ impl ExternalDesign {
         drop(spare);
         let idle = std::mem::take(&mut *self.shared.idle.lock().unwrap_or_else(|e| e.into_inner()));
         drop(idle);
+        // Last: their children, killed above or with their worlds, are reaped by them.
+        let zygotes = std::mem::take(
+            &mut *self
+                .shared
+                .zygotes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        drop(zygotes);
     }
 }
 
@@ -293,10 +394,14 @@ impl Design for ExternalDesign {
     }
 
     fn certificate_caveats(&self) -> Vec<String> {
-        let restarts = if self.shared.fresh_restarts {
-            "restarts in new processes"
-        } else {
-            "restarts in reused processes told to reset (the determinism check compares them with new ones, on a few seeds)"
+        let restarts = match self.shared.restarts {
+            Restarts::Fresh => "restarts in new processes",
+            Restarts::Fork => {
+                "every worker life in a process forked from a zygote that ran its imports, hello and init and no call (the determinism check compares forked with new processes, on a few seeds)"
+            }
+            Restarts::Reuse => {
+                "restarts in reused processes told to reset (the determinism check compares them with new ones, on a few seeds)"
+            }
         };
         vec![
             "the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated)".into(),

@@ -1,6 +1,7 @@
 //! One executor process: spawned with the protocol on fds 3 and 4, in its own process group,
 //! its stdout and stderr drained into a tail kept for error messages, killed (the whole group)
-//! when dropped.
+//! when dropped; or forked by a zygote (docs/executor-protocol.md, section 7), its channel
+//! two FIFOs, its stdout and stderr the zygote's, reaped by the zygote.
 //!
 //! Reading is blocking with a wall-clock watchdog (`poll`): the watchdog decides nothing in
 //! a run, it only turns a process that never ends its turn into an error instead of a hang.
@@ -45,9 +46,22 @@ pub enum RecvError {
     Io(String),
 }
 
+/// How a process came to be, which decides how it is watched and killed.
+enum Origin {
+    /// Started by us: ours to wait for.
+    Spawned(Child),
+    /// Forked by a zygote: its parent (which ignores SIGCHLD) reaps it, not us.
+    Forked(libc::pid_t),
+}
+
+/// The children of a zygote that were killed and may not have ended yet: the zygote waits
+/// for them before it is killed itself, so that none becomes a zombie of init, and a kill in
+/// the middle of a run does not wait for a process's memory to be freed.
+type Dying = Arc<Mutex<Vec<libc::pid_t>>>;
+
 /// A running executor process.
 pub struct Process {
-    child: Child,
+    origin: Origin,
     to: File,
     from: File,
     buf: Vec<u8>,
@@ -66,6 +80,11 @@ pub struct Process {
     pub init: String,
     /// Whether it ran a worker's life before (its next `start` says `reset`).
     pub used: bool,
+    /// Whether it is a zygote: its forked children share its stdout and stderr, so its
+    /// drains are not waited for when it is killed (a child may still hold them).
+    pub zygote: bool,
+    /// A zygote's killed children (or, for a forked process, its zygote's).
+    dying: Dying,
 }
 
 /// A pipe whose two ends close on exec.
@@ -126,6 +145,7 @@ impl Process {
             });
         }
         let mut child = cmd.spawn().map_err(io)?;
+        record_pid(child.id());
         // The child holds its own copies; closing ours makes EOF visible both ways.
         drop(to_child_r);
         drop(from_child_w);
@@ -138,7 +158,7 @@ impl Process {
             drains.push(drain(err, "stderr", Arc::clone(&tail), echo));
         }
         Ok(Self {
-            child,
+            origin: Origin::Spawned(child),
             to: File::from(to_child_w),
             from: File::from(from_child_r),
             buf: Vec::with_capacity(4096),
@@ -150,12 +170,44 @@ impl Process {
             initialized: false,
             init: String::new(),
             used: false,
+            zygote: false,
+            dying: Dying::default(),
         })
+    }
+
+    /// The child `pid` a zygote forked, initialized with `init`, its channel `to` and
+    /// `from` (the FIFOs' ends), its output in the zygote's `tail`.
+    pub(crate) fn forked(
+        pid: libc::pid_t,
+        to: File,
+        from: File,
+        zygote: &Process,
+        init: String,
+    ) -> Self {
+        Self {
+            origin: Origin::Forked(pid),
+            to,
+            from,
+            buf: Vec::with_capacity(4096),
+            tail: Arc::clone(&zygote.tail),
+            drains: Vec::new(),
+            echo: zygote.echo,
+            killed: false,
+            greeted: true,
+            initialized: true,
+            init,
+            used: false,
+            zygote: false,
+            dying: Arc::clone(&zygote.dying),
+        }
     }
 
     /// The process id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        match &self.origin {
+            Origin::Spawned(c) => c.id(),
+            Origin::Forked(pid) => *pid as u32,
+        }
     }
 
     /// Writes one message line.
@@ -220,18 +272,33 @@ impl Process {
 
     /// Whether the process is still running, as a phrase for error messages.
     fn status(&mut self) -> String {
-        match self.child.try_wait() {
-            Ok(Some(s)) => format!("it exited: {s}"),
-            Ok(None) => "it is still running".into(),
-            Err(e) => format!("its status is unknown: {e}"),
+        match &mut self.origin {
+            Origin::Spawned(child) => match child.try_wait() {
+                Ok(Some(s)) => format!("it exited: {s}"),
+                Ok(None) => "it is still running".into(),
+                Err(e) => format!("its status is unknown: {e}"),
+            },
+            Origin::Forked(pid) if gone(*pid) => {
+                "it exited (a forked process: its status is its zygote's to read)".into()
+            }
+            Origin::Forked(_) => "it is still running".into(),
         }
     }
 
     /// The exit status after the channel closed: waits a little for the process to end.
     fn wait_status(&mut self) -> String {
         for _ in 0..50 {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                return format!("it exited: {s}");
+            match &mut self.origin {
+                Origin::Spawned(child) => {
+                    if let Ok(Some(s)) = child.try_wait() {
+                        return format!("it exited: {s}");
+                    }
+                }
+                Origin::Forked(pid) => {
+                    if gone(*pid) {
+                        return self.status();
+                    }
+                }
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -261,14 +328,45 @@ impl Process {
             return;
         }
         self.killed = true;
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: signals the process group the child leads (it was started with
-        // process_group(0)); harmless if it is gone.
+        let pid = self.pid() as libc::pid_t;
+        if self.zygote {
+            // Its killed children first, while it is there to reap them.
+            let dying = std::mem::take(&mut *self.dying.lock().unwrap_or_else(|e| e.into_inner()));
+            let start = Instant::now();
+            for child in dying {
+                while !gone(child) && start.elapsed() < Duration::from_secs(2) {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+        }
+        // SAFETY: signals the process group the process leads (started with
+        // process_group(0), or a forked child in the group its zygote made for it);
+        // harmless if it is gone.
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.origin {
+            Origin::Spawned(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Origin::Forked(pid) => {
+                // SAFETY: signals one process id; harmless if it is gone.
+                unsafe {
+                    libc::kill(*pid, libc::SIGKILL);
+                }
+                // Its zygote reaps it as it ends (SIGCHLD ignored), and waits for it before
+                // it is killed itself.
+                let mut dying = self.dying.lock().unwrap_or_else(|e| e.into_inner());
+                dying.retain(|&p| !gone(p));
+                dying.push(*pid);
+            }
+        }
+        if self.zygote {
+            // Its children share these pipes: a drain ends when the last of them is gone.
+            self.drains.clear();
+            return;
+        }
         for d in self.drains.drain(..) {
             let _ = d.join();
         }
@@ -278,6 +376,33 @@ impl Process {
 impl Drop for Process {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Whether process `pid` is gone: no such process, or a zombie nobody has reaped yet.
+fn gone(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    if unsafe { libc::kill(pid, 0) } != 0 {
+        return true;
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Appends `pid` to the file `RETRYLAB_TEST_PIDS` names, when set (tests/external.rs checks
+/// that no process outlives a command).
+pub(crate) fn record_pid(pid: u32) {
+    let Some(path) = std::env::var_os("RETRYLAB_TEST_PIDS") else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{pid}");
     }
 }
 

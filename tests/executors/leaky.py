@@ -1,10 +1,11 @@
 """An executor that keeps a counter across runs (it ignores `reset`): fresh and reused
-processes send different keys, which the determinism check must notice."""
+processes send different keys, which the determinism check must notice. It can be a zygote
+(`"fork": true`): each forked life starts from the zygote's counter, 0."""
 import json
 
 from rawproto import handshake, recv, send
 
-handshake()
+handshake(fork=True)
 msg_id = 0
 calls = 0
 while True:

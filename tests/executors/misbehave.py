@@ -1,5 +1,6 @@
 """An executor that breaks the protocol in the way argv[1] names, after a correct
-handshake (unless the mode is about the handshake)."""
+handshake (unless the mode is about the handshake); `fork_MODE`: MODE in a process forked
+from a zygote."""
 import json
 import sys
 import time
@@ -26,7 +27,9 @@ if mode == "print_on_protocol":
     send_raw("hello from the executor")
     recv()
     sys.exit(0)
-handshake(mode="async" if mode.startswith("async_") else "sync")
+fork = mode.startswith("fork_")
+mode = mode.removeprefix("fork_")
+handshake(mode="async" if mode.startswith("async_") else "sync", fork=fork)
 while True:
     m = recv()
     if m["type"] == "start":

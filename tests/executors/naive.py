@@ -1,10 +1,11 @@
 """A naive executor: no key, three attempts per call, retried on a read timeout after
-100 ms, 200 ms of virtual sleep."""
+100 ms, 200 ms of virtual sleep. With `--fork`, it can be a zygote (`"fork": true`)."""
 import json
+import sys
 
 from rawproto import handshake, recv, send
 
-handshake()
+handshake(fork="--fork" in sys.argv[1:])
 msg_id = 0
 while True:
     m = recv()

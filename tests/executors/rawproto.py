@@ -2,6 +2,7 @@
 external executors: no client package, so that each test controls every byte."""
 import json
 import os
+import signal
 import sys
 
 _in = os.fdopen(int(os.environ.get("RETRYLAB_FD_IN", "3")), "r")
@@ -18,7 +19,12 @@ def send_raw(line):
     _out.flush()
 
 
+_pending = []
+
+
 def recv():
+    if _pending:
+        return _pending.pop(0)
     line = _in.readline()
     if not line:
         sys.exit(0)
@@ -33,9 +39,44 @@ def write_pid():
             f.write(f"{os.getpid()}\n")
 
 
-def handshake(tools=("create",), **extra):
+def handshake(tools=("create",), fork=False, **extra):
+    """hello, init, init_ok; with `fork`, declares "fork": true and serves `fork` messages
+    (returning in each child, with its channel on the FIFOs) until another message comes."""
     write_pid()
+    if fork:
+        extra["fork"] = True
     send({"type": "hello", "protocol": 1, "mode": "sync", "tools": list(tools), **extra})
     m = recv()
     assert m["type"] == "init", m
     send({"type": "init_ok"})
+    if fork:
+        _serve_forks()
+
+
+def _serve_forks():
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    while True:
+        m = recv()
+        if m["type"] != "fork":
+            _pending.append(m)
+            return
+        pid = os.fork()
+        if pid == 0:
+            os.setpgid(0, 0)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            # `out` first (the simulator's reader is open), then `in` (waits for its writer).
+            fd_out = os.open(m["out"], os.O_WRONLY)
+            fd_in = os.open(m["in"], os.O_RDONLY)
+            os.dup2(fd_in, 3)
+            os.dup2(fd_out, 4)
+            os.close(fd_in)
+            os.close(fd_out)
+            # _in and _out now read and write the FIFOs (the zygote's buffers are empty:
+            # nothing comes after `fork` before `forked`).
+            write_pid()
+            return
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        send({"type": "forked", "pid": pid})

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import base64
+import gc
 import inspect
 import json
 import math
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -169,6 +171,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "now_ms": (_INT, False),
     },
     "shutdown": {"now_ms": (_INT, False)},
+    "fork": {"in": (_STR, True), "out": (_STR, True)},
 }
 
 
@@ -371,6 +374,10 @@ class Runtime:
         self.abandoned: dict[str, Any] | None = None
         self.kv_store = _SimKV(self)
         self.backend = _SimBackend(self)
+        #: Whether ``hello`` declared ``"fork": true`` (this process may be a zygote).
+        self.fork_capable = False
+        #: Whether this process is a zygote's child (it is never told ``fork`` itself).
+        self.forked = False
 
     # -- sending and receiving --
 
@@ -390,7 +397,16 @@ class Runtime:
 
     def recv(self) -> dict[str, Any]:
         """The next simulator message, validated, with the clock set from it. ``shutdown``
-        and EOF raise ``SystemExit(0)``; ``error`` prints it and raises ``SystemExit(3)``."""
+        and EOF raise ``SystemExit(0)``; ``error`` prints it and raises ``SystemExit(3)``.
+        A ``fork`` is served here (protocol 1, section 7): the zygote answers ``forked`` and
+        reads on; its child reads its first message from its own channel."""
+        while True:
+            message = self._recv_one()
+            if message["type"] != "fork":
+                return message
+            self.fork(message)
+
+    def _recv_one(self) -> dict[str, Any]:
         if self.fatal is not None:
             raise self.fatal
         try:
@@ -443,6 +459,70 @@ class Runtime:
                     f"in_reply_to {msg_id}, got: {_short(message)}"
                 )
             )
+
+    # -- a zygote's forks (protocol 1, section 7) --
+
+    def fork(self, message: dict[str, Any]) -> None:
+        """Serve ``fork``: the parent answers ``forked`` with the child's pid; the child
+        returns with its channel on the FIFOs the message names and the state of a process
+        that has just answered ``init``."""
+        if not self.fork_capable:
+            raise self._fail(
+                ProtocolError(f"`fork`, but this process did not declare \"fork\": true in its hello: {_short(message)}")
+            )
+        if not self.handshake_done or self.started is not None or self.forked:
+            raise self._fail(
+                ProtocolError(
+                    "`fork` is for a zygote: a process between its `init_ok` and any `start`, not "
+                    f"forked itself: {_short(message)}"
+                )
+            )
+        # Children are reaped by the kernel as they end: the zygote never waits for them.
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # The zygote's objects to the permanent generation: a child's collections then do
+        # not touch (and copy) the pages the imports filled.
+        gc.freeze()
+        pid = os.fork()
+        if pid == 0:
+            self._become_child(message["in"], message["out"])
+            return
+        try:
+            # Also done here, so that the group exists before the simulator knows the pid.
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child did it first, or is gone already
+        self.send({"type": "forked", "pid": pid})
+
+    def _become_child(self, in_path: str, out_path: str) -> None:
+        try:
+            try:
+                os.setpgid(0, 0)
+            except OSError:
+                pass  # the zygote did it first
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            # This order: `out` first, which does not block (the simulator opened its reading
+            # end before `fork`), then `in`, which blocks until the simulator opens its
+            # writing end (once it has our pid); it then unlinks both names.
+            fd_out = os.open(out_path, os.O_WRONLY | os.O_CLOEXEC)
+            fd_in = os.open(in_path, os.O_RDONLY | os.O_CLOEXEC)
+            old = self.channel
+            os.dup2(fd_in, old.fd_in)
+            os.dup2(fd_out, old.fd_out)
+            os.close(fd_in)
+            os.close(fd_out)
+        except BaseException as e:  # noqa: BLE001 - a half-made child must not go on
+            sys.stderr.write(f"retrylab: a forked process could not open its channel: {e!r}\n")
+            sys.stderr.flush()
+            os._exit(70)
+        # As after `init`: nothing the zygote's own channel held, no message id used.
+        self.channel = Channel(old.fd_in, old.fd_out)
+        self.forked = True
+        self.next_msg_id = 1
+        self.cancels.clear()
+        self.current = None
+        self.abandoned = None
 
     def note_cancel(self, message: dict[str, Any]) -> None:
         key = (message["call"], message["issue"])
@@ -755,6 +835,7 @@ def run(
     on_reset: Callable[[], None] | None = None,
     mode: str = "sync",
     cancel_tasks: bool = True,
+    fork: bool | None = None,
 ) -> None:
     """Serve the registered tools to the simulator; never returns.
 
@@ -773,6 +854,12 @@ def run(
     ``shutdown`` or EOF, 3 after the simulator's ``error`` message (printed to stderr), 4
     after a strict-mode violation; raises :class:`ProtocolError` on anything the protocol
     does not allow.
+
+    ``fork`` (default: in sync mode): declare ``"fork": true`` in ``hello``, so that with
+    ``--executor-fork-restarts`` this process is a zygote whose forked children run the
+    worker lives: nothing from an earlier life (module-level state) reaches a later one, and
+    ``on_reset`` is not needed. Pass ``fork=False`` for a program that starts threads at
+    import (a fork copies only the forking thread). Async mode does not fork yet.
 
     Installs the virtual clock, seeded randomness and strict mode (:func:`retrylab.install`)
     unless already installed. Outside the simulator it raises
@@ -798,6 +885,11 @@ def run(
                     "retrylab.run(mode=\"async\")"
                 )
     hello: dict[str, Any] = {"type": "hello", "protocol": PROTOCOL, "mode": mode, "client": CLIENT, "tools": tools}
+    if fork and mode != "sync":
+        raise ValueError("fork=True: only a sync-mode process forks (protocol 1, section 7)")
+    forks = (mode == "sync" if fork is None else fork) and hasattr(os, "fork")
+    if forks:
+        hello["fork"] = True
     if hello_assumptions is not None:
         hello["assumptions"] = _names(hello_assumptions, "hello_assumptions")
     if guarantee is not None:
@@ -817,6 +909,7 @@ def run(
         runtime = AsyncRuntime(Channel(*fds), handlers, on_reset, cancel_tasks=cancel_tasks)
     else:
         runtime = Runtime(Channel(*fds), handlers, on_reset)
+    runtime.fork_capable = forks
     _ACTIVE = runtime
     _virtual._state.sleep_hook = runtime.sleep
     _virtual._state.violation_hook = runtime.record_violation

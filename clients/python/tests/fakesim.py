@@ -62,7 +62,9 @@ SCHEMA: dict[str, dict[str, tuple[tuple[Any, str], bool]]] = {
         "tools": (_STRLIST, True),
         "assumptions": (_STRLIST, False),
         "guarantee": (_STRLIST, False),
+        "fork": ((lambda v: v is True, "true"), False),
     },
+    "forked": {"pid": ((lambda v: _is_int(v) and v > 1, "a process id"), True)},
     "init_ok": {},
     "ready": {},
     "http": {
@@ -432,6 +434,83 @@ class FakeSim:
 
     def executor_messages(self) -> list[dict[str, Any]]:
         return [m for who, m in self.transcript if who == "exec"]
+
+    def fork(self, fifo_dir: Path) -> ForkedSim:
+        """Tell this process (a zygote) to fork, as retrylab does (protocol 1, section 7):
+        the child's output FIFO opened for reading first, `fork`, `forked`, then its input
+        FIFO opened for writing once the child has opened it; both names unlinked."""
+        n = len(list(fifo_dir.glob("in-*")))
+        to_child, from_child = fifo_dir / f"in-{n}", fifo_dir / f"out-{n}"
+        os.mkfifo(to_child, 0o600)
+        os.mkfifo(from_child, 0o600)
+        r = os.open(from_child, os.O_RDONLY | os.O_NONBLOCK)
+        self.send({"type": "fork", "in": str(to_child), "out": str(from_child)})
+        pid = self.expect("forked")["pid"]
+        deadline = time.monotonic() + RECV_TIMEOUT_S
+        while True:
+            try:
+                w = os.open(to_child, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise self._fail(f"the forked process {pid} did not open its FIFO") from None
+                time.sleep(0.0005)
+        for fd in (r, w):
+            os.set_blocking(fd, True)
+        os.unlink(to_child)
+        os.unlink(from_child)
+        return ForkedSim(self, pid, w, r)
+
+
+class _ForkedProcess:
+    """A forked child as far as a test sees it: its zygote reaps it, so there is no exit
+    status to read; `wait` returns 0 once it is gone."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def gone(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    def poll(self) -> int | None:
+        return 0 if self.gone() else None
+
+    def kill(self) -> None:
+        for target in (-self.pid, self.pid):
+            try:
+                os.kill(target, 9)
+            except ProcessLookupError:
+                pass
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = time.monotonic() + (timeout if timeout is not None else RECV_TIMEOUT_S)
+        while not self.gone():
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or RECV_TIMEOUT_S)
+            time.sleep(0.001)
+        return 0
+
+
+class ForkedSim(FakeSim):
+    """The simulator's end of a forked child's channel; its stdout and stderr are its
+    zygote's."""
+
+    def __init__(self, zygote: FakeSim, pid: int, w: int, r: int) -> None:  # noqa: D107
+        self.transcript = []
+        self.store = Store()
+        self.now_ms = 0
+        self._last_msg_id = 0
+        self._buffer = b""
+        self._stderr_path = zygote._stderr_path
+        self._stdout_path = zygote._stdout_path
+        self.proc = _ForkedProcess(pid)  # type: ignore[assignment]
+        self._w = w
+        self._r = r
+        self.fd_numbers = (w, r)
 
 
 ANY = _ANY

@@ -35,6 +35,7 @@ def test_handshake_declares_tools_assumptions_and_guarantee(sim_factory) -> None
         "tools": TOOLS,
         "assumptions": ["durable_journal", "atomic_dedup"],
         "guarantee": ["at_most_once"],
+        "fork": True,
     }
     sim.start(worker=2, incarnation=0, seed=7, now_ms=0)
     assert sim.shutdown() == 0

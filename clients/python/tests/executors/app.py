@@ -2,6 +2,7 @@
 
     python app.py                      serve under the simulator (retrylab.run)
     python app.py --no-on-reset        the same, without the on_reset hook
+    python app.py --no-fork            the same, without "fork": true in its hello
     python app.py --lax                retrylab.install(strict=False) first
     python app.py production DB TOOL ARGS_JSON [BASE_URL]
                                        the production path: one call, the result as JSON
@@ -250,4 +251,5 @@ if __name__ == "__main__":
         hello_assumptions=["durable_journal", "atomic_dedup"],
         guarantee=["at_most_once"],
         on_reset=None if "--no-on-reset" in argv else _reset,
+        fork=False if "--no-fork" in argv else None,
     )

@@ -1,0 +1,171 @@
+//! Worker lives forked from a zygote (docs/executor-protocol.md, section 7): a process that
+//! did its imports, its `hello` and its `init`, and never ran a call, is told `fork`; its
+//! child is the new worker's process, with nothing left from an earlier life.
+//!
+//! The child's channel is two FIFOs in a private temporary directory, opened in an order
+//! that cannot deadlock: we open the child's output (`out`) for reading without blocking
+//! before sending `fork`; the child opens `out` for writing (our reader is there: it does
+//! not block), then its input (`in`) for reading, which blocks until we open `in` for
+//! writing: we retry that without blocking while the child is alive, and once it succeeds
+//! the child holds both ends, so the names are unlinked at once and nothing is left in the
+//! temporary directory.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::message::{self, FromExec};
+use super::process::{Process, RecvError};
+
+/// A private directory holding the two FIFOs of one fork, removed when dropped.
+struct Fifos {
+    dir: PathBuf,
+    to_child: PathBuf,
+    from_child: PathBuf,
+}
+
+impl Fifos {
+    fn new() -> Result<Self, String> {
+        let template = std::env::temp_dir().join("retrylab-fork-XXXXXX");
+        let mut bytes = CString::new(template.as_os_str().as_bytes())
+            .map_err(|_| "a NUL byte in the temporary directory's path".to_string())?
+            .into_bytes_with_nul();
+        // SAFETY: a NUL-terminated template that mkdtemp rewrites in place.
+        let r = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+        if r.is_null() {
+            return Err(format!(
+                "cannot make a private directory for a fork's FIFOs in {}: {}",
+                std::env::temp_dir().display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        bytes.pop();
+        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(&bytes));
+        let fifos = Self {
+            to_child: dir.join("in"),
+            from_child: dir.join("out"),
+            dir,
+        };
+        mkfifo(&fifos.to_child)?;
+        mkfifo(&fifos.from_child)?;
+        Ok(fifos)
+    }
+}
+
+impl Drop for Fifos {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.to_child);
+        let _ = std::fs::remove_file(&self.from_child);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| "a NUL byte in a FIFO's path".into())
+}
+
+fn mkfifo(path: &Path) -> Result<(), String> {
+    let c = c_path(path)?;
+    // SAFETY: a valid NUL-terminated path.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(format!(
+            "cannot make the FIFO {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Opens `path` without blocking, then makes the descriptor blocking again (reads are
+/// polled with the watchdog; writes wait for room as a pipe's do).
+fn open_nonblocking(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
+    let c = c_path(path).map_err(std::io::Error::other)?;
+    // SAFETY: a valid NUL-terminated path; the descriptor is owned below.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and belongs to nobody else.
+    let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    // SAFETY: F_GETFL/F_SETFL on an open descriptor.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK);
+    }
+    Ok(file)
+}
+
+/// Makes `zygote` (initialized with `init`) fork a child for a new worker life, waiting at
+/// most `watchdog` for each step.
+pub(crate) fn fork(
+    zygote: &mut Process,
+    init: &str,
+    watchdog: Duration,
+) -> Result<Process, String> {
+    let fifos = Fifos::new()?;
+    let from = open_nonblocking(&fifos.from_child, libc::O_RDONLY)
+        .map_err(|e| format!("cannot open the FIFO {}: {e}", fifos.from_child.display()))?;
+    let msg = serde_json::json!({
+        "type": "fork",
+        "in": fifos.to_child.display().to_string(),
+        "out": fifos.from_child.display().to_string(),
+    });
+    zygote.send(&msg.to_string())?;
+    let line = zygote.recv(watchdog).map_err(|e| match e {
+        RecvError::Closed(s) => format!("the zygote closed its channel after `fork`: {s}"),
+        RecvError::Watchdog(d) => format!("no `forked` within {} ms of `fork`", d.as_millis()),
+        RecvError::Io(e) => e,
+    })?;
+    let pid = match message::parse(&line) {
+        Ok(FromExec::Forked { pid }) if pid > 1 && pid <= i32::MAX as u32 => pid as libc::pid_t,
+        Ok(m) => {
+            return Err(format!(
+                "expected `forked` with the child's pid after `fork`, got {}\n  the line: {line}",
+                m.kind()
+            ));
+        }
+        Err((code, why)) => return Err(format!("{why} [{code}]\n  the line: {line}")),
+    };
+    super::process::record_pid(pid as u32);
+    let to = open_writer(&fifos.to_child, pid, watchdog);
+    let child = |to: File| Process::forked(pid, to, from, zygote, init.to_string());
+    match to {
+        Ok(to) => Ok(child(to)),
+        Err(e) => {
+            // Killed (its group and itself) as the process it would have been is when dropped.
+            if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+                drop(child(null));
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Opens the child's input for writing once the child has opened it for reading.
+fn open_writer(path: &Path, pid: libc::pid_t, watchdog: Duration) -> Result<File, String> {
+    let start = Instant::now();
+    loop {
+        match open_nonblocking(path, libc::O_WRONLY) {
+            Ok(f) => return Ok(f),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => return Err(format!("cannot open the FIFO {}: {e}", path.display())),
+        }
+        // SAFETY: signal 0 only checks that the process exists.
+        if unsafe { libc::kill(pid, 0) } != 0 {
+            return Err(format!(
+                "the forked process {pid} ended before it opened its channel"
+            ));
+        }
+        if start.elapsed() > watchdog {
+            return Err(format!(
+                "the forked process {pid} did not open its channel within {} ms",
+                watchdog.as_millis()
+            ));
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
