@@ -322,6 +322,31 @@ fn explore_certifies_two_workers_on_both_windows() {
     }
 }
 
+/// A key resent with a body that changed (a timestamp): the simulated provider compares
+/// only the reference, so retrylab says so, once, where a real provider would refuse it.
+#[test]
+fn a_key_resent_with_another_body_is_warned_once() {
+    let mut a = args(&[
+        "run",
+        "models/ticket_lost_response.json",
+        "--design",
+        "cb",
+        "--seeds",
+        "20",
+        "--executor",
+    ]);
+    a.push(format!("cb={} tests/executors/changing_body.py", python()));
+    // The binary: warnings go to its stderr.
+    let out = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(&a)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warning = "warning: executor cb: one key was sent with two different create bodies: the simulated provider compares only the request's reference under a key, where the real one compares every parameter and would refuse the second as a mismatch (docs/executor-protocol.md, section 6)";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+}
+
 /// The totals of `design` (an executor of examples/python) on `seeds` seeds of `model`.
 fn totals(model: &str, name: &str, script: &str, seeds: &str) -> serde_json::Value {
     let mut a = args(&[

@@ -79,6 +79,9 @@ pub struct External {
     /// The key text of each outstanding request that carried one, by `msg_id`, for a face
     /// that echoes it.
     sent_keys: BTreeMap<u64, String>,
+    /// A digest of the first create body sent under each key (the key's own text left
+    /// out), for the warning of [`Self::same_key_same_body`].
+    bodies: BTreeMap<String, u64>,
     config: serde_json::Value,
     process: Option<Process>,
     hello: Option<Hello>,
@@ -107,6 +110,7 @@ impl External {
             shared,
             face,
             sent_keys: BTreeMap::new(),
+            bodies: BTreeMap::new(),
             config,
             process: None,
             hello: None,
@@ -532,6 +536,9 @@ impl External {
                         } => {
                             if let Some(k) = &key {
                                 self.sent_keys.insert(msg_id, k.clone());
+                                if matches!(request.kind, RequestKind::Create { .. }) {
+                                    self.same_key_same_body(k, body.as_deref().unwrap_or(""));
+                                }
                             }
                             request.first_sent_ms = first_sent_ms;
                             match request.kind {
@@ -905,6 +912,24 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
 }
 
 impl External {
+    /// Warns when a key comes back with another create body: the simulated provider
+    /// compares only the request's reference under a key (docs/executor-protocol.md,
+    /// section 6), where a real one compares every parameter and refuses the second.
+    fn same_key_same_body(&mut self, key: &str, body: &str) {
+        let mut h = StableHasher::new();
+        body.replace(key, "").hash(&mut h);
+        let digest = h.finish();
+        match self.bodies.get(key) {
+            Some(&d) if d != digest => self.shared.warn_once(
+                "one key was sent with two different create bodies: the simulated provider compares only the request's reference under a key, where the real one compares every parameter and would refuse the second as a mismatch (docs/executor-protocol.md, section 6)",
+            ),
+            Some(_) => {}
+            None => {
+                self.bodies.insert(key.to_string(), digest);
+            }
+        }
+    }
+
     /// Whether the process has this issue of `call` in hand: running, or queued for it.
     fn works_on(&self, call: &ToolCall) -> bool {
         let queued = self
@@ -1123,6 +1148,7 @@ impl Executor for External {
         self.outstanding.clear();
         self.next_tag = 0;
         self.sent_keys.clear();
+        self.bodies.clear();
         self.history = StableHasher::new();
         true
     }

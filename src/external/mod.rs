@@ -208,12 +208,16 @@ impl Shared {
 
     /// Warns once on stderr about a request the face could not map.
     pub fn warn_unmapped(&self, what: &str) {
+        self.warn_once(&format!(
+            "{what}; answered 404 (docs/executor-protocol.md, section 6)"
+        ));
+    }
+
+    /// Warns once on stderr, whatever the number of runs that meet the same thing.
+    pub fn warn_once(&self, what: &str) {
         let mut w = self.warned.lock().unwrap_or_else(|e| e.into_inner());
         if w.insert(what.to_string()) {
-            eprintln!(
-                "warning: executor {}: {what}; answered 404 (docs/executor-protocol.md, section 6)",
-                self.name
-            );
+            eprintln!("warning: executor {}: {what}", self.name);
         }
     }
 
