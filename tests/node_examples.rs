@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use retrylab::cli::{Outcome, run_with};
+#[path = "common/executors.rs"]
+mod executors;
+
+use executors::{args, assert_lines, retrylab};
 
 fn node() -> String {
     std::env::var("RETRYLAB_NODE").unwrap_or_else(|_| "node".to_string())
@@ -107,12 +110,6 @@ fn stage() -> &'static Path {
     })
 }
 
-fn retrylab(args: &[String]) -> Outcome {
-    let mut all = vec!["retrylab".to_string()];
-    all.extend_from_slice(args);
-    run_with(all, &[])
-}
-
 fn executor(name: &str, script: &str) -> String {
     let script = stage().join("examples/node").join(script);
     let script = script.to_str().expect("a UTF-8 path");
@@ -122,10 +119,6 @@ fn executor(name: &str, script: &str) -> String {
         shlex::try_quote(&node).unwrap(),
         shlex::try_quote(script).unwrap()
     )
-}
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
 }
 
 #[test]
@@ -180,7 +173,6 @@ fn naive_retrys_trace_shows_p_retrys_virtual_backoff_after_the_signals_timeout()
     a.push(executor("naive", "naive_retry.js"));
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let lines: Vec<&str> = out.stdout.lines().collect();
     // AbortSignal.timeout(5000) is the request's timeout_ms; p-retry's 100 ms backoff is a
     // virtual sleep: the same lines as tenacity's in examples/python/naive_retry.py.
     let want = [
@@ -189,11 +181,7 @@ fn naive_retrys_trace_shows_p_retrys_virtual_backoff_after_the_signals_timeout()
         "        5100 ms  executor  worker 0: naive: POST /v1/resources",
         "        5100 ms  executor  worker 0: op 0 sends attempt 2: create with params 1, no key",
     ];
-    let at = lines
-        .iter()
-        .position(|l| *l == want[0])
-        .unwrap_or_else(|| panic!("{}", out.stdout));
-    assert_eq!(&lines[at..at + 4], want);
+    assert_lines(&out.stdout, &want);
     assert!(
         out.stdout
             .contains("outcome: intent 0: completed (duplicate effect r1 of r0)")
@@ -219,22 +207,7 @@ fn naive_retry_passes_the_determinism_check() {
 
 /// The totals of `design` (an executor of examples/node) on `seeds` seeds of `model`.
 fn totals(model: &str, name: &str, script: &str, seeds: &str) -> serde_json::Value {
-    let mut a = args(&[
-        "run",
-        model,
-        "--design",
-        name,
-        "--seeds",
-        seeds,
-        "--format",
-        "json",
-        "--executor",
-    ]);
-    a.push(executor(name, script));
-    let out = retrylab(&a);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    v["results"][0]["totals"].clone()
+    executors::totals(model, name, executor(name, script), seeds)
 }
 
 const CRASH: &str = "models/bad/crash_after_send_rare.json";

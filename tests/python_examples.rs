@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use retrylab::cli::{Outcome, run_with};
+#[path = "common/executors.rs"]
+mod executors;
+
+use executors::{args, assert_lines, retrylab};
+use retrylab::cli::run_with;
 
 /// The Python with the client and the pinned packages.
 fn python() -> &'static str {
@@ -49,19 +53,9 @@ fn python() -> &'static str {
     })
 }
 
-fn retrylab(args: &[String]) -> Outcome {
-    let mut all = vec!["retrylab".to_string()];
-    all.extend_from_slice(args);
-    run_with(all, &[])
-}
-
 fn executor(name: &str, script: &str) -> String {
     let script: PathBuf = ["examples", "python", script].iter().collect();
     format!("{name}={} {}", python(), script.display())
-}
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
 }
 
 #[test]
@@ -113,18 +107,13 @@ fn naive_retrys_trace_shows_tenacitys_virtual_backoff() {
     a.push(executor("naive", "naive_retry.py"));
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let lines: Vec<&str> = out.stdout.lines().collect();
     let want = [
         "        5000 ms  executor  worker 0: attempt 1 timed out",
         "        5000 ms  executor  worker 0: naive: sleeps 100 ms",
         "        5100 ms  executor  worker 0: naive: POST /v1/resources",
         "        5100 ms  executor  worker 0: op 0 sends attempt 2: create with params 1, no key",
     ];
-    let at = lines
-        .iter()
-        .position(|l| *l == want[0])
-        .unwrap_or_else(|| panic!("{}", out.stdout));
-    assert_eq!(&lines[at..at + 4], want);
+    assert_lines(&out.stdout, &want);
     assert!(
         out.stdout
             .contains("outcome: intent 0: completed (duplicate effect r1 of r0)")
@@ -215,12 +204,7 @@ fn stripe_sdks_retry_reuses_its_key_and_is_replayed() {
         "       20500 ms  executor  worker 0: op 0 sends attempt 2: create with params 1, key k1",
         "       20506 ms  provider  attempt 2: key k1 seen: replay -> 201 created r0, replayed",
     ];
-    let lines: Vec<&str> = out.stdout.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| *l == want[0])
-        .unwrap_or_else(|| panic!("{}", out.stdout));
-    assert_eq!(&lines[at..at + want.len()], want);
+    assert_lines(&out.stdout, &want);
     assert!(out.stdout.contains("outcome: intent 0: completed\n"));
 }
 
@@ -290,12 +274,7 @@ fn two_workers_trace_shows_the_redelivery_waiting_for_the_lease() {
         "       20001 ms  executor  worker 1: two: store lease:t0:a0 = {\"holder\": \"1:0\", \"until\": 40001} if version 1: written (version 3)",
         "       20001 ms  executor  worker 1: two: GET /v1/resources?ref=r1",
     ];
-    let lines: Vec<&str> = out.stdout.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| *l == want[0])
-        .unwrap_or_else(|| panic!("{}", out.stdout));
-    assert_eq!(&lines[at..at + want.len()], want);
+    assert_lines(&out.stdout, &want);
     assert!(out.stdout.contains("outcome: intent 0: completed\n"));
 }
 
@@ -349,22 +328,7 @@ fn a_key_resent_with_another_body_is_warned_once() {
 
 /// The totals of `design` (an executor of examples/python) on `seeds` seeds of `model`.
 fn totals(model: &str, name: &str, script: &str, seeds: &str) -> serde_json::Value {
-    let mut a = args(&[
-        "run",
-        model,
-        "--design",
-        name,
-        "--seeds",
-        seeds,
-        "--format",
-        "json",
-        "--executor",
-    ]);
-    a.push(executor(name, script));
-    let out = retrylab(&a);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    v["results"][0]["totals"].clone()
+    executors::totals(model, name, executor(name, script), seeds)
 }
 
 const CRASH: &str = "models/bad/crash_after_send_rare.json";
