@@ -402,7 +402,9 @@ pub(crate) fn record_pid(pid: u32) {
         .append(true)
         .open(path)
     {
-        let _ = writeln!(f, "{pid}");
+        // One write: the executor process appends to the same file (O_APPEND keeps each
+        // write whole; `writeln!` would write the digits and the newline apart).
+        let _ = f.write_all(format!("{pid}\n").as_bytes());
     }
 }
 
