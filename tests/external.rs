@@ -384,7 +384,7 @@ fn a_models_designs_may_list_an_external_executor_for_check() {
     for line in [
         "  ok    naive                    violate  no_duplicate               1000 of 1000 seeds violate it",
         "  ok    naive                    hold     no_false_success           0 of 1000 seeds violate it",
-        "  ok    naive                    explore  certified within 2 faults: 208 runs; no fault choice in the model; held fixed: the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated), and restarts in reused processes told to reset (the determinism check compares them with new ones, on a few seeds)",
+        "  ok    naive                    explore  certified within 2 faults: 160 runs; no fault choice in the model; held fixed: the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated), and restarts in reused processes told to reset (the determinism check compares them with new ones, on a few seeds)",
     ] {
         assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
     }

@@ -568,6 +568,38 @@ struct ExploreArgs {
     /// How to search.
     #[arg(long, value_enum, default_value = "dfs")]
     strategy: StrategyArg,
+    #[command(flatten)]
+    reductions: ReductionArgs,
+}
+
+/// Switches for the reductions of an exhaustive search: each is on by default, and each
+/// only spares runs whose outcome another run shows, so a search with one off must report
+/// the same violations and the same certificate (the comparison is one command).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+struct ReductionArgs {
+    /// Do not cut a state whose every continuation an earlier pass or fault budget already
+    /// explored (each pass then starts from nothing).
+    #[arg(long)]
+    no_memo: bool,
+    /// Explore every order of events due at the same instant, also of independent ones
+    /// (partial-order reduction off).
+    #[arg(long)]
+    no_por: bool,
+    /// Every reduction off: the plain depth-first search.
+    #[arg(long)]
+    no_reductions: bool,
+}
+
+impl ReductionArgs {
+    fn reductions(self) -> crate::explore::Reductions {
+        if self.no_reductions {
+            return crate::explore::Reductions::NONE;
+        }
+        crate::explore::Reductions {
+            memo: !self.no_memo,
+            por: !self.no_por,
+        }
+    }
 }
 
 impl ExploreArgs {
@@ -603,6 +635,7 @@ impl ExploreArgs {
             max_faults,
             max_runs,
             max_states: self.max_states,
+            reductions: self.reductions.reductions(),
         })
     }
 }

@@ -30,6 +30,9 @@ const POLICY: Policy = Policy {
 };
 
 impl Design for DurableAuthorization {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "durable_authorization"
     }

@@ -36,6 +36,9 @@ const POLICY: Policy = Policy {
 };
 
 impl Design for JournalDesign {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "journal"
     }

@@ -47,6 +47,9 @@ const POLICY: Policy = Policy {
 };
 
 impl Design for JournalReconcile {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "journal_reconcile"
     }

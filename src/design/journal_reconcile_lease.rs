@@ -31,6 +31,9 @@ const POLICY: Policy = Policy {
 };
 
 impl Design for JournalReconcileLease {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "journal_reconcile_lease"
     }

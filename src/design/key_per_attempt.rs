@@ -14,6 +14,9 @@ use crate::vocab::protocol::ToolCall;
 pub struct KeyPerAttempt;
 
 impl Design for KeyPerAttempt {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "key_per_attempt"
     }

@@ -22,6 +22,9 @@ use crate::vocab::protocol::{Request, Response, ToolCall, ToolResult};
 pub struct LayeredRetries;
 
 impl Design for LayeredRetries {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "layered_retries"
     }

@@ -90,6 +90,17 @@ pub trait Design: Send + Sync {
     fn is_external(&self) -> bool {
         false
     }
+    /// The parts of the world its executors' callbacks read or write
+    /// ([`crate::sim::por`]), for the independence of events a search relies on. An
+    /// executor that reaches the world only through its [`ExecCtx`] (the journal, sends,
+    /// timers, reports and claims, no state shared outside the world) touches
+    /// [`Parts::EXECUTORS`](crate::sim::Parts::EXECUTORS), which is what every built-in
+    /// design declares. By default [`Parts::ALL`](crate::sim::Parts::ALL): an undeclared
+    /// design's events are dependent on every other event, so a search explores every
+    /// order of them.
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::ALL
+    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.

@@ -14,6 +14,9 @@ use crate::vocab::protocol::ToolCall;
 pub struct NewKeyAfterReplan;
 
 impl Design for NewKeyAfterReplan {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "new_key_after_replan"
     }

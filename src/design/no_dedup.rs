@@ -13,6 +13,9 @@ use crate::vocab::protocol::ToolCall;
 pub struct NoDedup;
 
 impl Design for NoDedup {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "no_dedup"
     }

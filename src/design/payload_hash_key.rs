@@ -15,6 +15,9 @@ use crate::vocab::protocol::ToolCall;
 pub struct PayloadHashKey;
 
 impl Design for PayloadHashKey {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "payload_hash_key"
     }

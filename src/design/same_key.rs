@@ -28,6 +28,9 @@ use crate::vocab::protocol::ToolCall;
 pub struct SameKey;
 
 impl Design for SameKey {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "same_key"
     }

@@ -16,6 +16,9 @@ use crate::vocab::protocol::ToolCall;
 pub struct SingleUseToken;
 
 impl Design for SingleUseToken {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "single_use_token"
     }

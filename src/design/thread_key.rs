@@ -25,6 +25,9 @@ use crate::vocab::protocol::ToolCall;
 pub struct ThreadKey;
 
 impl Design for ThreadKey {
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
     fn name(&self) -> &str {
         "thread_key"
     }

@@ -10,6 +10,6 @@ pub mod search;
 pub mod shrink;
 pub mod sweep;
 
-pub use search::{Bound, Exploration, Strategy, explore};
+pub use search::{Bound, Exploration, Reductions, Strategy, explore};
 pub use shrink::{Shrunk, shrink_seed, shrink_values};
 pub use sweep::{Comparison, Spec, Sweep, compare, sweep};

@@ -33,13 +33,15 @@
 //! other.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::menu;
 use crate::check::{Metrics, Property, RunSummary};
 use crate::design::Design;
 use crate::model::Model;
-use crate::sim::{Alternatives, Chooser, Class, Millis, Purpose, RandomChooser, Recorder};
+use crate::sim::{
+    Alternatives, Chooser, Class, Millis, Purpose, RandomChooser, Recorder, TieEvent,
+};
 use crate::vocab::record::End;
 use crate::world::World;
 
@@ -74,6 +76,8 @@ pub struct Bound {
     /// Most fingerprints kept in the visited set; past it no new state is remembered (the
     /// search stays complete, it only prunes less).
     pub max_states: usize,
+    /// Which reductions of the search are on (all, by default).
+    pub reductions: Reductions,
 }
 
 impl Default for Bound {
@@ -82,7 +86,50 @@ impl Default for Bound {
             max_faults: 2,
             max_runs: 1_000_000,
             max_states: 2_000_000,
+            reductions: Reductions::ALL,
         }
+    }
+}
+
+/// The reductions a `dfs` search may use, each switchable off so that a reduced and an
+/// unreduced search of the same model compare in one command. None changes which
+/// properties are violated within the bound, nor whether the search certifies: each only
+/// spares runs whose outcome another run already shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reductions {
+    /// Closed subtrees: a state whose every continuation was explored without any choice
+    /// being refused by a budget is cut wherever it comes up again, in later passes and
+    /// larger fault budgets too (their continuations are the same ones).
+    pub memo: bool,
+    /// Partial-order reduction of the order of events due at the same instant: of two
+    /// independent events (disjoint [parts](crate::sim::Parts) of the world), one order
+    /// is explored, by sleep sets (Godefroid): once the paths that take an event first are
+    /// explored, the paths that take another first keep it asleep until an event dependent
+    /// on it runs. The sleep set is part of a state's fingerprint, so that pruning a state
+    /// never skips an order its first visit left to another path.
+    pub por: bool,
+}
+
+impl Reductions {
+    pub const ALL: Reductions = Reductions {
+        memo: true,
+        por: true,
+    };
+    pub const NONE: Reductions = Reductions {
+        memo: false,
+        por: false,
+    };
+
+    /// The names of the reductions that are on, in a fixed order.
+    pub fn names(self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.memo {
+            v.push("memo");
+        }
+        if self.por {
+            v.push("por");
+        }
+        v
     }
 }
 
@@ -115,7 +162,8 @@ pub struct Level {
     pub saturated: bool,
     /// The search stopped in this level because a run violated a property.
     pub found: bool,
-    /// The deviation budget of the level's last pass.
+    /// The most deviations (choices other than faults taking another option than their
+    /// first) any run of the level's last pass took.
     pub max_deviations: u32,
     /// States fingerprinted and remembered, summed over the level's passes (each pass starts
     /// with an empty visited set): the work, where `distinct_states` is the space.
@@ -281,6 +329,10 @@ struct Node {
     options: Vec<u64>,
     next: usize,
     fault: bool,
+    /// For the order of a tie under [`Reductions::por`]: the tied events (the options are
+    /// indices into it, those not asleep), so that the ones taken before the current one
+    /// are put to sleep.
+    tie: Vec<TieEvent>,
 }
 
 impl Node {
@@ -303,6 +355,8 @@ struct PathChooser<'a> {
     capped_faults: &'a Cell<bool>,
     /// Set when the deviation budget forbade a choice.
     capped_deviations: &'a Cell<bool>,
+    /// The deepest choice point of this run where a budget refused options.
+    refused_at: &'a Cell<Option<usize>>,
     fault_budget: u32,
     deviation_budget: u32,
     thresholds: &'a [Millis],
@@ -310,10 +364,20 @@ struct PathChooser<'a> {
     /// `thresholds`): a function of the run's prefix, so a menu opened at a choice point is
     /// the same on every run through it.
     learned: &'a RefCell<Vec<Millis>>,
+    /// Partial-order reduction ([`Reductions::por`]): the sleep set, the events due now
+    /// that need not run next, since every order starting with one of them was explored
+    /// (a tie's options taken before the current one, as long as each event handled since
+    /// is independent of them).
+    por: bool,
+    sleep: &'a RefCell<Vec<TieEvent>>,
+    /// Set when every event due now was asleep: the run repeats explored orders, and ends.
+    asleep: &'a Cell<bool>,
 }
 
 impl PathChooser<'_> {
-    fn options(&self, purpose: Purpose, alternatives: Alternatives<'_>) -> (Vec<u64>, bool) {
+    /// The options of a new choice point, whether it is a fault, and whether a budget
+    /// refused some of them.
+    fn options(&self, purpose: Purpose, alternatives: Alternatives<'_>) -> (Vec<u64>, bool, bool) {
         let fault = purpose.class() == Class::Fault;
         let mut options = match (purpose.class(), alternatives) {
             (Class::Timing, Alternatives::Span { min, len }) => {
@@ -332,15 +396,18 @@ impl PathChooser<'_> {
             }
             _ => (0..alternatives.len()).collect::<Vec<u64>>(),
         };
+        let mut refused = false;
         if options.len() > 1 && fault && self.faults.get() >= self.fault_budget {
             self.capped_faults.set(true);
             options.truncate(1);
+            refused = true;
         }
         if options.len() > 1 && !fault && self.deviations.get() >= self.deviation_budget {
             self.capped_deviations.set(true);
             options.truncate(1);
+            refused = true;
         }
-        (options, fault)
+        (options, fault, refused)
     }
 }
 
@@ -349,11 +416,15 @@ impl Chooser for PathChooser<'_> {
         let i = self.pos.get();
         self.pos.set(i + 1);
         if i == self.nodes.len() {
-            let (options, fault) = self.options(purpose, alternatives);
+            let (options, fault, refused) = self.options(purpose, alternatives);
+            if refused {
+                self.refused_at.set(Some(i));
+            }
             self.nodes.push(Node {
                 options,
                 next: 0,
                 fault,
+                tie: Vec::new(),
             });
         }
         let node = &self.nodes[i];
@@ -371,6 +442,70 @@ impl Chooser for PathChooser<'_> {
 
     fn orders_ties(&self) -> bool {
         true
+    }
+
+    fn order(&mut self, tie: &[TieEvent]) -> Option<usize> {
+        if !self.por {
+            return match tie.len() {
+                0 | 1 => Some(0),
+                n => Some(self.choose(Purpose::Order, Alternatives::Uniform(n as u64)) as usize),
+            };
+        }
+        let mut sleep = self.sleep.borrow_mut();
+        // Sleepers are events due at one instant: every one of them has run or the run
+        // ended before the clock moves on, except one a pause put off (it is then a new
+        // event), so an earlier instant's sleepers are forgotten.
+        if sleep.first().is_some_and(|e| e.at_ms != tie[0].at_ms) {
+            sleep.clear();
+        }
+        let asleep = |e: &TieEvent| sleep.iter().any(|s| s.id == e.id);
+        if tie.len() == 1 {
+            if asleep(&tie[0]) {
+                self.asleep.set(true);
+                return None;
+            }
+            return Some(0);
+        }
+        let i = self.pos.get();
+        if i == self.nodes.len() {
+            let mut options: Vec<u64> = (0..tie.len())
+                .filter(|&j| !asleep(&tie[j]))
+                .map(|j| j as u64)
+                .collect();
+            if options.is_empty() {
+                self.asleep.set(true);
+                return None;
+            }
+            if options.len() > 1 && self.deviations.get() >= self.deviation_budget {
+                self.capped_deviations.set(true);
+                self.refused_at.set(Some(i));
+                options.truncate(1);
+            }
+            self.nodes.push(Node {
+                options,
+                next: 0,
+                fault: false,
+                tie: tie.to_vec(),
+            });
+        }
+        self.pos.set(i + 1);
+        let node = &self.nodes[i];
+        if node.next > 0 {
+            self.deviations.set(self.deviations.get() + 1);
+        }
+        // The events taken first on the paths explored before this one go to sleep.
+        for &earlier in &node.options[..node.next] {
+            sleep.push(node.tie[earlier as usize]);
+        }
+        Some(node.value() as usize)
+    }
+
+    fn handled(&mut self, event: TieEvent) {
+        if self.por {
+            self.sleep
+                .borrow_mut()
+                .retain(|s| s.at_ms == event.at_ms && s.independent(&event));
+        }
     }
 
     fn learn_threshold(&mut self, ms: Millis) {
@@ -393,17 +528,76 @@ fn with_learned(fp: u64, learned: &[Millis]) -> u64 {
     })
 }
 
+/// Mixes the events asleep at a state into its fingerprint, by their positions in the
+/// queue: a state reached with other events asleep explores other orders from there, so it
+/// is another state of the search.
+fn with_sleep(fp: u64, positions: &[usize]) -> u64 {
+    positions.iter().fold(fp, |h, &p| {
+        (h ^ (p as u64 + 1))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(31)
+    })
+}
+
 /// Moves the path to its next sequence: the deepest choice point with an option left takes
-/// it, and everything after it is dropped. False when the tree is exhausted.
-fn advance(nodes: &mut Vec<Node>) -> bool {
+/// it, and everything after it is dropped. Returns that choice point's index, `None` when
+/// the tree is exhausted.
+fn advance(nodes: &mut Vec<Node>) -> Option<usize> {
     while let Some(n) = nodes.last_mut() {
         if n.next + 1 < n.options.len() {
             n.next += 1;
-            return true;
+            return Some(nodes.len() - 1);
         }
         nodes.pop();
     }
-    false
+    None
+}
+
+/// What a pass knows of the subtrees it has not finished, for [`Reductions::memo`].
+///
+/// A state met after `p` choices has as continuations every run through the path's first
+/// `p` choices: the subtree of prefix `p`. That subtree is finished when the search moves
+/// a choice before `p`. If no run in it met a choice a budget refused, and none was cut at
+/// a state whose own subtree had not been closed, its runs are every continuation of the
+/// state, whatever the budgets: the state is closed, and a later visit is cut.
+#[derive(Default)]
+struct Open {
+    /// States met after `p` choices, their subtrees unfinished: `(p, fingerprint)`, `p`
+    /// never decreasing.
+    states: Vec<(usize, u64)>,
+    /// Per prefix length `p` on the current path: some run of its subtree met a refused
+    /// choice, or a cut that does not stand for every continuation.
+    partial: Vec<bool>,
+}
+
+impl Open {
+    /// Marks the subtrees of every prefix up to `p` (those that contain choice point `p`)
+    /// as not exploring every continuation.
+    fn mark_partial(&mut self, p: usize) {
+        if self.partial.len() <= p {
+            self.partial.resize(p + 1, false);
+        }
+        for f in &mut self.partial[..=p] {
+            *f = true;
+        }
+    }
+
+    /// The path moved choice point `moved` (`None`: the tree is exhausted): closes the
+    /// states whose subtree is now finished and explored every continuation.
+    fn finish(&mut self, moved: Option<usize>, closed: &mut HashSet<u64>, room: usize) {
+        let keep = moved.map_or(0, |j| j + 1);
+        while let Some(&(p, fp)) = self.states.last() {
+            if p < keep {
+                break;
+            }
+            self.states.pop();
+            if !self.partial.get(p).copied().unwrap_or(false) && closed.len() < room {
+                closed.insert(fp);
+            }
+        }
+        // Prefix `j + 1` ends in the moved choice: a new subtree, nothing known of it.
+        self.partial.truncate(keep);
+    }
 }
 
 /// The properties `summary` violates, among `properties`.
@@ -442,6 +636,7 @@ fn dfs(
             scope,
         },
         learned: BTreeSet::new(),
+        closed: HashSet::new(),
     };
     for k in 0..=bound.max_faults {
         let mut level = Level {
@@ -452,14 +647,14 @@ fn dfs(
         // bounded too, and the bound grows until no run meets it: a violation a few
         // deviations away is met early, whatever the number of choices before it.
         let mut found = false;
-        for d in 0.. {
+        for d in DEVIATION_BUDGETS {
             let pass = search.pass(k, d);
             level.runs += pass.runs;
             level.pruned += pass.pruned;
             level.distinct_states = level.distinct_states.max(pass.states);
             level.states_visited += pass.states;
             level.max_depth = level.max_depth.max(pass.max_depth);
-            level.max_deviations = d;
+            level.max_deviations = pass.max_deviations;
             found = pass.found;
             level.found = found;
             if found || !pass.complete {
@@ -483,6 +678,15 @@ fn dfs(
     search.report
 }
 
+/// The deviation budgets of a fault budget's passes, in order; the last is unbounded.
+///
+/// A pass repeats the runs of the smaller ones. Growing by one until no run meets the
+/// budget made a complete search cost the sum of every budget's pass: ten times the last
+/// one on a two-intent race, where the budget reached 17. The small budgets find a
+/// violation a few deviations away after a few runs, which is what the passes are for;
+/// past them, one pass without a bound covers everything once.
+const DEVIATION_BUDGETS: [u32; 5] = [0, 1, 2, 4, u32::MAX];
+
 /// The state of a `dfs` search across its passes.
 struct Search<'a, 'm> {
     progress: &'a dyn Fn(u64),
@@ -495,6 +699,9 @@ struct Search<'a, 'm> {
     report: Exploration,
     /// Every threshold learned in any run so far (for the certificate's scope).
     learned: BTreeSet<Millis>,
+    /// States whose every continuation was explored ([`Reductions::memo`]), kept across
+    /// passes and fault budgets.
+    closed: HashSet<u64>,
 }
 
 /// What one pass (a fault budget and a deviation budget) did.
@@ -504,6 +711,8 @@ struct Pass {
     pruned: u64,
     states: u64,
     max_depth: usize,
+    /// The most deviations a run of the pass took.
+    max_deviations: u32,
     /// Every sequence within the pass's budgets was run or cut.
     complete: bool,
     /// A run met a fault choice the fault budget forbade.
@@ -521,6 +730,8 @@ impl Search<'_, '_> {
         let mut visited: HashMap<(u64, u32), u32> = HashMap::new();
         let mut nodes: Vec<Node> = Vec::new();
         let (capped_faults, capped_deviations) = (Cell::new(false), Cell::new(false));
+        let memo = self.bound.reductions.memo;
+        let mut open = Open::default();
         pass.complete = loop {
             if self.runs >= self.bound.max_runs {
                 break false;
@@ -533,7 +744,13 @@ impl Search<'_, '_> {
             let prefix = nodes.len();
             let (pos, faults, deviations) = (Cell::new(0), Cell::new(0), Cell::new(0));
             let learned = RefCell::new(Vec::new());
+            let refused_at = Cell::new(None);
+            let sleep = RefCell::new(Vec::new());
+            let asleep = Cell::new(false);
             let mut cut = false;
+            // The run was cut at a state that is not closed: its subtree stands for the
+            // continuations within the budgets, not for every one.
+            let mut cut_partial = false;
             {
                 let mut chooser = PathChooser {
                     nodes: &mut nodes,
@@ -542,12 +759,17 @@ impl Search<'_, '_> {
                     deviations: &deviations,
                     capped_faults: &capped_faults,
                     capped_deviations: &capped_deviations,
+                    refused_at: &refused_at,
                     fault_budget: k,
                     deviation_budget: d,
                     thresholds: &self.thresholds,
                     learned: &learned,
+                    por: self.bound.reductions.por,
+                    sleep: &sleep,
+                    asleep: &asleep,
                 };
                 let (report, bound) = (&mut self.report, self.bound);
+                let (closed, open) = (&self.closed, &mut open);
                 let mut at_event = |w: &World<'_>| {
                     // The prefix replays states an earlier run visited: look only past it.
                     if pos.get() < prefix || !report.pruning {
@@ -557,13 +779,25 @@ impl Search<'_, '_> {
                         report.pruning = false;
                         return true;
                     };
-                    let fp = with_learned(fp, &learned.borrow());
+                    let mut fp = with_learned(fp, &learned.borrow());
+                    {
+                        let sleep = sleep.borrow();
+                        if !sleep.is_empty() {
+                            let ids: Vec<u32> = sleep.iter().map(|e| e.id).collect();
+                            fp = with_sleep(fp, &w.queued_positions(&ids));
+                        }
+                    }
+                    if memo && closed.contains(&fp) {
+                        cut = true;
+                        return false;
+                    }
                     let key = (fp, k - faults.get());
                     let left = d - deviations.get();
                     let room = visited.len() < bound.max_states;
-                    match visited.get_mut(&key) {
+                    let go_on = match visited.get_mut(&key) {
                         Some(best) if *best >= left => {
                             cut = true;
+                            cut_partial = true;
                             false
                         }
                         Some(best) => {
@@ -578,11 +812,18 @@ impl Search<'_, '_> {
                             report.visited_full = true;
                             true
                         }
+                    };
+                    if go_on && memo {
+                        open.states.push((pos.get(), fp));
                     }
+                    go_on
                 };
                 self.world.run_observed(&mut chooser, &mut at_event);
             }
+            // A run that found every event due asleep repeats explored orders: it is cut.
+            cut |= asleep.get();
             pass.max_depth = pass.max_depth.max(pos.get());
+            pass.max_deviations = pass.max_deviations.max(deviations.get());
             self.learned.extend(learned.into_inner());
             if self.world.end().0 == End::Budget {
                 self.report.budget_runs += 1;
@@ -608,9 +849,19 @@ impl Search<'_, '_> {
             if pass.found {
                 break false;
             }
+            if let Some(i) = refused_at.get() {
+                open.mark_partial(i);
+            }
+            if cut_partial {
+                open.mark_partial(pos.get());
+            }
             // Choice points past a cut were never reached: the path ends where the run did.
             nodes.truncate(pos.get());
-            if !advance(&mut nodes) {
+            let moved = advance(&mut nodes);
+            if memo {
+                open.finish(moved, &mut self.closed, self.bound.max_states);
+            }
+            if moved.is_none() {
                 break true;
             }
         };
@@ -770,6 +1021,7 @@ mod tests {
         let (pos, faults, deviations) = (Cell::new(0), Cell::new(0), Cell::new(0));
         let (capped_faults, capped_deviations) = (Cell::new(false), Cell::new(false));
         let learned = RefCell::new(Vec::new());
+        let refused_at = Cell::new(None);
         let thresholds = [5_000];
         let mut chooser = PathChooser {
             nodes: &mut nodes,
@@ -778,6 +1030,10 @@ mod tests {
             deviations: &deviations,
             capped_faults: &capped_faults,
             capped_deviations: &capped_deviations,
+            refused_at: &refused_at,
+            por: false,
+            sleep: &RefCell::new(Vec::new()),
+            asleep: &Cell::new(false),
             fault_budget: 0,
             deviation_budget: 10,
             thresholds: &thresholds,

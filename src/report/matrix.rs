@@ -244,6 +244,7 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
         max_faults: k,
         max_runs: MAX_RUNS,
         max_states: MAX_STATES,
+        ..Bound::default()
     };
     let found = explore(
         model,

@@ -234,6 +234,23 @@ pub trait Chooser {
         false
     }
 
+    /// Which of the events due at the same instant runs next, when this chooser
+    /// [orders ties](Chooser::orders_ties): an index into `tie` (first queued first), or
+    /// `None` to end the run there (a search that knows every order from here repeats one
+    /// it has explored). Asked for a single event too, so that a search sees every event
+    /// before it is handled; by default one event is taken without a choice and several
+    /// are one [`Purpose::Order`] choice, which is what a replay records.
+    fn order(&mut self, tie: &[super::TieEvent]) -> Option<usize> {
+        match tie.len() {
+            0 | 1 => Some(0),
+            n => Some(self.choose(Purpose::Order, Alternatives::Uniform(n as u64)) as usize),
+        }
+    }
+
+    /// The world is about to handle `event` (taken from a tie by [`Chooser::order`], or
+    /// the only one due). Ignored by default.
+    fn handled(&mut self, _event: super::TieEvent) {}
+
     /// A time threshold the design under test uses became known (the delay of a timer it
     /// set, or an age it declared with [`crate::design::ExecCtx::declare_threshold`]): an
     /// explorer adds it to the menus of the timing choices that follow. Ignored by default:

@@ -4,12 +4,14 @@
 //! these pieces; later search strategies (exhaustive, shrink) plug in behind [`Chooser`].
 
 pub mod chooser;
+pub mod por;
 pub mod queue;
 pub mod random;
 pub mod ratio;
 pub mod replay;
 
 pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Class, Purpose, Recorder};
+pub use por::{Parts, TieEvent};
 pub use queue::EventQueue;
 pub use random::RandomChooser;
 pub use ratio::Ratio;

@@ -351,6 +351,12 @@ impl<E> EventQueue<E> {
         (key.at_ms(), event)
     }
 
+    /// The push number of event `i` of the open tie: it names the event for as long as
+    /// it waits (a deferred event gets a new one).
+    pub fn tie_id(&self, i: usize) -> u32 {
+        self.tie[i].seq()
+    }
+
     /// Removes event `i` of the open tie and puts the others back where they were: the
     /// order among them, and with everything else, is unchanged.
     pub fn close_tie(&mut self, i: usize) -> (Millis, E) {
@@ -434,6 +440,20 @@ impl<E> EventQueue<E> {
             let event = self.slots[k.slot()].event.as_ref()?;
             Some((k.at_ms(), held, event))
         })
+    }
+
+    /// The position in pop order (cancelled events not counted) of each queued event named
+    /// by `ids` ([`EventQueue::tie_id`]), for those still queued, in pop order. Read-only
+    /// and not for the event loop, like [`EventQueue::in_pop_order`].
+    pub fn positions_of(&self, ids: &[u32]) -> Vec<usize> {
+        debug_assert!(self.tie.is_empty(), "a tie is open");
+        self.keys
+            .sorted()
+            .filter(|k| self.slots[k.slot()].event.is_some())
+            .enumerate()
+            .filter(|(_, k)| ids.contains(&k.seq()))
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// When the earliest queued event is due, cancelled ones included (so it may be earlier

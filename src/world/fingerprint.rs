@@ -234,6 +234,9 @@ impl World<'_> {
             // Used only in runs nothing observes (see `World::push`): always empty here.
             lane,
             use_lane: _,
+            tie: _,
+            taken: _,
+            cut_at_tie: _,
         } = self;
         debug_assert!(call_claims.is_empty() && exec_out.is_empty() && provider_out.is_empty());
         debug_assert!(lane.is_empty());

@@ -37,7 +37,7 @@ use crate::design::journal::SharedJournal;
 use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal, OpState};
 use crate::model::{CrashPoint, Model, Paused};
 use crate::sim::queue::Handle;
-use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Purpose};
+use crate::sim::{Chooser, ChooserExt, EventQueue, Millis, Parts, Purpose, TieEvent};
 
 /// The most events one run handles (an event held back by a pause counts each time it comes
 /// up; a periodic timer counts one more for each unresolved operation, since it acts on
@@ -213,6 +213,13 @@ pub struct World<'a> {
     /// so the order of events is exactly the queue's. Not part of the state otherwise.
     lane: std::collections::VecDeque<Event>,
     use_lane: bool,
+    /// The events of the open tie as the chooser sees them ([`Chooser::order`]), kept to
+    /// spare an allocation per event.
+    tie: Vec<TieEvent>,
+    /// The tie identity of the event taken last (for [`Chooser::handled`]).
+    taken: TieEvent,
+    /// The chooser ended the run at a tie ([`Chooser::order`] answered `None`).
+    cut_at_tie: bool,
 }
 
 impl<'a> World<'a> {
@@ -250,6 +257,13 @@ impl<'a> World<'a> {
             provider_out: Vec::new(),
             lane: std::collections::VecDeque::new(),
             use_lane: false,
+            tie: Vec::new(),
+            taken: TieEvent {
+                id: 0,
+                at_ms: 0,
+                parts: Parts::ALL,
+            },
+            cut_at_tie: false,
         };
         world.reserve();
         world
@@ -310,6 +324,7 @@ impl<'a> World<'a> {
         self.attempt_timers.clear();
         self.agent_timers.clear();
         self.lane.clear();
+        self.cut_at_tie = false;
     }
 
     /// Runs from time 0 to the horizon (or until nothing is left to happen), taking every
@@ -397,9 +412,40 @@ impl<'a> World<'a> {
                     return;
                 }
             }
+            if ch.orders_ties() {
+                ch.handled(self.taken);
+            }
             self.handle(event, ch);
         }
-        self.end = (End::Quiescent, self.now);
+        self.end = if self.cut_at_tie {
+            (End::Pruned, self.now)
+        } else {
+            (End::Quiescent, self.now)
+        };
+    }
+
+    /// The parts of the world handling `event` reads or writes (see [`crate::sim::por`]):
+    /// the part the event is for, and for an agent event that also wakes the worker serving
+    /// a call, the executors. The executors' parts are what the design declares
+    /// ([`Design::parts`]): everything, unless it says they reach the world only through
+    /// their context.
+    fn parts(&self, event: &Event) -> Parts {
+        let executors = self.design.parts();
+        match event {
+            Event::Arrival => workload::PARTS,
+            Event::AgentStart(_) | Event::AgentAct { .. } | Event::ToolResult { .. } => {
+                agent::PARTS
+            }
+            // The tool timeout tells the worker serving the call; a redelivery asks which
+            // workers poll the queue.
+            Event::AgentTimeout { .. } | Event::Redeliver { .. } => agent::PARTS.union(executors),
+            Event::CallDelivered { .. }
+            | Event::ExecTimer { .. }
+            | Event::AttemptTimeout { .. }
+            | Event::ReplyArrives { .. }
+            | Event::WorkerRestart { .. } => executors,
+            Event::RequestArrives { .. } | Event::ProviderWake { .. } => provider::PARTS,
+        }
     }
 
     /// The next event to handle: the earliest; among several due at the same instant, the
@@ -424,21 +470,49 @@ impl<'a> World<'a> {
             return None;
         }
         let at = self.queue.tie(0).0;
-        let pick =
-            if n == 1 || at > self.model.horizon_ms || (self.aperiodic == 0 && self.settled()) {
-                0
-            } else if let Some(held) = (0..n).find(|&i| {
-                let event = self.queue.tie(i).1;
-                event
-                    .component()
-                    .and_then(|c| self.faults.paused_until(c, self.event_worker(event), at))
-                    .is_some()
-            }) {
-                held
-            } else {
-                ch.index(Purpose::Order, n as u64) as usize
-            };
+        let pick = if at > self.model.horizon_ms || (self.aperiodic == 0 && self.settled()) {
+            0
+        } else if let Some(held) = (0..n).find(|&i| {
+            let event = self.queue.tie(i).1;
+            event
+                .component()
+                .and_then(|c| self.faults.paused_until(c, self.event_worker(event), at))
+                .is_some()
+        }) {
+            held
+        } else {
+            let mut tie = std::mem::take(&mut self.tie);
+            tie.clear();
+            tie.extend((0..n).map(|i| TieEvent {
+                id: self.queue.tie_id(i),
+                at_ms: at,
+                parts: self.parts(self.queue.tie(i).1),
+            }));
+            let pick = ch.order(&tie);
+            self.tie = tie;
+            match pick {
+                Some(i) => i,
+                None => {
+                    // Every order from here is one the search has explored: the run ends.
+                    self.queue.close_tie(0);
+                    self.cut_at_tie = true;
+                    return None;
+                }
+            }
+        };
+        self.taken = TieEvent {
+            id: self.queue.tie_id(pick),
+            at_ms: at,
+            parts: self.parts(self.queue.tie(pick).1),
+        };
         Some(self.queue.close_tie(pick))
+    }
+
+    /// The positions in pop order of the queued events among `ids` (tie identities, see
+    /// [`Chooser::order`]): a search mixes them into a state's fingerprint when it keeps
+    /// some events asleep.
+    pub fn queued_positions(&self, ids: &[u32]) -> Vec<usize> {
+        self.queue.positions_of(ids)
     }
 
     /// Queues `event` at `at_ms`: in the lane if it is due now and nothing in the queue is
