@@ -120,6 +120,28 @@ impl Reductions {
         por: false,
     };
 
+    /// Each reduction alone, by name (the others off), in a fixed order: with
+    /// [`Reductions::ALL`] and [`Reductions::NONE`], the searches a soundness comparison
+    /// makes.
+    pub fn each_alone() -> Vec<(&'static str, Reductions)> {
+        vec![
+            (
+                "memo",
+                Reductions {
+                    memo: true,
+                    ..Reductions::NONE
+                },
+            ),
+            (
+                "por",
+                Reductions {
+                    por: true,
+                    ..Reductions::NONE
+                },
+            ),
+        ]
+    }
+
     /// The names of the reductions that are on, in a fixed order.
     pub fn names(self) -> Vec<&'static str> {
         let mut v = Vec::new();
