@@ -585,6 +585,10 @@ struct ReductionArgs {
     /// (partial-order reduction off).
     #[arg(long)]
     no_por: bool,
+    /// Explore every one of interchangeable alternatives (symmetry reduction off): each
+    /// worker that has run nothing yet, each order of identical intents arriving together.
+    #[arg(long)]
+    no_symmetry: bool,
     /// Every reduction off: the plain depth-first search.
     #[arg(long)]
     no_reductions: bool,
@@ -598,6 +602,7 @@ impl ReductionArgs {
         crate::explore::Reductions {
             memo: !self.no_memo,
             por: !self.no_por,
+            symmetry: !self.no_symmetry,
         }
     }
 }

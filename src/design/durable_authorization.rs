@@ -33,6 +33,9 @@ impl Design for DurableAuthorization {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "durable_authorization"
     }

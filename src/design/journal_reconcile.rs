@@ -50,6 +50,9 @@ impl Design for JournalReconcile {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "journal_reconcile"
     }

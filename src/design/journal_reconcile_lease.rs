@@ -34,6 +34,9 @@ impl Design for JournalReconcileLease {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "journal_reconcile_lease"
     }

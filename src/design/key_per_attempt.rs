@@ -17,6 +17,9 @@ impl Design for KeyPerAttempt {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "key_per_attempt"
     }

@@ -25,6 +25,9 @@ impl Design for LayeredRetries {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "layered_retries"
     }

@@ -101,6 +101,15 @@ pub trait Design: Send + Sync {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::ALL
     }
+    /// Whether its executors treat workers, calls, operations and keys by identity only:
+    /// they compare them for equality, never branch on the value of an id (no "worker 0
+    /// leads"). Then two workers that have run nothing yet are interchangeable, and so are
+    /// two identical intents arriving together, and a search explores one of each
+    /// ([`crate::explore::Reductions::symmetry`]). False by default; every built-in design
+    /// declares it.
+    fn symmetric(&self) -> bool {
+        false
+    }
 }
 
 /// The executor of one worker incarnation: sans-IO, driven by the world.

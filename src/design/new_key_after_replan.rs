@@ -17,6 +17,9 @@ impl Design for NewKeyAfterReplan {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "new_key_after_replan"
     }

@@ -16,6 +16,9 @@ impl Design for NoDedup {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "no_dedup"
     }

@@ -18,6 +18,9 @@ impl Design for PayloadHashKey {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "payload_hash_key"
     }

@@ -19,6 +19,9 @@ impl Design for SingleUseToken {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "single_use_token"
     }

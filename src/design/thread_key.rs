@@ -28,6 +28,9 @@ impl Design for ThreadKey {
     fn parts(&self) -> crate::sim::Parts {
         crate::sim::Parts::EXECUTORS
     }
+    fn symmetric(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "thread_key"
     }

@@ -108,16 +108,23 @@ pub struct Reductions {
     /// on it runs. The sleep set is part of a state's fingerprint, so that pruning a state
     /// never skips an order its first visit left to another path.
     pub por: bool,
+    /// Symmetry reduction: of alternatives that lead to states alike up to the names of
+    /// interchangeable things (workers that have run nothing yet, identical intents taken
+    /// up at the same instant), one is explored, for designs that treat ids by identity
+    /// only ([`crate::design::Design::symmetric`]).
+    pub symmetry: bool,
 }
 
 impl Reductions {
     pub const ALL: Reductions = Reductions {
         memo: true,
         por: true,
+        symmetry: true,
     };
     pub const NONE: Reductions = Reductions {
         memo: false,
         por: false,
+        symmetry: false,
     };
 
     /// Each reduction alone, by name (the others off), in a fixed order: with
@@ -139,6 +146,13 @@ impl Reductions {
                     ..Reductions::NONE
                 },
             ),
+            (
+                "symmetry",
+                Reductions {
+                    symmetry: true,
+                    ..Reductions::NONE
+                },
+            ),
         ]
     }
 
@@ -150,6 +164,9 @@ impl Reductions {
         }
         if self.por {
             v.push("por");
+        }
+        if self.symmetry {
+            v.push("symmetry");
         }
         v
     }
@@ -391,6 +408,8 @@ struct PathChooser<'a> {
     /// (a tie's options taken before the current one, as long as each event handled since
     /// is independent of them).
     por: bool,
+    /// Symmetry reduction ([`Reductions::symmetry`]): one of interchangeable alternatives.
+    symmetry: bool,
     sleep: &'a RefCell<Vec<TieEvent>>,
     /// Set when every event due now was asleep: the run repeats explored orders, and ends.
     asleep: &'a Cell<bool>,
@@ -433,6 +452,25 @@ impl PathChooser<'_> {
     }
 }
 
+impl PathChooser<'_> {
+    /// Opens the choice point at the current position with `options` (a schedule choice,
+    /// never a fault), cut to its first option if the deviation budget is spent.
+    fn open(&mut self, mut options: Vec<u64>, tie: Vec<TieEvent>) {
+        let i = self.nodes.len();
+        if options.len() > 1 && self.deviations.get() >= self.deviation_budget {
+            self.capped_deviations.set(true);
+            self.refused_at.set(Some(i));
+            options.truncate(1);
+        }
+        self.nodes.push(Node {
+            options,
+            next: 0,
+            fault: false,
+            tie,
+        });
+    }
+}
+
 impl Chooser for PathChooser<'_> {
     fn choose(&mut self, purpose: Purpose, alternatives: Alternatives<'_>) -> u64 {
         let i = self.pos.get();
@@ -467,12 +505,13 @@ impl Chooser for PathChooser<'_> {
     }
 
     fn order(&mut self, tie: &[TieEvent]) -> Option<usize> {
-        if !self.por {
+        if !self.por && !self.symmetry {
             return match tie.len() {
                 0 | 1 => Some(0),
                 n => Some(self.choose(Purpose::Order, Alternatives::Uniform(n as u64)) as usize),
             };
         }
+        let por = self.por;
         let mut sleep = self.sleep.borrow_mut();
         // Sleepers are events due at one instant: every one of them has run or the run
         // ended before the clock moves on, except one a pause put off (it is then a new
@@ -480,7 +519,7 @@ impl Chooser for PathChooser<'_> {
         if sleep.first().is_some_and(|e| e.at_ms != tie[0].at_ms) {
             sleep.clear();
         }
-        let asleep = |e: &TieEvent| sleep.iter().any(|s| s.id == e.id);
+        let asleep = |e: &TieEvent| por && sleep.iter().any(|s| s.id == e.id);
         if tie.len() == 1 {
             if asleep(&tie[0]) {
                 self.asleep.set(true);
@@ -490,25 +529,24 @@ impl Chooser for PathChooser<'_> {
         }
         let i = self.pos.get();
         if i == self.nodes.len() {
-            let mut options: Vec<u64> = (0..tie.len())
+            let symmetry = self.symmetry;
+            let options: Vec<u64> = (0..tie.len())
                 .filter(|&j| !asleep(&tie[j]))
+                // Of interchangeable events, the first awake one stands for the others.
+                .filter(|&j| {
+                    !symmetry
+                        || tie[j].class == 0
+                        || !tie[..j]
+                            .iter()
+                            .any(|e| e.class == tie[j].class && !asleep(e))
+                })
                 .map(|j| j as u64)
                 .collect();
             if options.is_empty() {
                 self.asleep.set(true);
                 return None;
             }
-            if options.len() > 1 && self.deviations.get() >= self.deviation_budget {
-                self.capped_deviations.set(true);
-                self.refused_at.set(Some(i));
-                options.truncate(1);
-            }
-            self.nodes.push(Node {
-                options,
-                next: 0,
-                fault: false,
-                tie: tie.to_vec(),
-            });
+            self.open(options, tie.to_vec());
         }
         self.pos.set(i + 1);
         let node = &self.nodes[i];
@@ -516,10 +554,36 @@ impl Chooser for PathChooser<'_> {
             self.deviations.set(self.deviations.get() + 1);
         }
         // The events taken first on the paths explored before this one go to sleep.
-        for &earlier in &node.options[..node.next] {
-            sleep.push(node.tie[earlier as usize]);
+        if por {
+            for &earlier in &node.options[..node.next] {
+                sleep.push(node.tie[earlier as usize]);
+            }
         }
         Some(node.value() as usize)
+    }
+
+    fn choose_up_to_symmetry(&mut self, purpose: Purpose, classes: &[u32]) -> u64 {
+        if !self.symmetry || classes.len() <= 1 {
+            return match classes.len() {
+                0 | 1 => 0,
+                n => self.choose(purpose, Alternatives::Uniform(n as u64)),
+            };
+        }
+        let i = self.pos.get();
+        if i == self.nodes.len() {
+            // One alternative of each class, the first; every unclassed one.
+            let options: Vec<u64> = (0..classes.len())
+                .filter(|&j| classes[j] == 0 || !classes[..j].contains(&classes[j]))
+                .map(|j| j as u64)
+                .collect();
+            self.open(options, Vec::new());
+        }
+        self.pos.set(i + 1);
+        let node = &self.nodes[i];
+        if node.next > 0 {
+            self.deviations.set(self.deviations.get() + 1);
+        }
+        node.value()
     }
 
     fn handled(&mut self, event: TieEvent) {
@@ -787,6 +851,7 @@ impl Search<'_, '_> {
                     thresholds: &self.thresholds,
                     learned: &learned,
                     por: self.bound.reductions.por,
+                    symmetry: self.bound.reductions.symmetry,
                     sleep: &sleep,
                     asleep: &asleep,
                 };
@@ -1054,6 +1119,7 @@ mod tests {
             capped_deviations: &capped_deviations,
             refused_at: &refused_at,
             por: false,
+            symmetry: false,
             sleep: &RefCell::new(Vec::new()),
             asleep: &Cell::new(false),
             fault_budget: 0,

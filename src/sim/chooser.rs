@@ -247,6 +247,18 @@ pub trait Chooser {
         }
     }
 
+    /// One of `0..classes.len()` for `purpose`, where alternatives of the same non-zero
+    /// class lead to states that are the same up to the names of interchangeable things
+    /// (two workers that have run nothing yet): a search may take one of each class
+    /// (symmetry reduction). By default one [`Alternatives::Uniform`] choice over all of
+    /// them, as [`ChooserExt::index`] makes it, which is what a replay records.
+    fn choose_up_to_symmetry(&mut self, purpose: Purpose, classes: &[u32]) -> u64 {
+        match classes.len() {
+            0 | 1 => 0,
+            n => self.choose(purpose, Alternatives::Uniform(n as u64)),
+        }
+    }
+
     /// The world is about to handle `event` (taken from a tie by [`Chooser::order`], or
     /// the only one due). Ignored by default.
     fn handled(&mut self, _event: super::TieEvent) {}

@@ -50,12 +50,38 @@ pub struct TieEvent {
     pub id: u32,
     pub at_ms: Millis,
     pub parts: Parts,
+    /// Events of the same non-zero class are interchangeable (symmetry): taking one or
+    /// another first leads to states that differ only in the names of things nothing
+    /// else refers to yet (two identical intents arriving together, taken up in either
+    /// order). 0: no twin.
+    pub class: u32,
+    /// Within a part whose state is a collection of independent entries (the provider's
+    /// key records and resources), the entries the event reads or writes, as non-zero
+    /// names; `[0, 0]` for the whole part. Two events of such a part with entries and none
+    /// in common commute, up to the names the part hands out in the order of its events
+    /// (resource ids, job numbers): states alike but for those names have the same futures
+    /// up to the names, and no property depends on a name beyond its identity.
+    pub entities: [u64; 2],
 }
 
 impl TieEvent {
     /// Handled in either order, `self` and `other` give the same state.
     pub fn independent(&self, other: &TieEvent) -> bool {
-        self.id != other.id && self.parts.disjoint(other.parts)
+        if self.id == other.id {
+            return false;
+        }
+        if self.parts.disjoint(other.parts) {
+            return true;
+        }
+        let named = |e: &[u64; 2]| e.iter().any(|&x| x != 0);
+        self.parts == Parts::PROVIDER
+            && other.parts == Parts::PROVIDER
+            && named(&self.entities)
+            && named(&other.entities)
+            && !self
+                .entities
+                .iter()
+                .any(|&x| x != 0 && other.entities.contains(&x))
     }
 }
 
@@ -69,6 +95,8 @@ mod tests {
             id,
             at_ms: 5,
             parts,
+            class: 0,
+            entities: [0, 0],
         };
         let agent = e(1, Parts::AGENT);
         let provider = e(2, Parts::PROVIDER);
@@ -84,5 +112,18 @@ mod tests {
         );
         assert!(!e(5, Parts::ALL).independent(&provider));
         assert!(Parts::NONE.disjoint(Parts::ALL));
+        // Provider events: independent when they name entries and share none.
+        let p = |id, entities| TieEvent {
+            entities,
+            ..e(id, Parts::PROVIDER)
+        };
+        assert!(p(1, [7, 8]).independent(&p(2, [9, 0])));
+        assert!(!p(1, [7, 8]).independent(&p(2, [8, 0])));
+        assert!(
+            !p(1, [7, 8]).independent(&p(2, [0, 0])),
+            "the whole provider"
+        );
+        assert!(!p(1, [0, 0]).independent(&p(2, [0, 0])));
+        assert!(!e(1, Parts::EXECUTORS).independent(&e(2, Parts::EXECUTORS)));
     }
 }

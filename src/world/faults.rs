@@ -142,6 +142,13 @@ impl Faults {
         self.hit(&self.drop_reply, self.create(a))
     }
 
+    /// Whether a scripted crash or pause names worker `w` (which makes it unlike the
+    /// others: no symmetry between it and them).
+    pub fn names_worker(&self, w: WorkerId) -> bool {
+        self.crash_worker.iter().any(|c| c.2 == Some(w.0))
+            || self.pauses.iter().any(|p| p.1 == Some(w.0))
+    }
+
     pub fn crashes_worker(&self, a: AttemptId, point: CrashPoint, worker: WorkerId) -> bool {
         let Some(c) = self.create(a) else {
             return false;

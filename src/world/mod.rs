@@ -262,6 +262,8 @@ impl<'a> World<'a> {
                 id: 0,
                 at_ms: 0,
                 parts: Parts::ALL,
+                class: 0,
+                entities: [0, 0],
             },
             cut_at_tie: false,
         };
@@ -357,6 +359,10 @@ impl<'a> World<'a> {
         self.push(0, Event::Arrival);
         for w in 0..self.model.workers.count {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
+        }
+        // Every worker ran the same start: none is touched yet.
+        for w in &mut self.workers {
+            w.touched = false;
         }
         self.end = (End::Quiescent, 0);
         while let Some((at, event)) = self.next_event(ch) {
@@ -487,6 +493,8 @@ impl<'a> World<'a> {
                 id: self.queue.tie_id(i),
                 at_ms: at,
                 parts: self.parts(self.queue.tie(i).1),
+                class: self.twin_class(self.queue.tie(i).1),
+                entities: self.entities(self.queue.tie(i).1),
             }));
             let pick = ch.order(&tie);
             self.tie = tie;
@@ -504,8 +512,60 @@ impl<'a> World<'a> {
             id: self.queue.tie_id(pick),
             at_ms: at,
             parts: self.parts(self.queue.tie(pick).1),
+            class: 0,
+            entities: self.entities(self.queue.tie(pick).1),
         };
         Some(self.queue.close_tie(pick))
+    }
+
+    /// The entries of its part `event` reads or writes ([`TieEvent::entities`]): for a
+    /// provider event, the key record and resources of its request.
+    fn entities(&self, event: &Event) -> [u64; 2] {
+        match *event {
+            Event::RequestArrives { attempt } => self
+                .provider
+                .entities(&self.requests[attempt.0 as usize - 1]),
+            Event::ProviderWake { job } => self.provider.job_entities(job),
+            _ => [0, 0],
+        }
+    }
+
+    /// The symmetry class of each worker for a pick ([`Chooser::choose_up_to_symmetry`]):
+    /// 1 for a worker that has run nothing but the run's start, is up in its first
+    /// incarnation with nothing waiting, and is named by no scripted fault, when the
+    /// design treats workers by identity only ([`Design::symmetric`]): any two such are
+    /// interchangeable. 0 for the others.
+    fn worker_classes(&self) -> Vec<u32> {
+        let symmetric = self.design.symmetric();
+        self.workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let fresh = !w.touched && w.up && w.incarnation == 0 && w.inbox.is_empty();
+                let named = self.faults.names_worker(WorkerId(i as u32));
+                u32::from(symmetric && fresh && !named)
+            })
+            .collect()
+    }
+
+    /// The symmetry class of a tied event ([`TieEvent::class`]): two identical intents
+    /// taken up at the same instant (same tenant, endpoint and steps, neither a genuine
+    /// repeat, in a workload without genuine repeats, which would make the later of them
+    /// special) are interchangeable, when the design treats ids by identity only. 0 for
+    /// every other event.
+    fn twin_class(&self, event: &Event) -> u32 {
+        match event {
+            Event::AgentStart(i)
+                if self.design.symmetric()
+                    && self.model.workload.genuine_repeat.is_zero()
+                    && i.repeat_of.is_none() =>
+            {
+                let mut h = fingerprint::StableHasher::new();
+                std::hash::Hash::hash(&(i.tenant, i.endpoint, i.steps), &mut h);
+                (std::hash::Hasher::finish(&h) as u32).max(1)
+            }
+            _ => 0,
+        }
     }
 
     /// The positions in pop order of the queued events among `ids` (tie identities, see
@@ -748,7 +808,13 @@ impl<'a> World<'a> {
                 timeout_at_ms,
             }) => {
                 let n = u64::from(self.model.workers.count);
-                let worker = WorkerId(ch.index(Purpose::WorkerPick, n) as u32);
+                let worker = if ch.orders_ties() && n > 1 {
+                    let classes = self.worker_classes();
+                    ch.choose_up_to_symmetry(Purpose::WorkerPick, &classes)
+                } else {
+                    ch.index(Purpose::WorkerPick, n)
+                };
+                let worker = WorkerId(worker as u32);
                 self.push(self.now, Event::CallDelivered { worker, call });
                 // Built-in designs keep one journal shared by every worker: a redelivered
                 // call would look already in hand anywhere (inert.rs warns).
@@ -778,6 +844,7 @@ impl<'a> World<'a> {
         ch: &mut dyn Chooser,
         f: impl FnOnce(&mut dyn Executor, &mut ExecCtx<'_>),
     ) {
+        self.workers[worker.0 as usize].touched = true;
         let Some(mut executor) = self.workers[worker.0 as usize].executor.take() else {
             return;
         };

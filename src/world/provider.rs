@@ -126,6 +126,57 @@ impl Provider {
         super::fingerprint::unordered(h, labelled.iter());
     }
 
+    /// What of the provider's state handling `request` reads or writes, for the
+    /// independence of provider events ([`crate::sim::TieEvent::entities`]): the key record
+    /// of its scoped key, and the resources of its tenant, endpoint and parameters (what a
+    /// create makes and a search finds). `[0, 0]` when it cannot be told (a read of a
+    /// resource the provider does not have): then it is dependent on every provider event.
+    ///
+    /// Two requests with none of these in common commute up to the names the provider
+    /// gives in arrival order (resource ids, job numbers, the ledger's order), which no
+    /// behaviour and no property depends on beyond their identity.
+    pub(crate) fn entities(&self, request: &Request) -> [u64; 2] {
+        let entity = |x: &dyn Fn(&mut super::fingerprint::StableHasher)| {
+            let mut h = super::fingerprint::StableHasher::new();
+            x(&mut h);
+            std::hash::Hasher::finish(&h).max(1)
+        };
+        let resources = |tenant: Tenant, endpoint: Endpoint, params: Params| {
+            entity(&|h| std::hash::Hash::hash(&(1u8, tenant, endpoint, params), h))
+        };
+        let key = |k: Key| {
+            let scoped = self.scope(request, k);
+            entity(&|h| std::hash::Hash::hash(&(2u8, scoped), h))
+        };
+        match request.kind {
+            RequestKind::Create { params } => [
+                request.key.map_or(0, key),
+                resources(request.tenant, request.endpoint, params),
+            ],
+            RequestKind::Lookup(LookupQuery::Key(k)) => [key(k), 0],
+            RequestKind::Lookup(LookupQuery::Search { params }) => {
+                [resources(request.tenant, request.endpoint, params), 0]
+            }
+            RequestKind::Lookup(LookupQuery::Resource(id)) => {
+                match self.resources.get(id.0 as usize) {
+                    Some(r) => [resources(r.tenant, r.endpoint, r.params), 0],
+                    None => [0, 0],
+                }
+            }
+            RequestKind::Lookup(LookupQuery::Operation(job)) => match self.jobs.get(job as usize) {
+                Some(j) => self.entities(&j.request),
+                None => [0, 0],
+            },
+        }
+    }
+
+    /// [`Provider::entities`] of the request job `job` processes.
+    pub(crate) fn job_entities(&self, job: u32) -> [u64; 2] {
+        self.jobs
+            .get(job as usize)
+            .map_or([0, 0], |j| self.entities(&j.request))
+    }
+
     fn scope(&self, request: &Request, key: Key) -> ScopedKey {
         let (tenant, endpoint, region) = match self.config.key_scope {
             KeyScope::Global => (None, None, None),

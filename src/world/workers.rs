@@ -14,6 +14,10 @@ pub struct Worker {
     pub incarnation: u32,
     pub(crate) executor: Option<Box<dyn Executor>>,
     pub(crate) inbox: Vec<ToolCall>,
+    /// Some callback other than the run's `on_start` ran on it (or it crashed): until then
+    /// it is interchangeable with every other worker in the same case. Derived from the
+    /// run, not part of the state.
+    pub(crate) touched: bool,
 }
 
 impl Worker {
@@ -23,6 +27,7 @@ impl Worker {
             incarnation: 0,
             executor: Some(executor),
             inbox: Vec::new(),
+            touched: false,
         }
     }
 
@@ -35,9 +40,11 @@ impl Worker {
             incarnation,
             executor,
             inbox,
+            touched,
         } = self;
         *up = true;
         *incarnation = 0;
+        *touched = false;
         inbox.clear();
         if !executor.as_mut().is_some_and(|e| e.reset()) {
             *executor = Some(fresh());
@@ -46,6 +53,7 @@ impl Worker {
 
     /// The process dies: its executor and memory are gone.
     pub(crate) fn crash(&mut self) {
+        self.touched = true;
         self.up = false;
         self.executor = None;
         self.incarnation += 1;
@@ -65,6 +73,9 @@ impl Worker {
             incarnation,
             executor,
             inbox,
+            // Whether a symmetry applies is read off the state itself: two states alike in
+            // everything hashed have the same automorphisms.
+            touched: _,
         } = self;
         up.hash(h);
         incarnation.hash(h);
