@@ -386,7 +386,17 @@ fn every_reduction_keeps_the_verdict_of_a_two_intent_race_and_spares_runs() {
             ("memo", true, 128_466),
             ("por", true, 73_735),
             ("symmetry", true, 30_948),
+            ("snapshots", true, 131_206),
         ]
+    );
+    // Restoring saved worlds is re-running their prefixes, faster: the very same search.
+    let (snapshots, none) = (&runs[5].1, &runs[1].1);
+    assert_eq!(
+        retrylab::explore::Exploration {
+            bound: none.bound,
+            ..snapshots.clone()
+        },
+        *none
     );
     // A design that duplicates is caught with the same fault count under every one.
     let naive = design::find("no_dedup").unwrap();

@@ -589,6 +589,10 @@ struct ReductionArgs {
     /// worker that has run nothing yet, each order of identical intents arriving together.
     #[arg(long)]
     no_symmetry: bool,
+    /// Re-run every run from its start instead of restoring the world saved where its
+    /// path left the previous run's (the same runs; only slower).
+    #[arg(long)]
+    no_snapshots: bool,
     /// Every reduction off: the plain depth-first search.
     #[arg(long)]
     no_reductions: bool,
@@ -603,6 +607,7 @@ impl ReductionArgs {
             memo: !self.no_memo,
             por: !self.no_por,
             symmetry: !self.no_symmetry,
+            snapshots: !self.no_snapshots,
         }
     }
 }

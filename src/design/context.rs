@@ -42,7 +42,7 @@ pub enum ExecCommand {
 pub const NO_TIMEOUT: Millis = Millis::MAX;
 
 /// Counters that mint fresh identifiers across the whole run.
-#[derive(Debug, Default, Hash)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(crate) struct Minted {
     pub attempts: u32,
     pub keys: u64,

@@ -106,6 +106,7 @@ const SWEEP: u64 = u64::MAX;
 /// Timer tag bit: try to claim an operation whose lease has run out.
 const LEASE_WAIT: u64 = 1 << 40;
 
+#[derive(Clone)]
 pub struct Journaled {
     policy: Policy,
     config: ExecutorModel,
@@ -617,6 +618,9 @@ impl Journaled {
 }
 
 impl Executor for Journaled {
+    fn snapshot(&self) -> Option<Box<dyn Executor>> {
+        Some(Box::new(self.clone()))
+    }
     /// The requests this incarnation has out (what each is for, under which fence), the
     /// fence of the response under way (none between events) and the policy. The
     /// configuration is the model's.

@@ -52,6 +52,7 @@ struct Loops {
     queue: u32,
 }
 
+#[derive(Clone)]
 struct Layered {
     config: ExecutorModel,
     loops: BTreeMap<OpId, Loops>,
@@ -125,6 +126,9 @@ impl Layered {
 }
 
 impl Executor for Layered {
+    fn snapshot(&self) -> Option<Box<dyn Executor>> {
+        Some(Box::new(self.clone()))
+    }
     /// How far each layer has got, per operation (the configuration is the model's).
     fn fingerprint(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
         use std::hash::Hash;

@@ -155,6 +155,13 @@ pub trait Executor {
     fn reset(&mut self) -> bool {
         false
     }
+    /// A copy of this executor as it is now, for a search that saves a world at a
+    /// branching point and restores it instead of re-running the run's start. `None` (the
+    /// default) if it cannot be copied: the search then re-runs every run from its start,
+    /// as it does for an external executor process, whose memory is another process's.
+    fn snapshot(&self) -> Option<Box<dyn Executor>> {
+        None
+    }
 }
 
 static NO_DEDUP: no_dedup::NoDedup = no_dedup::NoDedup;

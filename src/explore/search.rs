@@ -113,6 +113,12 @@ pub struct Reductions {
     /// up at the same instant), one is explored, for designs that treat ids by identity
     /// only ([`crate::design::Design::symmetric`]).
     pub symmetry: bool,
+    /// Not a reduction of the runs but of their cost: the world is saved after each new
+    /// choice of a run and restored by the next run through the same choices, instead of
+    /// that run replaying them from the start. The same runs, the same states, the same
+    /// verdict. Off by itself for designs whose executors cannot be copied
+    /// ([`crate::design::Executor::snapshot`]: every external executor).
+    pub snapshots: bool,
 }
 
 impl Reductions {
@@ -120,11 +126,13 @@ impl Reductions {
         memo: true,
         por: true,
         symmetry: true,
+        snapshots: true,
     };
     pub const NONE: Reductions = Reductions {
         memo: false,
         por: false,
         symmetry: false,
+        snapshots: false,
     };
 
     /// Each reduction alone, by name (the others off), in a fixed order: with
@@ -153,6 +161,13 @@ impl Reductions {
                     ..Reductions::NONE
                 },
             ),
+            (
+                "snapshots",
+                Reductions {
+                    snapshots: true,
+                    ..Reductions::NONE
+                },
+            ),
         ]
     }
 
@@ -167,6 +182,9 @@ impl Reductions {
         }
         if self.symmetry {
             v.push("symmetry");
+        }
+        if self.snapshots {
+            v.push("snapshots");
         }
         v
     }
@@ -790,6 +808,21 @@ struct Search<'a, 'm> {
     closed: HashSet<u64>,
 }
 
+/// Choices between two saved worlds on a path: a run then replays fewer than this many of
+/// its path's choices, and saves a world only so often (a copy of the world costs about as
+/// much as replaying a few choices' events).
+const SNAPSHOT_EVERY: usize = 8;
+
+/// A world saved after `pos` choices of a run, with its chooser's counts at that moment.
+struct Snap {
+    pos: usize,
+    faults: u32,
+    deviations: u32,
+    learned: Vec<Millis>,
+    sleep: Vec<TieEvent>,
+    world: crate::world::snapshot::Snapshot,
+}
+
 /// What one pass (a fault budget and a deviation budget) did.
 #[derive(Default)]
 struct Pass {
@@ -818,6 +851,9 @@ impl Search<'_, '_> {
         let (capped_faults, capped_deviations) = (Cell::new(false), Cell::new(false));
         let memo = self.bound.reductions.memo;
         let mut open = Open::default();
+        // Worlds saved along the current path, by position ([`Reductions::snapshots`]).
+        let mut snaps: Vec<Snap> = Vec::new();
+        let saving = Cell::new(self.bound.reductions.snapshots);
         pass.complete = loop {
             if self.runs >= self.bound.max_runs {
                 break false;
@@ -828,11 +864,23 @@ impl Search<'_, '_> {
                 (self.progress)(PROGRESS_EVERY);
             }
             let prefix = nodes.len();
-            let (pos, faults, deviations) = (Cell::new(0), Cell::new(0), Cell::new(0));
-            let learned = RefCell::new(Vec::new());
+            // A world saved after `p` choices holds the first `p` choices of its run: it
+            // stands for this run's start if they are this path's, that is if `p` is at
+            // most the position of the choice the path just moved (`prefix - 1`).
+            while snaps.last().is_some_and(|s| s.pos >= prefix) {
+                snaps.pop();
+            }
+            let from = snaps.pop();
+            let at = |f: fn(&Snap) -> u32| from.as_ref().map_or(0, f);
+            let pos = Cell::new(from.as_ref().map_or(0, |s| s.pos));
+            let (faults, deviations) =
+                (Cell::new(at(|s| s.faults)), Cell::new(at(|s| s.deviations)));
+            let learned = RefCell::new(from.as_ref().map_or_else(Vec::new, |s| s.learned.clone()));
+            let sleep = RefCell::new(from.as_ref().map_or_else(Vec::new, |s| s.sleep.clone()));
             let refused_at = Cell::new(None);
-            let sleep = RefCell::new(Vec::new());
             let asleep = Cell::new(false);
+            let mut saved: Vec<Snap> = Vec::new();
+            let mut last_saved = from.as_ref().map(|s| s.pos);
             let mut cut = false;
             // The run was cut at a state that is not closed: its subtree stands for the
             // continuations within the budgets, not for every one.
@@ -905,8 +953,38 @@ impl Search<'_, '_> {
                     }
                     go_on
                 };
-                self.world.run_observed(&mut chooser, &mut at_event);
+                // Past the path's old part, the world is saved once after each new choice.
+                let mut between = |w: &World<'_>| {
+                    let p = pos.get();
+                    if !saving.get()
+                        || p < prefix
+                        || last_saved.is_some_and(|l| p < l + SNAPSHOT_EVERY)
+                    {
+                        return;
+                    }
+                    last_saved = Some(p);
+                    match w.save() {
+                        Some(world) => saved.push(Snap {
+                            pos: p,
+                            faults: faults.get(),
+                            deviations: deviations.get(),
+                            learned: learned.borrow().clone(),
+                            sleep: sleep.borrow().clone(),
+                            world,
+                        }),
+                        // An executor that cannot be copied: every run from its start.
+                        None => saving.set(false),
+                    }
+                };
+                self.world.run_resumable(
+                    from.as_ref().map(|s| &s.world),
+                    &mut chooser,
+                    &mut at_event,
+                    &mut between,
+                );
             }
+            snaps.extend(from);
+            snaps.append(&mut saved);
             // A run that found every event due asleep repeats explored orders: it is cut.
             cut |= asleep.get();
             pass.max_depth = pass.max_depth.max(pos.get());

@@ -88,6 +88,7 @@ const SMALL: usize = 64;
 /// timeouts) sends through it only the keys that are later than the heap's earliest, while
 /// the stream of events due soon stays in the array. Keys are unique, so the order is the
 /// same wherever they are kept.
+#[derive(Clone)]
 struct Keys {
     /// How many keys `small` holds.
     n: usize,
@@ -221,6 +222,7 @@ pub struct Handle {
 /// Where an event waits. `event` is `None` while the slot is free (it is then on the free
 /// list) or once its event is cancelled (its key is still queued; the slot is freed when
 /// that key comes up).
+#[derive(Clone)]
 struct Slot<E> {
     /// The sequence number of the event the slot holds or last held.
     seq: u32,
@@ -233,6 +235,7 @@ struct Slot<E> {
 const NO_SLOT: u32 = u32::MAX;
 
 /// The discrete-event queue of one run.
+#[derive(Clone)]
 pub struct EventQueue<E> {
     keys: Keys,
     slots: Vec<Slot<E>>,

@@ -122,7 +122,7 @@ impl IntentState {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Agent {
     config: AgentModel,
     /// By intent id; `None` until the intent has started.

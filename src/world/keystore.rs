@@ -82,7 +82,7 @@ pub enum Writer {
 /// A hash map with a fixed-key hasher ([`SeqHasher`]): a lookup costs the same with ten keys
 /// or a million, and since the store is only ever read by key, never iterated, its order cannot
 /// leak into a run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct KeyStore {
     records: HashMap<ScopedKey, Record, BuildHasherDefault<SeqHasher>>,
 }
@@ -290,6 +290,13 @@ impl KeyStore {
 #[derive(Debug, Default)]
 pub struct SharedKeyStore(Mutex<KeyStore>);
 
+impl Clone for SharedKeyStore {
+    /// A copy of the store as it is now, under a lock of its own (a search's snapshot).
+    fn clone(&self) -> Self {
+        Self(Mutex::new(lock(&self.0).clone()))
+    }
+}
+
 impl SharedKeyStore {
     pub fn claim(
         &self,
@@ -367,7 +374,7 @@ impl SharedKeyStore {
 /// the hash (which pick the bucket) follow the last word hashed, the key number, so the
 /// records of a run's recent keys share cache lines; the top bits (the bucket's tag) are
 /// mixed, so that a probe rarely compares keys that merely sit side by side.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SeqHasher(u64);
 
 impl Hasher for SeqHasher {

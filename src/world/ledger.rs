@@ -40,7 +40,7 @@ pub struct Effect {
     pub at_ms: Millis,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Ledger {
     effects: Vec<Effect>,
 }

@@ -17,6 +17,7 @@ pub mod keystore;
 pub mod ledger;
 pub mod network;
 pub mod provider;
+pub mod snapshot;
 pub mod workers;
 pub mod workload;
 
@@ -354,8 +355,14 @@ impl<'a> World<'a> {
         ch: &mut dyn Chooser,
         at_event: &mut dyn FnMut(&World<'_>) -> bool,
     ) {
+        self.start(!OBSERVED && !ch.orders_ties(), ch);
+        self.drive::<OBSERVED>(ch, at_event, &mut |_| {});
+    }
+
+    /// A run's start: the world as new, the first arrival queued, every worker started.
+    fn start(&mut self, use_lane: bool, ch: &mut dyn Chooser) {
         self.reset();
-        self.use_lane = !OBSERVED && !ch.orders_ties();
+        self.use_lane = use_lane;
         self.push(0, Event::Arrival);
         for w in 0..self.model.workers.count {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
@@ -365,7 +372,44 @@ impl<'a> World<'a> {
             w.touched = false;
         }
         self.end = (End::Quiescent, 0);
-        while let Some((at, event)) = self.next_event(ch) {
+    }
+
+    /// [`World::run_observed`], calling `between(self)` too before each event is taken
+    /// from the queue (where [`World::save`] may save the world), and starting from `from`
+    /// instead of the run's start when given: the world as a run through the same choices
+    /// left it there, with `ch` put back where that run's chooser was.
+    pub fn run_resumable(
+        &mut self,
+        from: Option<&snapshot::Snapshot>,
+        ch: &mut dyn Chooser,
+        at_event: &mut dyn FnMut(&World<'_>) -> bool,
+        between: &mut dyn FnMut(&World<'_>),
+    ) {
+        match from {
+            None => self.start(false, ch),
+            Some(from) => {
+                self.restore(from);
+                self.use_lane = false;
+                self.end = (End::Quiescent, 0);
+            }
+        }
+        self.drive::<true>(ch, at_event, between);
+    }
+
+    /// The event loop from where the world is to the run's end.
+    fn drive<const OBSERVED: bool>(
+        &mut self,
+        ch: &mut dyn Chooser,
+        at_event: &mut dyn FnMut(&World<'_>) -> bool,
+        between: &mut dyn FnMut(&World<'_>),
+    ) {
+        loop {
+            if OBSERVED {
+                between(self);
+            }
+            let Some((at, event)) = self.next_event(ch) else {
+                break;
+            };
             if event.periodic() {
                 if self.aperiodic == 0 && self.settled() {
                     break;

@@ -17,7 +17,7 @@ pub enum Transit {
     },
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Network {
     config: NetworkModel,
 }

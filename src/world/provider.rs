@@ -64,7 +64,7 @@ struct Resource {
     visible_at_ms: Millis,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Provider {
     config: ProviderModel,
     store: SharedKeyStore,

@@ -33,7 +33,7 @@ pub struct Intent {
     pub steps: u32,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Workload {
     config: WorkloadModel,
     intents: Vec<Intent>,

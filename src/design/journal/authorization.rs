@@ -21,7 +21,7 @@ pub struct Consumed {
 }
 
 /// Every authorization spent in a run.
-#[derive(Debug, Default, Hash)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct AuthLedger {
     consumed: BTreeMap<AuthId, Consumed>,
 }

@@ -13,7 +13,7 @@ use crate::vocab::ids::OpId;
 /// the newest operation of a key is the last pair of its run. A sorted vector rather than a
 /// tree: new keys mostly come last (calls and intents are numbered in order), so an insert is
 /// usually a push, and clearing keeps the memory for the next run.
-#[derive(Debug, Hash)]
+#[derive(Clone, Debug, Hash)]
 pub(super) struct Newest<K> {
     pairs: Vec<(K, OpId)>,
 }

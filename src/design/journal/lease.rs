@@ -45,7 +45,7 @@ impl Claim {
 }
 
 /// The current claim on each operation, and the fencing tokens handed out so far.
-#[derive(Debug, Default, Hash)]
+#[derive(Clone, Debug, Default, Hash)]
 pub struct Leases {
     leases: Dense<Lease>,
     next_fence: u64,

@@ -101,7 +101,7 @@ impl Operation {
 
 /// All operation records of a run, shared by the workers, with the executor's scratch state
 /// and leases on them and the authorization ledger.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Journal {
     durability: Durability,
     ops: Dense<Operation>,
@@ -406,6 +406,13 @@ impl Journal {
 /// the loom tests drive the same operations from several threads.
 #[derive(Debug)]
 pub struct SharedJournal(Mutex<Journal>);
+
+impl Clone for SharedJournal {
+    /// A copy of the journal as it is now, under a lock of its own (a search's snapshot).
+    fn clone(&self) -> Self {
+        Self(Mutex::new(self.lock().clone()))
+    }
+}
 
 impl SharedJournal {
     pub fn new(durability: Durability) -> Self {
