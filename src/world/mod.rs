@@ -1358,3 +1358,104 @@ impl<'a> World<'a> {
 fn scripted_note(scripted: bool) -> &'static str {
     if scripted { " (scripted fault)" } else { "" }
 }
+
+#[cfg(test)]
+mod symmetry {
+    use super::*;
+    use crate::sim::RandomChooser;
+
+    /// The seeds' model with two workers, and `faults` as its scripted faults.
+    fn model(faults: &str) -> Model {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("models/ticket_lost_response.json");
+        let text = std::fs::read_to_string(path).expect("the bundled model");
+        let mut m: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        m["workers"] = serde_json::json!({ "count": 2, "journal": "durable" });
+        m["faults"] = serde_json::from_str(faults).expect("JSON");
+        m.as_object_mut().expect("an object").remove("$schema");
+        Model::from_json(&m.to_string(), "m.json").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn workers_that_ran_nothing_share_a_class_unless_a_fault_names_one() {
+        let same_key = crate::design::find("same_key").expect("built in");
+        let m = model("[]");
+        let mut w = World::new(&m, same_key, false);
+        w.start(false, &mut RandomChooser::new(0));
+        assert_eq!(w.worker_classes(), [1, 1]);
+        // A worker that handled anything, crashed, or has calls waiting is itself.
+        w.workers[0].touched = true;
+        assert_eq!(w.worker_classes(), [0, 1]);
+        w.workers[0].touched = false;
+        w.workers[1].incarnation = 1;
+        assert_eq!(w.worker_classes(), [1, 0]);
+
+        let named =
+            model(r#"[{ "crash_worker": { "attempt": 1, "point": "after_send", "worker": 1 } }]"#);
+        let mut w = World::new(&named, same_key, false);
+        w.start(false, &mut RandomChooser::new(0));
+        assert_eq!(w.worker_classes(), [1, 0]);
+        let any = model(r#"[{ "crash_worker": { "attempt": 1, "point": "after_send" } }]"#);
+        let mut w = World::new(&any, same_key, false);
+        w.start(false, &mut RandomChooser::new(0));
+        assert_eq!(
+            w.worker_classes(),
+            [1, 1],
+            "a fault on whichever worker names none"
+        );
+    }
+
+    /// A design that does not declare it treats ids by identity only.
+    struct Undeclared;
+
+    impl Design for Undeclared {
+        fn name(&self) -> &str {
+            "undeclared"
+        }
+        fn summary(&self) -> &str {
+            "same_key, without its declarations"
+        }
+        fn executor(&self, config: &crate::model::ExecutorModel) -> Box<dyn Executor> {
+            crate::design::find("same_key")
+                .expect("built in")
+                .executor(config)
+        }
+    }
+
+    #[test]
+    fn an_undeclared_design_has_no_symmetry_and_touches_everything() {
+        let m = model("[]");
+        let mut w = World::new(&m, &Undeclared, false);
+        w.start(false, &mut RandomChooser::new(0));
+        assert_eq!(w.worker_classes(), [0, 0]);
+        assert_eq!(
+            w.parts(&Event::CallDelivered {
+                worker: WorkerId(0),
+                call: crate::vocab::protocol::ToolCall::for_tests(0),
+            }),
+            Parts::ALL
+        );
+        let intent = workload::Intent {
+            id: IntentId(0),
+            arrival_ms: 0,
+            tenant: crate::vocab::ids::Tenant(0),
+            endpoint: crate::vocab::ids::Endpoint(0),
+            params: crate::vocab::ids::Params(1),
+            repeat_of: None,
+            steps: 1,
+        };
+        assert_eq!(w.twin_class(&Event::AgentStart(intent)), 0);
+        let same_key = crate::design::find("same_key").expect("built in");
+        let w = World::new(&m, same_key, false);
+        assert_ne!(w.twin_class(&Event::AgentStart(intent)), 0);
+        assert_eq!(
+            w.twin_class(&Event::AgentStart(workload::Intent {
+                repeat_of: Some(IntentId(0)),
+                ..intent
+            })),
+            0
+        );
+        assert_eq!(w.parts(&Event::Arrival), Parts::WORKLOAD);
+        assert_eq!(w.parts(&Event::ProviderWake { job: 0 }), Parts::PROVIDER);
+    }
+}
