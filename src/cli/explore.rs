@@ -93,6 +93,18 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
             bound.max_states
         );
     }
+    if strategy == Strategy::Dfs {
+        let on = bound.reductions.names();
+        let _ = writeln!(
+            out,
+            "  reductions: {} (docs/exhaustive-search.md; each has a --no-... switch)",
+            if on.is_empty() {
+                "none".to_string()
+            } else {
+                on.join(", ")
+            }
+        );
+    }
     let ties = strategy == Strategy::Dfs;
     let replay = ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest()));
     for v in &found.violations {
