@@ -662,6 +662,17 @@ pub(super) fn render_merged(
     let damaged = |e: String| CliError::Input(format!("a damaged partial result: {e}"));
     let props = ctx.designs.properties();
     let first = &parts[0].1;
+    for (s, d) in &parts {
+        if d.levels.len() > o.max_faults as usize + 1 {
+            return Err(damaged(format!(
+                "shard {}/{} searched {} fault budgets within --max-faults {}",
+                s.index,
+                s.count,
+                d.levels.len(),
+                o.max_faults
+            )));
+        }
+    }
     for (s, d) in &parts[1..] {
         if d.model != first.model
             || d.design != first.design
