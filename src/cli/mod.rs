@@ -573,7 +573,7 @@ struct ExploreArgs {
     /// Search only shard I of N of the tree (I from 1) and write a partial result to --out
     /// instead of the output; `retrylab merge` of the N partials prints the one-machine
     /// verdict and certificate. The tree is cut at the first choice points whose option
-    /// counts multiply to 8·N; the subtrees below, in depth-first order, go round robin to
+    /// counts multiply to 64·N; the subtrees below, in depth-first order, go round robin to
     /// the shards. --max-runs bounds each shard. dfs only. A shard that wrote its partial
     /// exits 0; the merge has the verdict.
     #[arg(long, value_name = "I/N", value_parser = shard::parse_shard, requires = "out")]
