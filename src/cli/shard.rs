@@ -1,6 +1,7 @@
 //! Sharded sweeps: `run`, `check` and `report` with `--shard I/N --out FILE` run one block of
 //! the seeds and write a partial result; `retrylab merge` adds the partials up and prints
-//! what the unsharded command prints.
+//! what the unsharded command prints. `explore` shards its search tree instead
+//! ([`super::explore`]) and writes its partial in the same format.
 //!
 //! A partial is a JSON object:
 //!
