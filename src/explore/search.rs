@@ -361,11 +361,11 @@ pub struct Shard {
 /// Every shard runs the same levels and passes over the same tree. A run's *split point*
 /// is the first choice point at which the product of the option counts of the choice
 /// points so far that offer more than one option reaches `64 · count` (64 keys per shard,
-/// `KEYS_PER_SHARD`); its *key* is the path up to there (a run that ends before has the whole run as its key).
-/// The keys of a pass are numbered in depth-first order, and key `j` is shard
-/// `j mod count`'s: a shard runs each key it owns to every leaf, and cuts a run at the split
-/// point of a key it does not own, without judging it or counting it as pruned. Every leaf
-/// has one owner.
+/// `KEYS_PER_SHARD`); its *key* is the path up to there (a run that ends before has the
+/// whole run as its key). The keys of a pass are numbered in depth-first order, and key `j`
+/// is shard `j mod count`'s: a shard runs each key it owns to every leaf, and cuts a run at
+/// the split point of a key it does not own, without judging it or counting it as pruned.
+/// Every leaf has one owner.
 ///
 /// Round robin over the keys in depth-first order, not a hash of the key: sibling subtrees
 /// are often alike in size, and round robin deals them out evenly, where a hash gives each
