@@ -93,42 +93,9 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
         budget_run: format!("run {}", found.runs()),
     };
     if let (Some(s), Some(out)) = (a.shard, &a.out) {
-        let data = ExploreData {
-            model: shown.model_name,
-            design: shown.design,
-            model_digest: model.digest(),
-            properties: shown.properties,
-            warnings,
-            determinism,
-            levels: found.levels.clone(),
-            pruning: found.pruning,
-            visited_full: found.visited_full,
-            budget_runs: found.budget_runs,
-            violations: found
-                .violations
-                .iter()
-                .map(|v| ViolationData {
-                    property: v.property.to_string(),
-                    faults: v.faults,
-                    values: v.values.clone(),
-                    after_runs: v.after_runs,
-                    explained: Explained::of(&model, design, v, ties),
-                })
-                .collect(),
-            scope: ScopeData::of(&found.scope),
-        };
-        let options = ExploreOptions {
-            model: a.model.display().to_string(),
-            provider: a.provider.clone(),
-            design: a.design.clone(),
-            property: a.properties.clone(),
-            max_faults: bound.max_faults,
-            max_runs: bound.max_runs,
-            max_states: bound.max_states,
-            memo: bound.reductions.memo,
-            por: bound.reductions.por,
-        };
+        let data = ExploreData::of(&model, design, &found, shown, warnings, determinism);
         let models = vec![ModelFile::read(&a.model)?];
+        let options = ExploreOptions::of(&a, bound);
         return shard::write_partial(ctx, out, "explore", s.info((0, 0)), &options, models, &data);
     }
     let replay = ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest()));
@@ -499,6 +466,22 @@ pub(super) struct ExploreOptions {
     pub por: bool,
 }
 
+impl ExploreOptions {
+    fn of(a: &ExploreArgs, bound: Bound) -> Self {
+        ExploreOptions {
+            model: a.model.display().to_string(),
+            provider: a.provider.clone(),
+            design: a.design.clone(),
+            property: a.properties.clone(),
+            max_faults: bound.max_faults,
+            max_runs: bound.max_runs,
+            max_states: bound.max_states,
+            memo: bound.reductions.memo,
+            por: bound.reductions.por,
+        }
+    }
+}
+
 /// What one shard's search did and found, with what of the model and design the output
 /// names, so that the merge renders it without the model file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -578,6 +561,41 @@ impl ScopeData {
 }
 
 impl ExploreData {
+    /// The data of a shard's search `found` (its violations explained), as `shown`.
+    fn of(
+        model: &Model,
+        design: &dyn crate::design::Design,
+        found: &Exploration,
+        shown: Shown,
+        warnings: Vec<String>,
+        determinism: Option<String>,
+    ) -> Self {
+        ExploreData {
+            model: shown.model_name,
+            design: shown.design,
+            model_digest: model.digest(),
+            properties: shown.properties,
+            warnings,
+            determinism,
+            levels: found.levels.clone(),
+            pruning: found.pruning,
+            visited_full: found.visited_full,
+            budget_runs: found.budget_runs,
+            violations: found
+                .violations
+                .iter()
+                .map(|v| ViolationData {
+                    property: v.property.to_string(),
+                    faults: v.faults,
+                    values: v.values.clone(),
+                    after_runs: v.after_runs,
+                    explained: Explained::of(model, design, v, true),
+                })
+                .collect(),
+            scope: ScopeData::of(&found.scope),
+        }
+    }
+
     /// Whether the data reads back (properties) and is the result of one search: levels
     /// 0, 1, ... in order, violations only in the last level, found there.
     pub fn check(&self, props: shard::Props<'_>) -> Result<(), String> {
