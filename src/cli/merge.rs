@@ -1,5 +1,5 @@
-//! `retrylab merge`: the partial results of a sharded `run`, `check` or `report`, added up
-//! and rendered as the unsharded command renders its own.
+//! `retrylab merge`: the partial results of a sharded `run`, `check`, `report` or
+//! `explore`, added up and rendered as the unsharded command renders its own.
 
 use super::shard::read_family;
 use super::{CliError, Ctx, MergeArgs};
@@ -31,6 +31,11 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
             &family.options()?,
             family.data(|d: &super::check::CheckData, s| d.check(s.first_seed, s.seeds, &props))?,
         ),
+        "explore" => {
+            let data = family.data(|d: &super::explore::ExploreData, _| d.check(&props))?;
+            let shards = family.parts.iter().map(|(_, p)| p.shard);
+            super::explore::render_merged(ctx, &family.options()?, shards.zip(data).collect())
+        }
         "report" => {
             let out = a.out.as_deref().ok_or_else(|| {
                 CliError::Input(

@@ -323,16 +323,24 @@ retrylab schedules nothing. The merge refuses (exit 2) files of different comman
 or model contents, a missing or repeated shard, and a file that is not a partial. It needs
 no model file: the partials carry what the output names.
 
+`run`, `check` and `report` shard their seeds; `explore` (dfs) shards its tree of choices,
+and the merge gives the one-machine verdict, counterexample and certificate, with run and
+state counts summed over the shards (--max-runs bounds each shard).
+
 Example:
   for i in 1 2 3 4; do retrylab run models/ticket_chaos.json --seeds 100000 --shard $i/4 --out part$i.json; done
   retrylab merge part*.json
+  for i in 1 2 3; do retrylab explore models/ticket_lost_response.json --design same_key --shard $i/3 --out ex$i.json; done
+  retrylab merge ex*.json
 
 Exit codes: as the unsharded command (run: 1 a --fail-on property was violated; check: 1 an
-expectation is not met, 3 not certified), 2 bad input.";
+expectation is not met, 3 not certified; explore: 1 a violation, 3 not certified), 2 bad
+input.";
 
 #[derive(clap::Args, Debug)]
 struct MergeArgs {
-    /// Partial files written by `run`, `check` or `report` with --shard I/N --out FILE.
+    /// Partial files written by `run`, `check`, `report` or `explore` with --shard I/N
+    /// --out FILE.
     #[arg(required = true, value_name = "PART")]
     parts: Vec<PathBuf>,
     /// Output format of a merged `run` (default: the format the shards were given).
@@ -570,6 +578,17 @@ struct ExploreArgs {
     strategy: StrategyArg,
     #[command(flatten)]
     reductions: ReductionArgs,
+    /// Search only shard I of N of the tree (I from 1) and write a partial result to --out
+    /// instead of the output; `retrylab merge` of the N partials prints the one-machine
+    /// verdict and certificate. The tree is cut at the first choice points whose option
+    /// counts multiply to 64·N; the subtrees below, in depth-first order, go round robin to
+    /// the shards. --max-runs bounds each shard. dfs only. A shard that wrote its partial
+    /// exits 0; the merge has the verdict.
+    #[arg(long, value_name = "I/N", value_parser = shard::parse_shard, requires = "out")]
+    shard: Option<shard::Shard>,
+    /// With --shard: the partial result file to write.
+    #[arg(long = "out", value_name = "FILE", requires = "shard")]
+    out: Option<PathBuf>,
 }
 
 /// Switches for the reductions of an exhaustive search: each is on by default, and each

@@ -1,13 +1,16 @@
 //! Sharded sweeps: `run`, `check` and `report` with `--shard I/N --out FILE` run one block of
 //! the seeds and write a partial result; `retrylab merge` adds the partials up and prints
-//! what the unsharded command prints.
+//! what the unsharded command prints. `explore` shards its search tree instead
+//! ([`super::explore`]) and writes its partial in the same format.
 //!
 //! A partial is a JSON object:
 //!
 //! - `format`: `"retrylab-partial"`, `version`: 1, `tool`: `"retrylab VERSION"` (a merge
 //!   takes partials of its own version only);
-//! - `command`: `run`, `check` or `report`;
-//! - `shard`: `{index, count, first_seed, seeds}`, the shard I/N and its block of seeds;
+//! - `command`: `run`, `check`, `report` or `explore`;
+//! - `shard`: `{index, count, first_seed, seeds}`, the shard I/N and its block of seeds
+//!   (`explore`: 0 and 0; its shards split a search tree, see
+//!   [`crate::explore::search::explore_shard`]);
 //! - `options`: every option that determines the output, as the command line gave it;
 //! - `models`: every model file read, `{path, hash}` (FNV-1a of the file's bytes, as the
 //!   report's provenance gives it);
@@ -175,6 +178,12 @@ pub(super) fn write_partial<O: Serialize, D: Serialize>(
         index: shard.index,
         count: shard.count,
     };
+    if command == "explore" {
+        return ctx.print(&format!(
+            "wrote {}: {command} shard {shard}, its share of the search tree\n",
+            out.display()
+        ));
+    }
     let seeds = match block.1 {
         0 => "no seed (more shards than seeds)".to_string(),
         1 => format!("seed {}", block.0),
@@ -355,18 +364,22 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
         )));
     }
     parts.sort_by_key(|(_, p)| p.shard.index);
-    // The blocks must be those of the command's seeds.
+    // The blocks must be those of the command's seeds; `explore` has none (its shards
+    // split a search tree), and records an empty block.
     let seeds = first.options.get("seeds").and_then(Value::as_u64);
     let first_seed = first.options.get("first_seed").and_then(Value::as_u64);
     for (path, p) in &parts {
         let s = p.shard;
-        let expected = seeds.zip(first_seed).map(|(seeds, first_seed)| {
-            Shard {
-                index: s.index,
-                count: s.count,
-            }
-            .block(first_seed, seeds)
-        });
+        let expected = match seeds.zip(first_seed) {
+            _ if first.command == "explore" => Some((0, 0)),
+            block => block.map(|(seeds, first_seed)| {
+                Shard {
+                    index: s.index,
+                    count: s.count,
+                }
+                .block(first_seed, seeds)
+            }),
+        };
         if expected != Some((s.first_seed, s.seeds)) {
             return Err(CliError::Input(format!(
                 "{}: a damaged partial file: shard {}/{} does not hold its block of the seeds",
