@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use proptest::prelude::*;
+use proptest::strategy::Strategy as _;
 use rayon::prelude::*;
 use retrylab::check::Property;
 use retrylab::design::{self, Design};
@@ -140,6 +141,7 @@ fn switches(r: Reductions) -> String {
 
 /// One search to compare across modes: a model file (its path, for the replay line), a
 /// design, the properties and the bound.
+#[derive(Clone)]
 struct Case<'a> {
     /// What the model is, for messages: its path, or how it was made.
     about: String,
@@ -184,8 +186,11 @@ struct Compared {
     changed: Vec<String>,
     /// A reduced search that certified with more runs than the plain one.
     more_runs: Vec<String>,
-    /// Modes not compared, because one of the two searches decided nothing.
+    /// Cases with a mode not compared, because it or the plain search decided nothing.
     skipped: Vec<String>,
+    /// Cases compared with fewer faults than asked, because a search with more stopped at
+    /// its run cap.
+    lowered: Vec<String>,
     /// Per reduced mode (in [`modes`] order, the plain one left out): the comparisons made
     /// on a certifying search, and those where the mode made strictly fewer runs.
     fewer_runs: Vec<(&'static str, u32, u32)>,
@@ -195,8 +200,29 @@ struct Compared {
     runs: u64,
 }
 
-/// Searches `case` in every mode and compares each with the plain search.
+/// Searches `case` in every mode and compares each with the plain search; where a search
+/// stops at the run cap, again with one fault fewer, down to none.
 fn compare(case: &Case<'_>) -> Compared {
+    let mut wasted = 0;
+    let mut lowered = case.clone();
+    loop {
+        let mut out = compare_at(&lowered);
+        out.runs += wasted;
+        let k = lowered.bound.max_faults;
+        if out.skipped.is_empty() || k == 0 {
+            if k < case.bound.max_faults {
+                out.lowered
+                    .push(format!("{}: compared with {k} faults", case.name()));
+            }
+            return out;
+        }
+        wasted = out.runs;
+        lowered.bound.max_faults = k - 1;
+    }
+}
+
+/// Searches `case` in every mode and compares each with the plain search.
+fn compare_at(case: &Case<'_>) -> Compared {
     let mut out = Compared::default();
     let searched: Vec<(&str, Reductions, Searched)> = modes()
         .into_par_iter()
@@ -217,13 +243,14 @@ fn compare(case: &Case<'_>) -> Compared {
         .iter()
         .find(|(_, r, _)| *r == Reductions::NONE)
         .unwrap();
+    let mut undecided = Vec::new();
     for (name, r, s) in &searched {
         if *r == Reductions::NONE {
             continue;
         }
         let mut fewer = (*name, 0, 0);
         if !(s.decided() && plain.decided()) {
-            out.skipped.push(format!("{} mode {name}", case.name()));
+            undecided.push(*name);
         }
         for &p in &case.properties {
             let (a, b) = (s.verdict(p), plain.verdict(p));
@@ -265,6 +292,13 @@ fn compare(case: &Case<'_>) -> Compared {
         }
         out.fewer_runs.push(fewer);
     }
+    if !undecided.is_empty() {
+        out.skipped.push(format!(
+            "{}: not compared with {} (a search stopped at its run cap)",
+            case.name(),
+            undecided.join(", ")
+        ));
+    }
     if let (false, Some(text)) = (out.changed.is_empty(), &case.text) {
         write_model(&case.path, text);
     }
@@ -300,6 +334,7 @@ fn merge(all: Vec<Compared>) -> Compared {
         out.changed.extend(c.changed);
         out.more_runs.extend(c.more_runs);
         out.skipped.extend(c.skipped);
+        out.lowered.extend(c.lowered);
         out.compared.0 += c.compared.0;
         out.compared.1 += c.compared.1;
         out.runs += c.runs;
@@ -487,13 +522,14 @@ fn no_reduction_changes_a_verdict_on_the_bundled_models() {
     let cases = bundled_cases(&models);
     let all = compare_all(&cases);
     eprintln!(
-        "{} cases, {} runs in {:.1} s; verdicts compared: {} violated, {} holding; not compared: {:?}; certifying searches (with fewer runs) per mode: {:?}",
+        "{} cases, {} runs in {:.1} s; verdicts compared: {} violated, {} holding; not compared: {:?}; compared with fewer faults: {:?}; certifying searches (with fewer runs) per mode: {:?}",
         cases.len(),
         all.runs,
         started.elapsed().as_secs_f64(),
         all.compared.0,
         all.compared.1,
         all.skipped,
+        all.lowered,
         all.fewer_runs,
     );
     if !all.more_runs.is_empty() {
@@ -507,11 +543,13 @@ fn no_reduction_changes_a_verdict_on_the_bundled_models() {
         "a reduction changed a verdict:\n{}",
         all.changed.join("\n")
     );
+    // A case compared with fewer faults than its bound counts too: a model that grows out
+    // of the cap goes to `scaled_down` rather than silently losing its fault budget.
+    let short: Vec<&String> = all.skipped.iter().chain(&all.lowered).collect();
     assert!(
-        all.skipped.len() <= MAX_SKIPPED,
-        "{} cases not compared (a search stopped at its run cap), more than {MAX_SKIPPED}:\n{}",
-        all.skipped.len(),
-        all.skipped.join("\n")
+        short.len() <= MAX_SKIPPED,
+        "{} cases not compared, or not within their bound (a search stopped at its run cap), more than {MAX_SKIPPED}:\n{short:#?}",
+        short.len(),
     );
     // Not vacuous: both kinds of verdict were compared, and every reduction spared runs
     // somewhere.
@@ -526,4 +564,270 @@ fn no_reduction_changes_a_verdict_on_the_bundled_models() {
             "{name} never spared a run in {n} certifying searches"
         );
     }
+}
+
+/// The same searches, asserting what `no_reduction_changes_a_verdict_on_the_bundled_models`
+/// only prints: no reduced search certifies with more runs than the plain one.
+#[test]
+#[ignore = "fails: with por on (alone or with memo), 52 certifying searches of the bundled models make up to 3.6 % more runs than the plain search (atomic_dedup same_key: 734 and 724 runs against 722); the verdicts agree"]
+fn reduced_searches_never_make_more_runs() {
+    let models = bundled();
+    let all = compare_all(&bundled_cases(&models));
+    assert!(
+        all.more_runs.is_empty(),
+        "{} reduced searches certified with more runs than the plain one:\n{}",
+        all.more_runs.len(),
+        all.more_runs.join("\n")
+    );
+}
+
+/// Most runs of one search of a generated model.
+const GENERATED_MAX_RUNS: u64 = 50_000;
+
+/// A small model from `models/ticket_lost_response.json`: one or two intents, one or two
+/// workers, random losses and crashes off or at one in ten, the provider's dedup, in-flight
+/// rule, lookup and lag, the executor's timeout and read-back, the scripted lost reply or
+/// none; with a built-in design. The model's latency, processing and think time are made
+/// constant (40, 100 and 500 ms): with their ranges, two intents on two workers make more
+/// than 1 000 000 runs at one fault; constant, they also bring more events due at the same
+/// instant, which is where the partial-order reduction acts.
+fn generated() -> impl proptest::strategy::Strategy<Value = (Value, &'static str, String)> {
+    let ratio = || prop_oneof![Just(json!(0)), Just(json!("1/10"))];
+    let workload = (
+        1..=2u32,
+        prop_oneof![
+            Just(json!({ "min": 0, "max": 500 })),
+            (0..=500u64).prop_map(|ms| json!(ms)),
+        ],
+        1..=2u32,
+    );
+    let provider = (
+        prop_oneof![Just("by_key"), Just("none")],
+        prop_oneof![Just("reject"), Just("wait"), Just("process_both")],
+        prop_oneof![Just("none"), Just("by_key"), Just("search")],
+        prop_oneof![Just(json!(0)), Just(json!({ "min": 0, "max": 2000 }))],
+    );
+    let executor = (
+        prop_oneof![Just(1_000u64), Just(5_000)],
+        prop_oneof![Just("by_key"), Just("search")],
+        any::<bool>(),
+    );
+    (
+        workload,
+        (ratio(), ratio(), ratio()),
+        provider,
+        executor,
+        prop::sample::select(design::names()),
+    )
+        .prop_map(
+            |(
+                (intents, spacing, workers),
+                (reply_loss, request_loss, crash),
+                (dedup, in_flight, lookup, lag),
+                (timeout, reconcile, drop_reply),
+                design,
+            )| {
+                let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+                let text =
+                    std::fs::read_to_string(root.join("models/ticket_lost_response.json")).unwrap();
+                let mut m: Value = serde_json::from_str(&text).unwrap();
+                let o = m.as_object_mut().unwrap();
+                o.remove("$schema");
+                o.remove("expect");
+                m["name"] = json!("generated");
+                m["designs"] = json!([design]);
+                m["explore"] = json!({ "max_faults": 1 });
+                m["workload"] = json!({ "intents": intents, "spacing_ms": spacing });
+                m["network"]["latency_ms"] = json!(40);
+                m["provider"]["processing_ms"] = json!(100);
+                m["agent"]["think_ms"] = json!(500);
+                m["workers"] = json!({ "count": workers, "journal": "durable",
+                                       "crash": { "after_send": crash } });
+                m["network"]["reply_loss"] = reply_loss;
+                m["network"]["request_loss"] = request_loss;
+                let p = &mut m["provider"];
+                p["dedup"] = json!(dedup);
+                p["in_flight"] = json!(in_flight);
+                p["lookup"] = json!(lookup);
+                p["visibility_lag_ms"] = lag;
+                m["executor"]["timeout_ms"] = json!(timeout);
+                m["executor"]["reconcile"] = json!(reconcile);
+                m["faults"] = if drop_reply {
+                    json!([{ "drop_reply": { "attempt": 1 } }])
+                } else {
+                    json!([])
+                };
+                let about = format!(
+                    "generated model ({intents} intents spaced {spacing}, {workers} workers, reply loss {}, request loss {}, crash after send {}, dedup {dedup}, in flight {in_flight}, lookup {lookup} lag {}, timeout {timeout}, reconcile {reconcile}{})",
+                    m["network"]["reply_loss"],
+                    m["network"]["request_loss"],
+                    m["workers"]["crash"]["after_send"],
+                    m["provider"]["visibility_lag_ms"],
+                    if drop_reply { ", reply 1 dropped" } else { "" },
+                );
+                (m, design, about)
+            },
+        )
+}
+
+/// Generated small models (fixed seed, see `tests/common/strategies.rs`), one fault: no
+/// reduction changes a verdict or a certificate.
+#[test]
+fn no_reduction_changes_a_verdict_on_generated_models() {
+    let started = Instant::now();
+    let all = std::sync::Mutex::new(Vec::new());
+    let mut runner = proptest::test_runner::TestRunner::new(strategies::config(
+        40,
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/proptest-regressions/reductions.txt"
+        ),
+    ));
+    let result = runner.run(&generated(), |(m, design, about)| {
+        let text = serde_json::to_string_pretty(&m).unwrap();
+        let model = Model::from_json(&text, "generated").unwrap_or_else(|e| panic!("{e}"));
+        let design = design::find(design).unwrap();
+        let case = Case {
+            about,
+            path: model_path(&text),
+            text: Some(text),
+            properties: properties(&model, design.name()),
+            model: &model,
+            design,
+            bound: Bound {
+                max_faults: 1,
+                max_runs: GENERATED_MAX_RUNS,
+                ..Bound::default()
+            },
+        };
+        let c = compare(&case);
+        prop_assert!(
+            c.changed.is_empty(),
+            "a reduction changed a verdict (the model is written to {}):\n{}",
+            case.path,
+            c.changed.join("\n")
+        );
+        all.lock().unwrap().push(c);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let all = merge(all.into_inner().unwrap());
+    eprintln!(
+        "{} runs in {:.1} s; verdicts compared: {} violated, {} holding; not compared: {:?}; compared with fewer faults: {:?}; certifying searches (with fewer runs) per mode: {:?}; with more runs: {:?}",
+        all.runs,
+        started.elapsed().as_secs_f64(),
+        all.compared.0,
+        all.compared.1,
+        all.skipped,
+        all.lowered,
+        all.fewer_runs,
+        all.more_runs,
+    );
+    assert!(
+        all.skipped.len() <= MAX_SKIPPED,
+        "{} cases not compared, more than {MAX_SKIPPED}:\n{}",
+        all.skipped.len(),
+        all.skipped.join("\n")
+    );
+    assert!(
+        all.compared.0 > 0 && all.compared.1 > 0,
+        "{:?}",
+        all.compared
+    );
+}
+
+/// Known violations, with no fault choice, one and two: found under every mode with the
+/// same faults, and shrunk to a counterexample of the same length.
+#[test]
+fn a_known_violation_is_found_with_every_reduction() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (path, name, faults, shrunk_len) in [
+        // The lost reply is scripted: no fault choice is needed.
+        ("models/ticket_lost_response.json", "no_dedup", 0, 0),
+        (
+            "models/bad/lost_reply_rare.json",
+            "new_key_after_replan",
+            1,
+            3,
+        ),
+        (
+            "models/guarantees/authorization_survives.json",
+            "journal",
+            2,
+            16,
+        ),
+    ] {
+        let model = Model::load(&root.join(path)).unwrap();
+        let design = design::find(name).unwrap();
+        for (mode, r) in modes() {
+            let bound = Bound {
+                max_faults: 2,
+                reductions: r,
+                ..Bound::default()
+            };
+            let e = explore(
+                &model,
+                design,
+                &[Property::NoDuplicate],
+                Strategy::Dfs,
+                bound,
+            );
+            let v = &e.violations[..];
+            assert_eq!(v.len(), 1, "{path} {name} {mode}: {e:?}");
+            assert_eq!(v[0].faults, faults, "{path} {name} {mode}: {e:?}");
+            let s = shrink_values(&model, design, Property::NoDuplicate, &v[0].values, true)
+                .unwrap_or_else(|| panic!("{path} {name} {mode}: the run does not replay"));
+            assert_eq!(
+                s.vector.0.len(),
+                shrunk_len,
+                "{path} {name} {mode}: shrunk to {:?}",
+                s.vector
+            );
+        }
+    }
+}
+
+/// The file's method: the verdicts of one search of every property, then of the properties
+/// left, are those of searching each property alone, in every mode.
+#[test]
+fn peeling_is_searching_each_property_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut violated = 0;
+    for path in [
+        "models/ticket_lost_response.json",
+        "models/bad/lost_reply_rare.json",
+        "models/windows/two_workers_recovering.json",
+    ] {
+        let model = Model::load(&root.join(path)).unwrap();
+        for design in model.designs.iter().filter_map(|d| design::find(d)) {
+            let ps = properties(&model, design.name());
+            for (mode, r) in modes() {
+                let bound = Bound {
+                    max_faults: 1,
+                    reductions: r,
+                    ..Bound::default()
+                };
+                let peeled = search(&model, design, &ps, bound);
+                for &p in &ps {
+                    let alone = search(&model, design, &[p], bound).verdicts[0].1;
+                    assert_eq!(
+                        peeled.verdict(p),
+                        alone,
+                        "{path} {} {p} {mode}",
+                        design.name()
+                    );
+                    assert_ne!(
+                        alone,
+                        Verdict::Unknown,
+                        "{path} {} {p} {mode}",
+                        design.name()
+                    );
+                    violated += u32::from(alone != Verdict::Holds);
+                }
+            }
+        }
+    }
+    assert!(violated > 0);
 }
