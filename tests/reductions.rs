@@ -42,8 +42,8 @@
 //! constant ([`generated`]).
 //!
 //! Time: about 20 s for the bundled models and 15 s for 40 generated ones on two cores in
-//! the release profile; `cargo test`'s profile (`opt-level = 1` for the crate) takes about
-//! MEASURE.
+//! the release profile; 36 s for the whole file in `cargo test`'s profile, measured on a
+//! loaded 2-core machine.
 
 #[path = "common/strategies.rs"]
 mod strategies;
@@ -569,6 +569,11 @@ fn no_reduction_changes_a_verdict_on_the_bundled_models() {
         all.compared
     );
     for (name, n, fewer) in &all.fewer_runs {
+        // Snapshots spare the replay of a run's start, not runs: the same search, faster
+        // (tests/explore.rs compares the two explorations whole).
+        if *name == "snapshots" {
+            continue;
+        }
         assert!(
             *fewer > 0,
             "{name} never spared a run in {n} certifying searches"
