@@ -17,32 +17,14 @@
 //! search (default 300 000); `--quick` searches only the cells with at most 2 intents and 2
 //! workers.
 
-use std::path::Path;
 use std::time::Instant;
 
+#[path = "../tests/common/race.rs"]
+mod race;
+
+use race::race;
 use retrylab::check::Property;
 use retrylab::explore::{Bound, Exploration, Reductions, Strategy, explore};
-use retrylab::model::Model;
-
-/// The race model with `intents` intents and `workers` workers.
-fn race(intents: u32, workers: u32) -> Model {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/ticket_lost_response.json");
-    let text = std::fs::read_to_string(path).expect("the bundled model");
-    let mut m: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-    m["name"] = serde_json::json!(format!("race_{intents}i_{workers}w"));
-    m["workload"] = if intents > 1 {
-        serde_json::json!({ "intents": intents, "spacing_ms": { "min": 0, "max": 500 } })
-    } else {
-        serde_json::json!({ "intents": 1 })
-    };
-    m["workers"] = serde_json::json!({ "count": workers, "journal": "durable" });
-    m["network"]["reply_loss"] = serde_json::json!(0.1);
-    m["faults"] = serde_json::json!([]);
-    let o = m.as_object_mut().expect("an object");
-    o.remove("expect");
-    o.remove("$schema");
-    Model::from_json(&m.to_string(), "race.json").unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// `runs` or `> runs` when the search stopped at its cap; distinct states likewise.
 fn cell(e: &Exploration, seconds: f64) -> String {

@@ -7,6 +7,8 @@
 mod broken;
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/race.rs"]
+mod race;
 
 use std::path::Path;
 
@@ -330,30 +332,11 @@ fn a_sample_without_a_violation_exits_3() {
     }
 }
 
-/// The seeds' model turned into a race: two intents 0 or 500 ms apart, two workers, a
-/// durable journal, and a random reply loss of 1 in 10 instead of the scripted one.
-fn two_intent_race() -> Model {
-    let mut m: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/ticket_lost_response.json"),
-        )
-        .expect("the bundled model"),
-    )
-    .expect("JSON");
-    m["workload"] = serde_json::json!({ "intents": 2, "spacing_ms": { "min": 0, "max": 500 } });
-    m["workers"] = serde_json::json!({ "count": 2, "journal": "durable" });
-    m["network"]["reply_loss"] = serde_json::json!(0.1);
-    m["faults"] = serde_json::json!([]);
-    let o = m.as_object_mut().expect("an object");
-    o.remove("expect");
-    o.remove("$schema");
-    Model::from_json(&m.to_string(), "race.json").unwrap_or_else(|e| panic!("{e}"))
-}
-
 #[test]
 fn every_reduction_keeps_the_verdict_of_a_two_intent_race_and_spares_runs() {
     use retrylab::explore::Reductions;
-    let model = two_intent_race();
+    // Two intents 0 or 500 ms apart, two workers, a random reply loss of 1 in 10.
+    let model = race::race(2, 2);
     let lease = design::find("journal_reconcile_lease").unwrap();
     let search = |reductions| {
         explore(

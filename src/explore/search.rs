@@ -528,6 +528,20 @@ impl PathChooser<'_> {
 }
 
 impl PathChooser<'_> {
+    /// Passes schedule choice point `i` (a tie's order or a worker pick): counts it for
+    /// the shard's split and, if the path takes another option than its first, as a
+    /// deviation.
+    fn take_schedule(&self, i: usize) {
+        self.pos.set(i + 1);
+        let node = &self.nodes[i];
+        if let Some(s) = self.split {
+            s.at_choice(i, node.options.len());
+        }
+        if node.next > 0 {
+            self.deviations.set(self.deviations.get() + 1);
+        }
+    }
+
     /// Opens the choice point at the current position with `options` (a schedule choice,
     /// never a fault), cut to its first option if the deviation budget is spent.
     fn open(&mut self, mut options: Vec<u64>, tie: Vec<TieEvent>) {
@@ -634,14 +648,8 @@ impl Chooser for PathChooser<'_> {
             }
             self.open(options, tie.to_vec());
         }
-        self.pos.set(i + 1);
+        self.take_schedule(i);
         let node = &self.nodes[i];
-        if let Some(s) = self.split {
-            s.at_choice(i, node.options.len());
-        }
-        if node.next > 0 {
-            self.deviations.set(self.deviations.get() + 1);
-        }
         // The events taken first on the paths explored before this one go to sleep.
         if por {
             for &earlier in &node.options[..node.next] {
@@ -670,15 +678,8 @@ impl Chooser for PathChooser<'_> {
                 .collect();
             self.open(options, Vec::new());
         }
-        self.pos.set(i + 1);
-        let node = &self.nodes[i];
-        if let Some(s) = self.split {
-            s.at_choice(i, node.options.len());
-        }
-        if node.next > 0 {
-            self.deviations.set(self.deviations.get() + 1);
-        }
-        node.value()
+        self.take_schedule(i);
+        self.nodes[i].value()
     }
 
     fn handled(&mut self, event: TieEvent) {
