@@ -1,5 +1,5 @@
 //! How exhaustive search scales with intents, workers and faults, and what each reduction
-//! spares: the table of `docs/search-scaling.md`, computed.
+//! spares: the table of `docs/exhaustive-search.md`, computed.
 //!
 //! The models are the seeds' lost-response model turned into a race: N intents arriving 0
 //! or 500 ms apart (the ends of a 0–500 ms spacing), W workers sharing a durable journal,

@@ -33,7 +33,7 @@
 //! other.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 use super::menu;
 use crate::check::{Metrics, Property, RunSummary};
@@ -97,16 +97,18 @@ impl Default for Bound {
 /// spares runs whose outcome another run already shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reductions {
-    /// Closed subtrees: a state whose every continuation was explored without any choice
-    /// being refused by a budget is cut wherever it comes up again, in later passes and
-    /// larger fault budgets too (their continuations are the same ones).
+    /// Closed subtrees: a state whose continuations were explored without the deviation
+    /// budget refusing a choice is cut wherever it comes up again with no more faults to
+    /// spend, in later passes and larger fault budgets too (their continuations are the
+    /// same ones, or fewer).
     pub memo: bool,
     /// Partial-order reduction of the order of events due at the same instant: of two
     /// independent events (disjoint [parts](crate::sim::Parts) of the world), one order
     /// is explored, by sleep sets (Godefroid): once the paths that take an event first are
     /// explored, the paths that take another first keep it asleep until an event dependent
-    /// on it runs. The sleep set is part of a state's fingerprint, so that pruning a state
-    /// never skips an order its first visit left to another path.
+    /// on it runs. A state is remembered with its sleep set, and a later visit is cut only
+    /// where the earlier one slept on no more events, so that pruning a state never skips
+    /// an order its first visit left to another path.
     pub por: bool,
     /// Symmetry reduction: of alternatives that lead to states alike up to the names of
     /// interchangeable things (workers that have run nothing yet, identical intents taken
@@ -467,8 +469,10 @@ struct PathChooser<'a> {
     capped_faults: &'a Cell<bool>,
     /// Set when the deviation budget forbade a choice.
     capped_deviations: &'a Cell<bool>,
-    /// The deepest choice point of this run where a budget refused options.
+    /// The deepest choice point of this run where a budget refused options: the deviation
+    /// budget, and the fault budget.
     refused_at: &'a Cell<Option<usize>>,
+    refused_fault_at: &'a Cell<Option<usize>>,
     fault_budget: u32,
     deviation_budget: u32,
     thresholds: &'a [Millis],
@@ -491,9 +495,14 @@ struct PathChooser<'a> {
 }
 
 impl PathChooser<'_> {
-    /// The options of a new choice point, whether it is a fault, and whether a budget
-    /// refused some of them.
-    fn options(&self, purpose: Purpose, alternatives: Alternatives<'_>) -> (Vec<u64>, bool, bool) {
+    /// The options of a new choice point and whether it is a fault; records a refusal of
+    /// some of them by a budget at choice point `i`.
+    fn options(
+        &self,
+        i: usize,
+        purpose: Purpose,
+        alternatives: Alternatives<'_>,
+    ) -> (Vec<u64>, bool) {
         let fault = purpose.class() == Class::Fault;
         let mut options = match (purpose.class(), alternatives) {
             (Class::Timing, Alternatives::Span { min, len }) => {
@@ -512,18 +521,17 @@ impl PathChooser<'_> {
             }
             _ => (0..alternatives.len()).collect::<Vec<u64>>(),
         };
-        let mut refused = false;
         if options.len() > 1 && fault && self.faults.get() >= self.fault_budget {
             self.capped_faults.set(true);
+            self.refused_fault_at.set(Some(i));
             options.truncate(1);
-            refused = true;
         }
         if options.len() > 1 && !fault && self.deviations.get() >= self.deviation_budget {
             self.capped_deviations.set(true);
+            self.refused_at.set(Some(i));
             options.truncate(1);
-            refused = true;
         }
-        (options, fault, refused)
+        (options, fault)
     }
 }
 
@@ -570,10 +578,7 @@ impl Chooser for PathChooser<'_> {
         let i = self.pos.get();
         self.pos.set(i + 1);
         if i == self.nodes.len() {
-            let (options, fault, refused) = self.options(purpose, alternatives);
-            if refused {
-                self.refused_at.set(Some(i));
-            }
+            let (options, fault) = self.options(i, purpose, alternatives);
             self.nodes.push(Node {
                 options,
                 next: 0,
@@ -710,9 +715,19 @@ fn with_learned(fp: u64, learned: &[Millis]) -> u64 {
     })
 }
 
+/// The events asleep at a state, by their positions in the queue, as a bit set (`None` if
+/// one sits at position 64 or later). A state reached with more events asleep leaves more
+/// orders to other paths: a visit is cut only where an earlier one slept on no more
+/// ([`Closed::covers`]).
+fn sleep_mask(positions: &[usize]) -> Option<u64> {
+    positions
+        .iter()
+        .try_fold(0u64, |m, &p| (p < 64).then(|| m | 1 << p))
+}
+
 /// Mixes the events asleep at a state into its fingerprint, by their positions in the
-/// queue: a state reached with other events asleep explores other orders from there, so it
-/// is another state of the search.
+/// queue, where they do not fit a [`sleep_mask`]: the state is then another state of the
+/// search for each sleep set.
 fn with_sleep(fp: u64, positions: &[usize]) -> u64 {
     positions.iter().fold(fp, |h, &p| {
         (h ^ (p as u64 + 1))
@@ -845,46 +860,100 @@ impl Split {
     }
 }
 
+/// A state whose subtree was finished, for [`Reductions::memo`]: what its runs covered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Closed {
+    /// Every continuation with at most this many more faults was run or cut as equivalent
+    /// (`u32::MAX`: no fault choice was refused, so every continuation); any number of
+    /// deviations.
+    faults_left: u32,
+    /// The events asleep when it was explored ([`sleep_mask`]): continuations that start
+    /// with one of them were left to other paths.
+    sleep: u64,
+}
+
+impl Closed {
+    /// Whether its runs cover those of a visit with `faults_left` faults to spend and the
+    /// events of `sleep` asleep: at most as many faults, and no order it left to other
+    /// paths that this visit would have to run (Godefroid's condition for caching states
+    /// under sleep sets: the cached sleep set is a subset of the current one).
+    fn covers(self, faults_left: u32, sleep: u64) -> bool {
+        self.faults_left >= faults_left && self.sleep & !sleep == 0
+    }
+}
+
+/// Why a subtree does not stand for every continuation of its states, as bits of
+/// [`Open::partial`]: a run in it met a fault choice the fault budget refused (or was cut at
+/// a state closed only up to a number of faults), so it stands for the continuations with
+/// as many faults as were left...
+const PARTIAL_FAULTS: u8 = 1;
+/// ...or it met a choice the deviation budget refused, or was cut at a state visited in
+/// this pass, so it stands only for the continuations within this pass's budgets.
+const PARTIAL_PASS: u8 = 2;
+
 /// What a pass knows of the subtrees it has not finished, for [`Reductions::memo`].
 ///
 /// A state met after `p` choices has as continuations every run through the path's first
 /// `p` choices: the subtree of prefix `p`. That subtree is finished when the search moves
-/// a choice before `p`. If no run in it met a choice a budget refused, and none was cut at
-/// a state whose own subtree had not been closed, its runs are every continuation of the
-/// state, whatever the budgets: the state is closed, and a later visit is cut.
+/// a choice before `p`. If no run in it met a choice the deviation budget refused, and none
+/// was cut at a state visited in the pass (which stands only for the pass's budgets), its
+/// runs are every continuation of the state with as many faults as it had left, whatever
+/// the deviations (every one, if no fault choice was refused either): the state is
+/// closed, and a later visit with no more faults to spend is cut, in this pass, later
+/// passes and larger fault budgets alike.
 #[derive(Default)]
 struct Open {
-    /// States met after `p` choices, their subtrees unfinished: `(p, fingerprint)`, `p`
-    /// never decreasing.
-    states: Vec<(usize, u64)>,
-    /// Per prefix length `p` on the current path: some run of its subtree met a refused
-    /// choice, or a cut that does not stand for every continuation.
-    partial: Vec<bool>,
+    /// States met after `p` choices, their subtrees unfinished: `(p, fingerprint, faults
+    /// left, sleep mask)`, `p` never decreasing.
+    states: Vec<(usize, u64, u32, u64)>,
+    /// Per prefix length `p` on the current path: what keeps its subtree from standing for
+    /// every continuation (`PARTIAL_FAULTS`, `PARTIAL_PASS` bits).
+    partial: Vec<u8>,
 }
 
 impl Open {
     /// Marks the subtrees of every prefix up to `p` (those that contain choice point `p`)
-    /// as not exploring every continuation.
-    fn mark_partial(&mut self, p: usize) {
+    /// with `why`.
+    fn mark_partial(&mut self, p: usize, why: u8) {
         if self.partial.len() <= p {
-            self.partial.resize(p + 1, false);
+            self.partial.resize(p + 1, 0);
         }
         for f in &mut self.partial[..=p] {
-            *f = true;
+            *f |= why;
         }
     }
 
     /// The path moved choice point `moved` (`None`: the tree is exhausted): closes the
-    /// states whose subtree is now finished and explored every continuation.
-    fn finish(&mut self, moved: Option<usize>, closed: &mut HashSet<u64>, room: usize) {
+    /// states whose subtree is now finished and stands for the continuations of a number
+    /// of faults.
+    fn finish(&mut self, moved: Option<usize>, closed: &mut HashMap<u64, Closed>, room: usize) {
         let keep = moved.map_or(0, |j| j + 1);
-        while let Some(&(p, fp)) = self.states.last() {
+        while let Some(&(p, fp, faults_left, sleep)) = self.states.last() {
             if p < keep {
                 break;
             }
             self.states.pop();
-            if !self.partial.get(p).copied().unwrap_or(false) && closed.len() < room {
-                closed.insert(fp);
+            let why = self.partial.get(p).copied().unwrap_or(0);
+            if why & PARTIAL_PASS != 0 {
+                continue;
+            }
+            let new = Closed {
+                faults_left: if why & PARTIAL_FAULTS != 0 {
+                    faults_left
+                } else {
+                    u32::MAX
+                },
+                sleep,
+            };
+            let full = closed.len() >= room;
+            match closed.get_mut(&fp) {
+                // Of two closings neither of which covers the other, the first is kept.
+                Some(old) if new.covers(old.faults_left, old.sleep) => *old = new,
+                Some(_) => {}
+                None if !full => {
+                    closed.insert(fp, new);
+                }
+                None => {}
             }
         }
         // Prefix `j + 1` ends in the moved choice: a new subtree, nothing known of it.
@@ -929,7 +998,7 @@ fn dfs(
             scope,
         },
         learned: BTreeSet::new(),
-        closed: HashSet::new(),
+        closed: HashMap::new(),
         shard,
     };
     for k in 0..=bound.max_faults {
@@ -995,9 +1064,9 @@ struct Search<'a, 'm> {
     report: Exploration,
     /// Every threshold learned in any run so far (for the certificate's scope).
     learned: BTreeSet<Millis>,
-    /// States whose every continuation was explored ([`Reductions::memo`]), kept across
-    /// passes and fault budgets.
-    closed: HashSet<u64>,
+    /// States whose continuations were explored, up to a number of faults
+    /// ([`Reductions::memo`]), kept across passes and fault budgets.
+    closed: HashMap<u64, Closed>,
     /// The shard of a sharded search ([`explore_shard`]); `None`, or one shard of one,
     /// searches the whole tree.
     shard: Option<Shard>,
@@ -1044,8 +1113,9 @@ impl Search<'_, '_> {
     /// Every choice sequence with at most `k` faults and `d` deviations, depth first.
     fn pass(&mut self, k: u32, d: u32) -> Pass {
         let mut pass = Pass::default();
-        // (fingerprint, faults left) -> the most deviations left it was reached with.
-        let mut visited: HashMap<(u64, u32), u32> = HashMap::new();
+        // (fingerprint, faults left) -> the most deviations left it was reached with, and
+        // the events asleep then (a sleep mask).
+        let mut visited: HashMap<(u64, u32), (u32, u64)> = HashMap::new();
         let mut nodes: Vec<Node> = Vec::new();
         let (capped_faults, capped_deviations) = (Cell::new(false), Cell::new(false));
         let memo = self.bound.reductions.memo;
@@ -1077,7 +1147,7 @@ impl Search<'_, '_> {
                 (Cell::new(at(|s| s.faults)), Cell::new(at(|s| s.deviations)));
             let learned = RefCell::new(from.as_ref().map_or_else(Vec::new, |s| s.learned.clone()));
             let sleep = RefCell::new(from.as_ref().map_or_else(Vec::new, |s| s.sleep.clone()));
-            let refused_at = Cell::new(None);
+            let (refused_at, refused_fault_at) = (Cell::new(None), Cell::new(None));
             let asleep = Cell::new(false);
             let mut saved: Vec<Snap> = Vec::new();
             let mut last_saved = from.as_ref().map(|s| s.pos);
@@ -1092,6 +1162,8 @@ impl Search<'_, '_> {
             // The run was cut at a state that is not closed: its subtree stands for the
             // continuations within the budgets, not for every one.
             let mut cut_partial = false;
+            // The run was cut at a state closed only up to a number of faults.
+            let mut cut_bounded = false;
             {
                 let mut chooser = PathChooser {
                     nodes: &mut nodes,
@@ -1101,6 +1173,7 @@ impl Search<'_, '_> {
                     capped_faults: &capped_faults,
                     capped_deviations: &capped_deviations,
                     refused_at: &refused_at,
+                    refused_fault_at: &refused_fault_at,
                     fault_budget: k,
                     deviation_budget: d,
                     thresholds: &self.thresholds,
@@ -1139,32 +1212,49 @@ impl Search<'_, '_> {
                         return true;
                     };
                     let mut fp = with_learned(fp, &learned.borrow());
+                    let mut mask = 0;
                     {
                         let sleep = sleep.borrow();
                         if !sleep.is_empty() {
                             let ids: Vec<u32> = sleep.iter().map(|e| e.id).collect();
-                            fp = with_sleep(fp, &w.queued_positions(&ids));
+                            let positions = w.queued_positions(&ids);
+                            match sleep_mask(&positions) {
+                                Some(m) => mask = m,
+                                None => fp = with_sleep(fp, &positions),
+                            }
                         }
                     }
-                    if memo && closed.contains(&fp) {
+                    let faults_left = k - faults.get();
+                    if memo
+                        && let Some(c) = closed.get(&fp)
+                        && c.covers(faults_left, mask)
+                    {
                         cut = true;
+                        if c.faults_left != u32::MAX {
+                            // Its subtree met fault choices the budget refused: so would
+                            // this one have.
+                            cut_bounded = true;
+                            capped_faults.set(true);
+                        }
                         return false;
                     }
-                    let key = (fp, k - faults.get());
+                    let key = (fp, faults_left);
                     let left = d - deviations.get();
                     let room = visited.len() < bound.max_states;
                     let go_on = match visited.get_mut(&key) {
-                        Some(best) if *best >= left => {
+                        Some(best) if best.0 >= left && best.1 & !mask == 0 => {
                             cut = true;
                             cut_partial = true;
                             false
                         }
                         Some(best) => {
-                            *best = left;
+                            if left >= best.0 {
+                                *best = (left, mask);
+                            }
                             true
                         }
                         None if room => {
-                            visited.insert(key, left);
+                            visited.insert(key, (left, mask));
                             true
                         }
                         None => {
@@ -1173,7 +1263,7 @@ impl Search<'_, '_> {
                         }
                     };
                     if go_on && memo {
-                        open.states.push((pos.get(), fp));
+                        open.states.push((pos.get(), fp, faults_left, mask));
                     }
                     go_on
                 };
@@ -1243,10 +1333,16 @@ impl Search<'_, '_> {
                 break false;
             }
             if let Some(i) = refused_at.get() {
-                open.mark_partial(i);
+                open.mark_partial(i, PARTIAL_PASS);
+            }
+            if let Some(i) = refused_fault_at.get() {
+                open.mark_partial(i, PARTIAL_FAULTS);
             }
             if cut_partial {
-                open.mark_partial(pos.get());
+                open.mark_partial(pos.get(), PARTIAL_PASS);
+            }
+            if cut_bounded {
+                open.mark_partial(pos.get(), PARTIAL_FAULTS);
             }
             // Choice points past a cut were never reached: the path ends where the run did.
             nodes.truncate(pos.get());
@@ -1427,6 +1523,7 @@ mod tests {
             capped_faults: &capped_faults,
             capped_deviations: &capped_deviations,
             refused_at: &refused_at,
+            refused_fault_at: &Cell::new(None),
             por: false,
             symmetry: false,
             sleep: &RefCell::new(Vec::new()),
