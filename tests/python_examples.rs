@@ -281,7 +281,7 @@ fn two_workers_trace_shows_the_redelivery_waiting_for_the_lease() {
 #[test]
 fn explore_certifies_two_workers_on_both_windows() {
     for (model, runs) in [
-        (FROZEN, "(6224 runs, complete)"),
+        (FROZEN, "(4395 runs, complete)"),
         (
             "models/windows/two_workers_recovering.json",
             "(3 runs, complete)",
