@@ -364,12 +364,13 @@ fn every_reduction_keeps_the_verdict_of_a_two_intent_race_and_spares_runs() {
     assert_eq!(
         counts,
         [
-            ("all", true, 15_067),
+            ("all", true, 2_249),
             ("none", true, 131_206),
             ("memo", true, 126_777),
             ("por", true, 73_735),
             ("symmetry", true, 30_948),
             ("snapshots", true, 131_206),
+            ("timing", true, 20_068),
         ]
     );
     // Restoring saved worlds is re-running their prefixes, faster: the very same search.

@@ -608,7 +608,16 @@ const GENERATED_MAX_RUNS: u64 = 50_000;
 /// constant (40, 100 and 500 ms): with their ranges, two intents on two workers make more
 /// than 1 000 000 runs at one fault; constant, they also bring more events due at the same
 /// instant, which is where the partial-order reduction acts.
-fn generated() -> impl proptest::strategy::Strategy<Value = (Value, &'static str, String)> {
+///
+/// With `ranged`, the timings keep ranges instead (latency 5–80 ms, processing 20–300 ms,
+/// think time 200–1 500 ms), with one worker, and the provider may keep its key records
+/// for a retention (a floor, or a floor and a maximum, from the first request or from
+/// completion) and expire an in-progress record: the moments the timing equivalence
+/// abstracts ([`retrylab::world::moments`]) then differ between runs that reach the same
+/// state, and the constants they are compared with are in play.
+fn generated(
+    ranged: bool,
+) -> impl proptest::strategy::Strategy<Value = (Value, &'static str, String)> {
     let ratio = || prop_oneof![Just(json!(0)), Just(json!("1/10"))];
     let workload = (
         1..=2u32,
@@ -647,15 +656,22 @@ fn generated() -> impl proptest::strategy::Strategy<Value = (Value, &'static str
         executor,
         scripted,
         prop::sample::select(design::names()),
+        (
+            prop::sample::select(vec![0u64, 1_500, 3_000]),
+            any::<bool>(),
+            any::<bool>(),
+            prop::sample::select(vec![0u64, 1_000]),
+        ),
     )
         .prop_map(
-            |(
+            move |(
                 (intents, spacing, workers),
                 (reply_loss, request_loss, crash),
                 (dedup, in_flight, lookup, lag),
                 (timeout, reconcile, sweep),
                 faults,
                 design,
+                (retention, retention_max, from_completion, in_progress_expiry),
             )| {
                 let root = Path::new(env!("CARGO_MANIFEST_DIR"));
                 let text =
@@ -668,9 +684,16 @@ fn generated() -> impl proptest::strategy::Strategy<Value = (Value, &'static str
                 m["designs"] = json!([design]);
                 m["explore"] = json!({ "max_faults": 1 });
                 m["workload"] = json!({ "intents": intents, "spacing_ms": spacing });
-                m["network"]["latency_ms"] = json!(40);
-                m["provider"]["processing_ms"] = json!(100);
-                m["agent"]["think_ms"] = json!(500);
+                let workers = if ranged { 1 } else { workers };
+                if ranged {
+                    m["network"]["latency_ms"] = json!({ "min": 5, "max": 80 });
+                    m["provider"]["processing_ms"] = json!({ "min": 20, "max": 300 });
+                    m["agent"]["think_ms"] = json!({ "min": 200, "max": 1500 });
+                } else {
+                    m["network"]["latency_ms"] = json!(40);
+                    m["provider"]["processing_ms"] = json!(100);
+                    m["agent"]["think_ms"] = json!(500);
+                }
                 m["workers"] = json!({ "count": workers, "journal": "durable",
                                        "crash": { "after_send": crash } });
                 m["network"]["reply_loss"] = reply_loss;
@@ -686,8 +709,28 @@ fn generated() -> impl proptest::strategy::Strategy<Value = (Value, &'static str
                     m["executor"]["sweep_ms"] = json!(3 * timeout);
                 }
                 m["faults"] = faults;
+                let mut kept = String::new();
+                if ranged && retention > 0 {
+                    p_set(&mut m, "retention_ms", json!(retention));
+                    if retention_max {
+                        p_set(&mut m, "retention_max_ms", json!(2 * retention));
+                    }
+                    if from_completion {
+                        p_set(&mut m, "retention_from", json!("completion"));
+                    }
+                    kept = format!(
+                        ", retention {retention}{} from {}",
+                        if retention_max { " to twice that" } else { "" },
+                        if from_completion { "completion" } else { "the first request" }
+                    );
+                }
+                if ranged && in_progress_expiry > 0 {
+                    p_set(&mut m, "in_progress_expiry_ms", json!(in_progress_expiry));
+                    kept.push_str(&format!(", in-progress expiry {in_progress_expiry}"));
+                }
                 let about = format!(
-                    "generated model ({intents} intents spaced {spacing}, {workers} workers, reply loss {}, request loss {}, crash after send {}, dedup {dedup}, in flight {in_flight}, lookup {lookup} lag {}, timeout {timeout}, reconcile {reconcile}{}, scripted {})",
+                    "generated model ({}{intents} intents spaced {spacing}, {workers} workers, reply loss {}, request loss {}, crash after send {}, dedup {dedup}, in flight {in_flight}, lookup {lookup} lag {}{kept}, timeout {timeout}, reconcile {reconcile}{}, scripted {})",
+                    if ranged { "timing ranges, " } else { "" },
                     m["network"]["reply_loss"],
                     m["network"]["request_loss"],
                     m["workers"]["crash"]["after_send"],
@@ -700,20 +743,44 @@ fn generated() -> impl proptest::strategy::Strategy<Value = (Value, &'static str
         )
 }
 
+/// Sets the provider's knob `name` of model `m`.
+fn p_set(m: &mut Value, name: &str, value: Value) {
+    m["provider"][name] = value;
+}
+
 /// Generated small models (fixed seed, see `tests/common/strategies.rs`), one fault: no
 /// reduction changes a verdict or a certificate.
 #[test]
 fn no_reduction_changes_a_verdict_on_generated_models() {
-    let started = Instant::now();
-    let all = std::sync::Mutex::new(Vec::new());
-    let mut runner = proptest::test_runner::TestRunner::new(strategies::config(
+    compare_generated(
+        false,
         60,
         concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/proptest-regressions/reductions.txt"
         ),
-    ));
-    let result = runner.run(&generated(), |(m, design, about)| {
+    );
+}
+
+/// The same with timing ranges, retention and in-progress expiry ([`generated`]): where
+/// the timing equivalence has moments to abstract.
+#[test]
+fn no_reduction_changes_a_verdict_on_generated_models_with_timing_ranges() {
+    compare_generated(
+        true,
+        40,
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/proptest-regressions/reductions_ranged.txt"
+        ),
+    );
+}
+
+fn compare_generated(ranged: bool, cases: u32, regressions: &'static str) {
+    let started = Instant::now();
+    let all = std::sync::Mutex::new(Vec::new());
+    let mut runner = proptest::test_runner::TestRunner::new(strategies::config(cases, regressions));
+    let result = runner.run(&generated(ranged), |(m, design, about)| {
         let text = serde_json::to_string_pretty(&m).unwrap();
         let model = Model::from_json(&text, "generated").unwrap_or_else(|e| panic!("{e}"));
         let design = design::find(design).unwrap();

@@ -478,6 +478,7 @@ pub(super) struct ExploreOptions {
     pub por: bool,
     pub symmetry: bool,
     pub snapshots: bool,
+    pub timing: bool,
 }
 
 impl ExploreOptions {
@@ -494,6 +495,7 @@ impl ExploreOptions {
             por: bound.reductions.por,
             symmetry: bound.reductions.symmetry,
             snapshots: bound.reductions.snapshots,
+            timing: bound.reductions.timing,
         }
     }
 }
@@ -730,6 +732,7 @@ pub(super) fn render_merged(
             por: o.por,
             symmetry: o.symmetry,
             snapshots: o.snapshots,
+            timing: o.timing,
         },
     };
     let explorations = parts

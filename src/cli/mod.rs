@@ -612,6 +612,11 @@ struct ReductionArgs {
     /// path left the previous run's (the same runs; only slower).
     #[arg(long)]
     no_snapshots: bool,
+    /// Hash every moment a state keeps exactly, instead of only as far as it can still
+    /// change the run (timing equivalence off): states reached at the same moment by
+    /// histories that differ only in when things happened are then told apart.
+    #[arg(long)]
+    no_timing: bool,
     /// Every reduction off: the plain depth-first search.
     #[arg(long)]
     no_reductions: bool,
@@ -627,6 +632,7 @@ impl ReductionArgs {
             por: !self.no_por,
             symmetry: !self.no_symmetry,
             snapshots: !self.no_snapshots,
+            timing: !self.no_timing,
         }
     }
 }

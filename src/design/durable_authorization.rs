@@ -36,6 +36,10 @@ impl Design for DurableAuthorization {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "durable_authorization"
     }

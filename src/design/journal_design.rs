@@ -42,6 +42,10 @@ impl Design for JournalDesign {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "journal"
     }

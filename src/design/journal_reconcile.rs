@@ -53,6 +53,10 @@ impl Design for JournalReconcile {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "journal_reconcile"
     }

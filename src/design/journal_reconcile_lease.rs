@@ -37,6 +37,10 @@ impl Design for JournalReconcileLease {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "journal_reconcile_lease"
     }

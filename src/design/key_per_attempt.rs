@@ -20,6 +20,10 @@ impl Design for KeyPerAttempt {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "key_per_attempt"
     }

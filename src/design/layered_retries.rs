@@ -28,6 +28,10 @@ impl Design for LayeredRetries {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "layered_retries"
     }

@@ -20,6 +20,10 @@ impl Design for NewKeyAfterReplan {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "new_key_after_replan"
     }

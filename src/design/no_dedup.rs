@@ -19,6 +19,10 @@ impl Design for NoDedup {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "no_dedup"
     }

@@ -21,6 +21,10 @@ impl Design for PayloadHashKey {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "payload_hash_key"
     }

@@ -34,6 +34,10 @@ impl Design for SameKey {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "same_key"
     }

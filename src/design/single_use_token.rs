@@ -22,6 +22,10 @@ impl Design for SingleUseToken {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "single_use_token"
     }

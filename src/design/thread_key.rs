@@ -31,6 +31,10 @@ impl Design for ThreadKey {
     fn symmetric(&self) -> bool {
         true
     }
+
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
     fn name(&self) -> &str {
         "thread_key"
     }

@@ -121,6 +121,11 @@ pub struct Reductions {
     /// verdict. Off by itself for designs whose executors cannot be copied
     /// ([`crate::design::Executor::snapshot`]: every external executor).
     pub snapshots: bool,
+    /// Timing equivalence of states: a state's moments are hashed only as far as they can
+    /// still change the rest of the run and its verdict ([`crate::world::moments`]), so
+    /// that two states reached at the same moment by histories that differ only in when
+    /// things happened are one. The clock itself is hashed exactly.
+    pub timing: bool,
 }
 
 impl Reductions {
@@ -129,12 +134,14 @@ impl Reductions {
         por: true,
         symmetry: true,
         snapshots: true,
+        timing: true,
     };
     pub const NONE: Reductions = Reductions {
         memo: false,
         por: false,
         symmetry: false,
         snapshots: false,
+        timing: false,
     };
 
     /// Each reduction alone, by name (the others off), in a fixed order: with
@@ -170,6 +177,13 @@ impl Reductions {
                     ..Reductions::NONE
                 },
             ),
+            (
+                "timing",
+                Reductions {
+                    timing: true,
+                    ..Reductions::NONE
+                },
+            ),
         ]
     }
 
@@ -187,6 +201,9 @@ impl Reductions {
         }
         if self.snapshots {
             v.push("snapshots");
+        }
+        if self.timing {
+            v.push("timing");
         }
         v
     }
@@ -1119,6 +1136,13 @@ impl Search<'_, '_> {
         let mut nodes: Vec<Node> = Vec::new();
         let (capped_faults, capped_deviations) = (Cell::new(false), Cell::new(false));
         let memo = self.bound.reductions.memo;
+        // Timing equivalence: the observer's moments matter only to a property that reads
+        // times (`resolved_within`, or a design's own, which may read anything).
+        let timing = self.bound.reductions.timing;
+        let observer = self
+            .properties
+            .iter()
+            .any(|p| matches!(p, Property::ResolvedWithin(_) | Property::Custom(_)));
         let mut open = Open::default();
         // Worlds saved along the current path, by position ([`Reductions::snapshots`]).
         let mut snaps: Vec<Snap> = Vec::new();
@@ -1207,7 +1231,7 @@ impl Search<'_, '_> {
                     if pos.get() < prefix || !report.pruning {
                         return true;
                     }
-                    let Some(fp) = w.fingerprint() else {
+                    let Some(fp) = w.fingerprint_with(timing.then(|| w.moments(observer))) else {
                         report.pruning = false;
                         return true;
                     };

@@ -70,7 +70,7 @@ pub enum ToolResult {
 /// let request = Request::create(&ToolCall::for_tests(0), None);
 /// let _ = request.tag; // no such field
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     pub tenant: Tenant,
     pub endpoint: Endpoint,
@@ -82,6 +82,27 @@ pub struct Request {
     /// on keyed creates, the same on every retry.
     pub first_sent_ms: Option<Millis>,
     pub kind: RequestKind,
+}
+
+/// The first-sent moment is compared only with the clock, against the retention (and
+/// copied into the key record): [`crate::world::moments::of_keys`].
+impl std::hash::Hash for Request {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Request {
+            tenant,
+            endpoint,
+            region,
+            key,
+            first_sent_ms,
+            kind,
+        } = self;
+        tenant.hash(h);
+        endpoint.hash(h);
+        region.hash(h);
+        key.hash(h);
+        crate::world::moments::of_keys_opt(h, *first_sent_ms);
+        kind.hash(h);
+    }
 }
 
 impl ToolCall {

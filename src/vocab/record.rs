@@ -2,9 +2,12 @@
 //! the transport saw it, and the design's claims. Produced by the world and the designs'
 //! context, read by [`crate::check`] through its `Outcome`.
 
+use std::hash::{Hash, Hasher};
+
 use crate::sim::Millis;
 use crate::vocab::ids::{CallId, IntentId, OpId, Params, ResourceId};
 use crate::vocab::protocol::MAX_STEPS;
+use crate::world::moments;
 
 /// What the user was finally told about an intent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,7 +29,7 @@ impl Told {
 }
 
 /// What the user heard about one intent, and what the agent believed each step did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Heard {
     /// The final message and when it was given; `None` if the user heard nothing.
     pub told: Option<(Told, Millis)>,
@@ -44,7 +47,7 @@ pub struct StepSuccess {
 }
 
 /// One operation as the transport saw it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpRecord {
     /// The intent and step its calls serve (from its first send: the world's own record of
     /// which call the operation served then).
@@ -65,7 +68,7 @@ pub enum ClaimKind {
 }
 
 /// A claim, and when it was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Claim {
     pub op: OpId,
     /// The intent and step of the operation's calls.
@@ -101,4 +104,44 @@ pub enum End {
     /// the outcome shows is only the run so far, and no verdict trusts it (see
     /// [`RunSummary::budget`](crate::check::RunSummary::budget)).
     Budget,
+}
+
+// The moments of these records are read only by metrics (and `resolved_within`): hashed as
+// an observer's ([`moments::observed`]).
+
+impl Hash for Heard {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let Heard { told, steps } = self;
+        told.map(|(t, _)| t).hash(h);
+        if let Some((_, at)) = told {
+            moments::observed(h, *at);
+        }
+        steps.hash(h);
+    }
+}
+
+impl Hash for OpRecord {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let OpRecord {
+            intent,
+            first_unknown_ms,
+        } = self;
+        intent.hash(h);
+        moments::observed_opt(h, *first_unknown_ms);
+    }
+}
+
+impl Hash for Claim {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let Claim {
+            op,
+            intent,
+            at_ms,
+            kind,
+        } = self;
+        op.hash(h);
+        intent.hash(h);
+        moments::observed(h, *at_ms);
+        kind.hash(h);
+    }
 }

@@ -199,6 +199,35 @@ impl World<'_> {
     /// events. Nothing is reduced by symmetry: ids are hashed as they are, since they name
     /// keys, calls and resources that later events refer to.
     pub fn fingerprint(&self) -> Option<u64> {
+        self.fingerprint_with(None)
+    }
+
+    /// [`World::fingerprint`], with the moments the world keeps hashed as `moments` says:
+    /// exactly (`None`), or only as far as they can still change the run's future and
+    /// verdict ([`super::moments`]).
+    pub fn fingerprint_with(&self, moments: Option<super::moments::Moments>) -> Option<u64> {
+        super::moments::with(moments, || self.hash_state())
+    }
+
+    /// How [`World::fingerprint_with`] hashes this world's moments now, abstracting them:
+    /// the observer's too unless `observer`, the journal's if the design declares it reads
+    /// them only while they matter ([`crate::design::Design::reads_settled_times`]).
+    pub fn moments(&self, observer: bool) -> super::moments::Moments {
+        let p = &self.model.provider;
+        super::moments::Moments {
+            now: self.now,
+            horizon: self.model.horizon_ms,
+            observer,
+            journal: self.design.reads_settled_times(),
+            key_reach: [
+                p.retention_ms.unwrap_or(0),
+                p.retention_max_ms.unwrap_or(0),
+                p.in_progress_expiry_ms.unwrap_or(0),
+            ],
+        }
+    }
+
+    fn hash_state(&self) -> Option<u64> {
         let World {
             model: _,
             design: _,
@@ -337,6 +366,7 @@ mod tests {
         use crate::vocab::record::End;
         use crate::world::keystore::{Record, ScopedKey, Slot};
         use crate::world::ledger::Effect;
+        use crate::world::moments::Moments;
         use crate::world::{Event, World};
 
         fn model() -> Model {
@@ -645,6 +675,173 @@ mod tests {
             differs(|w| w.claims[0].at_ms += 1);
             differs(|w| w.claims.pop().map(|_| ()).unwrap_or(()));
             differs(|w| w.end = (End::Horizon, w.now));
+        }
+
+        /// The fingerprint of the world left behind, after `change`, with its moments
+        /// hashed as `moments` (from the world's own, `Reductions::timing`) says.
+        fn abstract_after(
+            moments: impl FnOnce(Moments) -> Moments,
+            change: impl FnOnce(&mut World<'_>),
+        ) -> u64 {
+            let model = model();
+            let mut w = World::new(&model, lease_design(), false);
+            w.run(&mut RandomChooser::new(7));
+            change(&mut w);
+            let m = moments(w.moments(false));
+            w.fingerprint_with(Some(m)).expect("a built-in design")
+        }
+
+        fn as_is(m: Moments) -> Moments {
+            m
+        }
+
+        #[test]
+        fn observer_moments_count_only_where_a_property_reads_times() {
+            let claimed_at = |at| move |w: &mut World<'_>| w.claims[0].at_ms = at;
+            let effect_at = |at| {
+                move |w: &mut World<'_>| {
+                    let e = w.ledger.effects()[0];
+                    w.ledger.commit(Effect { at_ms: at, ..e });
+                }
+            };
+            assert_eq!(
+                abstract_after(as_is, claimed_at(5)),
+                abstract_after(as_is, claimed_at(6))
+            );
+            assert_eq!(
+                abstract_after(as_is, effect_at(5)),
+                abstract_after(as_is, effect_at(6))
+            );
+            let observed = |m| Moments {
+                observer: true,
+                ..m
+            };
+            assert_ne!(
+                abstract_after(observed, claimed_at(5)),
+                abstract_after(observed, claimed_at(6))
+            );
+            // What was claimed is state whatever its moment.
+            assert_ne!(
+                abstract_after(as_is, |w| w.claims[0].kind =
+                    crate::vocab::record::ClaimKind::Failed),
+                abstract_after(as_is, |_| {})
+            );
+        }
+
+        #[test]
+        fn a_key_record_moment_counts_while_a_retention_can_still_pass_it() {
+            let send = |at_ms| {
+                move |w: &mut World<'_>| {
+                    let mut out = Vec::new();
+                    let env = crate::world::provider::Env {
+                        now: at_ms,
+                        faults: &w.faults,
+                        ch: &mut RandomChooser::new(0),
+                        trace: &mut w.trace,
+                        out: &mut out,
+                    };
+                    let request = Request::create(&ToolCall::for_tests(5), None);
+                    w.provider.on_request(AttemptId(40), request, env);
+                }
+            };
+            let reach = |c| {
+                move |m: Moments| Moments {
+                    key_reach: [c, 0, 0],
+                    ..m
+                }
+            };
+            // No retention, no expiry: the moment a job started is never compared.
+            assert_eq!(
+                abstract_after(as_is, send(100)),
+                abstract_after(as_is, send(101))
+            );
+            // A retention that ends between now and the horizon for one of them: exact.
+            let (now, horizon) = {
+                let m = model();
+                let mut w = World::new(&m, lease_design(), false);
+                w.run(&mut RandomChooser::new(7));
+                (w.now, m.horizon_ms)
+            };
+            let live = horizon - now;
+            assert_ne!(
+                abstract_after(reach(live), send(now)),
+                abstract_after(reach(live), send(now + 1))
+            );
+            // Both long past, or both out of the horizon's reach: alike.
+            assert_eq!(
+                abstract_after(reach(1), send(1)),
+                abstract_after(reach(1), send(2))
+            );
+            assert_eq!(
+                abstract_after(reach(horizon + 1), send(now)),
+                abstract_after(reach(horizon + 1), send(now + 1))
+            );
+        }
+
+        #[test]
+        fn journal_times_count_until_the_operation_is_settled() {
+            let op = OpId(0);
+            let moved = |state, at| {
+                move |w: &mut World<'_>| {
+                    w.journal.get_mut().transition(op, state, at);
+                }
+            };
+            let now = {
+                let m = model();
+                let mut w = World::new(&m, lease_design(), false);
+                w.run(&mut RandomChooser::new(7));
+                w.now
+            };
+            // Settled: when it was updated is never read again (the design declares it).
+            assert_eq!(
+                abstract_after(as_is, moved(OpState::Confirmed, now - 5)),
+                abstract_after(as_is, moved(OpState::Confirmed, now))
+            );
+            // Unknown: a sweeper compares its age.
+            assert_ne!(
+                abstract_after(as_is, moved(OpState::Unknown, now - 5)),
+                abstract_after(as_is, moved(OpState::Unknown, now))
+            );
+            // A design that does not declare how it reads the journal: exact.
+            let exact = |m| Moments { journal: true, ..m };
+            assert_ne!(
+                abstract_after(exact, moved(OpState::Confirmed, now - 5)),
+                abstract_after(exact, moved(OpState::Confirmed, now))
+            );
+        }
+
+        #[test]
+        fn a_lease_expiry_counts_until_it_has_passed() {
+            let op = OpId(0);
+            // Renewed by its holder, from `from` for `ms`.
+            let leased = |from, ms| {
+                move |w: &mut World<'_>| {
+                    let j = w.journal.get_mut();
+                    let holder = j.leases().get(op).expect("leased").holder;
+                    j.claim(op, holder, from, ms).unwrap();
+                }
+            };
+            let now = {
+                let m = model();
+                let mut w = World::new(&m, lease_design(), false);
+                w.run(&mut RandomChooser::new(7));
+                w.now
+            };
+            // Ahead: exact.
+            assert_ne!(
+                abstract_after(as_is, leased(now, 1_000)),
+                abstract_after(as_is, leased(now, 1_001))
+            );
+            // Both passed: alike (another holder may claim it either way).
+            assert_eq!(
+                abstract_after(as_is, leased(now - 20, 1)),
+                abstract_after(as_is, leased(now - 30, 1))
+            );
+            // Passed against ahead: different.
+            assert_ne!(
+                abstract_after(as_is, leased(now - 20, 1)),
+                abstract_after(as_is, leased(now, 1_000))
+            );
         }
 
         #[test]

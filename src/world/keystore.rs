@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use crate::model::Atomicity;
 use crate::sim::Millis;
@@ -40,7 +40,7 @@ pub enum Slot {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record {
     /// Parameters of the first request under this key.
     pub fingerprint: Params,
@@ -55,6 +55,30 @@ pub struct Record {
     /// `None`: at the floor, or not drawn yet.
     pub pruned_at_ms: Option<Millis>,
     pub slot: Slot,
+}
+
+/// Its moments are compared only with the clock, against the retention and the in-progress
+/// expiry ([`super::moments::of_keys`]); the pruning moment only with the clock.
+impl Hash for Record {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        use super::moments;
+        let Record {
+            fingerprint,
+            endpoint,
+            first_request_ms,
+            first_sent_ms,
+            completed_ms,
+            pruned_at_ms,
+            slot,
+        } = self;
+        fingerprint.hash(h);
+        endpoint.hash(h);
+        moments::of_keys(h, *first_request_ms);
+        moments::of_keys_opt(h, *first_sent_ms);
+        moments::of_keys_opt(h, *completed_ms);
+        moments::against_opt(h, *pruned_at_ms, &[0]);
+        slot.hash(h);
+    }
 }
 
 /// The outcome of [`KeyStore::claim`].

@@ -24,7 +24,7 @@ pub struct Committed {
 }
 
 /// A committed effect, tagged with the intent and step that caused it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effect {
     pub resource: ResourceId,
     /// The send that committed it (the world maps it to the operation that sent it).
@@ -38,6 +38,32 @@ pub struct Effect {
     pub params: Params,
     pub key: Option<Key>,
     pub at_ms: Millis,
+}
+
+/// When it was committed is read only by reports: an observer's moment.
+impl std::hash::Hash for Effect {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Effect {
+            resource,
+            attempt,
+            intent,
+            step,
+            tenant,
+            endpoint,
+            params,
+            key,
+            at_ms,
+        } = self;
+        resource.hash(h);
+        attempt.hash(h);
+        intent.hash(h);
+        step.hash(h);
+        tenant.hash(h);
+        endpoint.hash(h);
+        params.hash(h);
+        key.hash(h);
+        super::moments::observed(h, *at_ms);
+    }
 }
 
 #[derive(Clone, Debug, Default)]

@@ -15,6 +15,7 @@ pub mod faults;
 pub mod fingerprint;
 pub mod keystore;
 pub mod ledger;
+pub mod moments;
 pub mod network;
 pub mod provider;
 pub mod snapshot;

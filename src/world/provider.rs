@@ -39,7 +39,7 @@ pub enum ProviderOut {
     Commit(Committed),
 }
 
-#[derive(Clone, Debug, Hash)]
+#[derive(Clone, Debug)]
 struct Job {
     attempt: AttemptId,
     request: Request,
@@ -56,12 +56,52 @@ struct Job {
     outcome: Option<(Reply, Option<ResourceId>)>,
 }
 
-#[derive(Clone, Copy, Debug, Hash)]
+/// When it started becomes its key record's first request: [`super::moments::of_keys`].
+impl std::hash::Hash for Job {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Job {
+            attempt,
+            request,
+            params,
+            started_ms,
+            record,
+            label,
+            waiters,
+            outcome,
+        } = self;
+        attempt.hash(h);
+        request.hash(h);
+        params.hash(h);
+        super::moments::of_keys(h, *started_ms);
+        record.hash(h);
+        label.hash(h);
+        waiters.hash(h);
+        outcome.hash(h);
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
 struct Resource {
     tenant: Tenant,
     endpoint: Endpoint,
     params: Params,
     visible_at_ms: Millis,
+}
+
+/// When it becomes visible is compared only with the clock.
+impl std::hash::Hash for Resource {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Resource {
+            tenant,
+            endpoint,
+            params,
+            visible_at_ms,
+        } = self;
+        tenant.hash(h);
+        endpoint.hash(h);
+        params.hash(h);
+        super::moments::against(h, *visible_at_ms, &[0]);
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -20,7 +20,7 @@ pub fn step_params(params: Params, step: u32) -> Params {
     Params(params.0 ^ (u64::from(step) << 40))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Intent {
     pub id: IntentId,
     pub arrival_ms: Millis,
@@ -31,6 +31,28 @@ pub struct Intent {
     pub repeat_of: Option<IntentId>,
     /// Actions in its workflow.
     pub steps: u32,
+}
+
+/// The arrival is read only by metrics (time to outcome): an observer's moment.
+impl std::hash::Hash for Intent {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Intent {
+            id,
+            arrival_ms,
+            tenant,
+            endpoint,
+            params,
+            repeat_of,
+            steps,
+        } = self;
+        id.hash(h);
+        super::moments::observed(h, *arrival_ms);
+        tenant.hash(h);
+        endpoint.hash(h);
+        params.hash(h);
+        repeat_of.hash(h);
+        steps.hash(h);
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -49,6 +49,14 @@ impl<T> Dense<T> {
     }
 
     /// The values, in id order.
+    /// The values with their ids, in id order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (OpId, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.as_ref().map(|v| (OpId(i as u32), v)))
+    }
+
     pub(super) fn values(&self) -> impl DoubleEndedIterator<Item = &T> {
         self.slots.iter().filter_map(Option::as_ref)
     }

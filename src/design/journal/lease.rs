@@ -19,11 +19,26 @@ pub struct Holder {
 }
 
 /// An exclusive, expiring claim on an operation, under fencing token `fence`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lease {
     pub holder: Holder,
     pub fence: u64,
     pub until_ms: Millis,
+}
+
+/// Its expiry, for a design that declares how it reads the journal, is compared only with
+/// the clock ([`crate::world::moments::lease_until`]).
+impl std::hash::Hash for Lease {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Lease {
+            holder,
+            fence,
+            until_ms,
+        } = self;
+        holder.hash(h);
+        fence.hash(h);
+        crate::world::moments::lease_until(h, *until_ms);
+    }
 }
 
 /// How a claim succeeded.

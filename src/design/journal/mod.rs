@@ -382,7 +382,16 @@ impl Journal {
         } = self;
         ops.hash(h);
         next_id.hash(h);
-        scratch.hash(h);
+        // The scratch state, as its `Dense` would hash (ids, then the count), with its times
+        // hashed as those of its operation are.
+        let mut n = 0u64;
+        for (id, s) in scratch.iter() {
+            h.write_u64(u64::from(id.0));
+            let settled = ops.get(&id).is_some_and(|o| o.state.is_settled());
+            s.fingerprint(h, crate::world::moments::journal_exact() || !settled);
+            n += 1;
+        }
+        h.write_u64(n);
         unresolved.hash(h);
         by_auth.hash(h);
         by_call.hash(h);

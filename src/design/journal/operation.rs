@@ -16,7 +16,7 @@ use crate::vocab::protocol::ToolCall;
 /// The identity fields (`id`, `auth`, `call`) are read through methods: the journal indexes
 /// them, so the call is changed only through [`Journal::set_call`](super::Journal::set_call).
 /// The state and its times change only through the journal's transitions.
-#[derive(Clone, Debug, Hash)]
+#[derive(Clone, Debug)]
 pub struct Operation {
     pub(super) id: OpId,
     pub(super) auth: AuthId,
@@ -41,6 +41,46 @@ pub struct Operation {
     /// key tells the provider as its first-sent time). Written by the send itself, so it is
     /// exactly as durable as the journal.
     pub(super) first_sent: Option<(Key, Millis)>,
+}
+
+/// Its times are hashed exactly, except those of a settled operation of a design that
+/// declares it never reads them ([`crate::world::moments::journal_exact`]): whether each is
+/// set still is.
+impl std::hash::Hash for Operation {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Operation {
+            id,
+            auth,
+            call,
+            key,
+            fingerprint,
+            owner,
+            receipt,
+            handle,
+            key_sent_ms,
+            state,
+            created_ms,
+            updated_ms,
+            first_sent,
+        } = self;
+        id.hash(h);
+        auth.hash(h);
+        call.hash(h);
+        key.hash(h);
+        fingerprint.hash(h);
+        owner.hash(h);
+        receipt.hash(h);
+        handle.hash(h);
+        state.hash(h);
+        first_sent.map(|(k, _)| k).hash(h);
+        key_sent_ms.is_some().hash(h);
+        if crate::world::moments::journal_exact() || !state.is_settled() {
+            key_sent_ms.hash(h);
+            created_ms.hash(h);
+            updated_ms.hash(h);
+            first_sent.map(|(_, t)| t).hash(h);
+        }
+    }
 }
 
 impl Operation {

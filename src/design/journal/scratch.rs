@@ -10,7 +10,7 @@ use crate::sim::Millis;
 use crate::vocab::ids::AttemptId;
 
 /// The executor's working state for one operation.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scratch {
     /// Sends since the last agent call.
     pub attempts: u32,
@@ -34,6 +34,35 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// Hashes it for a fingerprint; its times only if `times` (whether each is set always).
+    pub(crate) fn fingerprint<H: std::hash::Hasher>(&self, h: &mut H, times: bool) {
+        use std::hash::Hash;
+        let Scratch {
+            attempts,
+            reads,
+            last_attempt,
+            owes_report,
+            busy,
+            last_send_ms,
+            last_action_ms,
+            cleared_to_send,
+            absence_proved,
+        } = self;
+        attempts.hash(h);
+        reads.hash(h);
+        last_attempt.hash(h);
+        owes_report.hash(h);
+        busy.hash(h);
+        last_send_ms.is_some().hash(h);
+        last_action_ms.is_some().hash(h);
+        if times {
+            last_send_ms.hash(h);
+            last_action_ms.hash(h);
+        }
+        cleared_to_send.hash(h);
+        absence_proved.hash(h);
+    }
+
     /// The state of a new operation: nothing sent yet, and its call owed a report.
     pub fn new() -> Self {
         Self {
