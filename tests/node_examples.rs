@@ -234,7 +234,7 @@ fn explore_certifies_journaled_within_two_faults_as_the_python_port() {
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (1097 runs, complete)"),
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (844 runs, complete)"),
         "{}",
         out.stdout
     );

@@ -281,7 +281,7 @@ fn two_workers_trace_shows_the_redelivery_waiting_for_the_lease() {
 #[test]
 fn explore_certifies_two_workers_on_both_windows() {
     for (model, runs) in [
-        (FROZEN, "(4395 runs, complete)"),
+        (FROZEN, "(576 runs, complete)"),
         (
             "models/windows/two_workers_recovering.json",
             "(3 runs, complete)",
@@ -386,7 +386,7 @@ fn explore_certifies_journaled_within_two_faults() {
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (1097 runs, complete)"),
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (844 runs, complete)"),
         "{}",
         out.stdout
     );
@@ -539,7 +539,7 @@ fn explore_certifies_async_two_intents_with_both_calls_in_flight() {
         out.stderr
     );
     assert!(
-        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (3044 runs, complete)"),
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (1255 runs, complete)"),
         "{}",
         out.stdout
     );
@@ -554,7 +554,7 @@ fn explore_certifies_async_two_intents_through_crashes_with_journaleds_run_count
     // The same schedules as the sync binding (explore_certifies_journaled_within_two_faults):
     // crashes, restarts in reset processes, redeliveries and runs cut short all hold.
     assert!(
-        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (1097 runs, complete)"),
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (844 runs, complete)"),
         "{}",
         out.stdout
     );
