@@ -3,8 +3,8 @@
 //! the exact one tells apart, since they differ in when things happened) must have the same
 //! futures.
 //!
-//! For every bundled model (the top level, the windows and the guarantee models) and each
-//! of its built-in designs, random runs are observed between events: the first world seen
+//! For every bundled model (the top level, the windows and the guarantee models, and a
+//! fixture where a failed operation is reopened) and each of its built-in designs, random runs are observed between events: the first world seen
 //! with each abstract fingerprint is saved, and a later world with the same abstract
 //! fingerprint but another exact one makes a pair. Each pair is continued from both worlds
 //! with the same random choices: the two continuations must meet the same choice points
@@ -50,6 +50,10 @@ fn models() -> Vec<(String, Model)> {
         .collect();
     guarantees.sort();
     paths.extend(guarantees);
+    // Where a settled operation is reopened (a failed one retried under its key): found
+    // by review, a hole before `Operation`'s first-sent moment was hashed as the
+    // provider's.
+    paths.push(root.join("tests/fixtures/timing_reopened_failure.json"));
     paths
         .into_iter()
         .map(|p| {
@@ -185,4 +189,62 @@ fn worlds_the_timing_equivalence_merges_have_the_same_futures() {
     );
     // The test must test something: merges happen on the bundled models.
     assert!(merged > 100, "only {merged} merged pairs");
+}
+
+/// The moments and both fingerprints at every event of a replayed run, and the
+/// properties it violates.
+fn replayed(
+    model: &Model,
+    design: &dyn design::Design,
+    choices: &[u64],
+) -> (Vec<(u64, u64, u64)>, Vec<Property>) {
+    use retrylab::sim::{ChoiceVector, ReplayChooser};
+    let mut w = World::new(model, design, false);
+    let mut ch = ReplayChooser::new(ChoiceVector(choices.to_vec()));
+    let mut seen = Vec::new();
+    w.run_observed(&mut ch, &mut |w| {
+        let exact = w.fingerprint().expect("a built-in design");
+        let moments = w.fingerprint_with(Some(w.moments(false))).unwrap();
+        seen.push((w.now(), exact, moments));
+        true
+    });
+    let summary = Metrics::default().add_run(&w);
+    let violated = Property::PLAIN
+        .into_iter()
+        .filter(|p| !p.holds(&summary))
+        .collect();
+    (seen, violated)
+}
+
+/// Found by review: a failed operation that a retry of the same call reopens sends again
+/// under its key, with the first-sent moment the operation kept, which the provider
+/// (retention from the client's first send) compares with the clock. Two runs whose first
+/// sends are 100 ms apart reach one state at 1 220 ms but for that moment, and part: one
+/// is refused as outside the window, the other is processed and its claim is false. The
+/// moment must keep the two states apart, though the operation was settled when they met.
+#[test]
+fn a_reopened_failure_keeps_the_first_sent_moment_the_provider_reads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let model = Model::load(&root.join("tests/fixtures/timing_reopened_failure.json")).unwrap();
+    let design = design::find("new_key_after_replan").unwrap();
+    let (a, violated_a) = replayed(&model, design, &[0, 0, 100, 100, 100, 0]);
+    let (b, violated_b) = replayed(&model, design, &[100, 0, 0, 100, 100, 0]);
+    assert_eq!(violated_a, []);
+    assert_eq!(violated_b, [Property::NoFalseResolution]);
+    let at = |run: &[(u64, u64, u64)]| -> Vec<(u64, u64)> {
+        run.iter()
+            .filter(|(now, ..)| *now == 1_220)
+            .map(|&(_, e, m)| (e, m))
+            .collect()
+    };
+    let (a, b) = (at(&a), at(&b));
+    assert!(!a.is_empty() && !b.is_empty(), "both runs pass 1 220 ms");
+    for (ea, ma) in &a {
+        for (eb, mb) in &b {
+            assert!(
+                ma != mb || ea == eb,
+                "two states with different futures share an abstract fingerprint"
+            );
+        }
+    }
 }

@@ -112,13 +112,15 @@ pub trait Design: Send + Sync {
     }
 
     /// Whether its executors may read the journal's times of a settled operation (created,
-    /// updated, first sent, last send or action), or a lease's expiry otherwise than as
-    /// "has it passed". If not, a search hashes a settled operation without its times and a
-    /// lease's expiry by whether it has passed, where it cannot change before the horizon
+    /// updated, key first sent, last send or action), or a lease's expiry otherwise than as
+    /// "has it passed". If not, a search hashes a settled operation without those times and
+    /// a lease's expiry by whether it has passed, where it cannot change before the horizon
     /// ([`crate::explore::Reductions::timing`]; [`crate::world::moments`]). True by
     /// default, which claims nothing; every built-in design declares false: they read an
-    /// operation's times only while it is unsettled, and a lease's expiry only against
-    /// the clock.
+    /// operation's times only while it is unsettled (a retrying design that sends a failed
+    /// operation again reads only its first-sent moment, which the context stamps on the
+    /// request and which is hashed as the provider's, settled or not), and a lease's expiry
+    /// only against the clock.
     fn reads_settled_times(&self) -> bool {
         true
     }

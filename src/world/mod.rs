@@ -596,8 +596,10 @@ impl<'a> World<'a> {
     /// The symmetry class of a tied event ([`TieEvent::class`]): two identical intents
     /// taken up at the same instant (same tenant, endpoint and steps, neither a genuine
     /// repeat, in a workload without genuine repeats, which would make the later of them
-    /// special) are interchangeable, when the design treats ids by identity only. 0 for
-    /// every other event.
+    /// special) are interchangeable, when the design treats ids by identity only. So are
+    /// two intents alike but for their tenants, where each is its tenant's only intent in
+    /// the workload: those tenants are names only (their keys, records and resources are
+    /// theirs alone, and no other intent refers to either). 0 for every other event.
     fn twin_class(&self, event: &Event) -> u32 {
         match event {
             Event::AgentStart(i)
@@ -605,12 +607,26 @@ impl<'a> World<'a> {
                     && self.model.workload.genuine_repeat.is_zero()
                     && i.repeat_of.is_none() =>
             {
+                let tenant = if self.sole_intent_of_its_tenant(i.id) {
+                    u64::MAX
+                } else {
+                    u64::from(i.tenant.0)
+                };
                 let mut h = fingerprint::StableHasher::new();
-                std::hash::Hash::hash(&(i.tenant, i.endpoint, i.steps), &mut h);
+                std::hash::Hash::hash(&(tenant, i.endpoint, i.steps), &mut h);
                 (std::hash::Hasher::finish(&h) as u32).max(1)
             }
             _ => 0,
         }
+    }
+
+    /// Whether intent `id` is the only intent of its tenant in the whole workload (intents
+    /// take the tenants in turn, and no genuine repeat moves one: see [`workload`]).
+    fn sole_intent_of_its_tenant(&self, id: IntentId) -> bool {
+        let w = &self.model.workload;
+        w.genuine_repeat.is_zero()
+            && id.0 < w.tenants
+            && u64::from(id.0) + u64::from(w.tenants) >= u64::from(w.intents)
     }
 
     /// The positions in pop order of the queued events among `ids` (tie identities, see
@@ -1458,5 +1474,38 @@ mod symmetry {
         );
         assert_eq!(w.parts(&Event::Arrival), Parts::WORKLOAD);
         assert_eq!(w.parts(&Event::ProviderWake { job: 0 }), Parts::PROVIDER);
+    }
+
+    #[test]
+    fn intents_alone_in_their_tenants_are_twins_across_tenants() {
+        let same_key = crate::design::find("same_key").expect("built in");
+        let intent = |id: u32, tenant: u32| {
+            Event::AgentStart(workload::Intent {
+                id: IntentId(id),
+                arrival_ms: 0,
+                tenant: crate::vocab::ids::Tenant(tenant),
+                endpoint: crate::vocab::ids::Endpoint(0),
+                params: crate::vocab::ids::Params(u64::from(id) + 1),
+                repeat_of: None,
+                steps: 1,
+            })
+        };
+        let with = |intents: u32, tenants: u32| {
+            let mut m = model("[]");
+            m.workload.intents = intents;
+            m.workload.tenants = tenants;
+            m
+        };
+        // Two intents, two tenants: each tenant has one intent, a name only.
+        let m = with(2, 2);
+        let w = World::new(&m, same_key, false);
+        assert_eq!(w.twin_class(&intent(0, 0)), w.twin_class(&intent(1, 1)));
+        // Three intents, two tenants: intent 2 shares tenant 0 with intent 0, so tenant 0
+        // is not a name only, and intent 0 is not intent 1's twin; intent 1 is alone in
+        // tenant 1, but its twin would have to be alone too.
+        let m = with(3, 2);
+        let w = World::new(&m, same_key, false);
+        assert_ne!(w.twin_class(&intent(0, 0)), w.twin_class(&intent(1, 1)));
+        assert_eq!(w.twin_class(&intent(0, 0)), w.twin_class(&intent(2, 0)));
     }
 }

@@ -115,12 +115,31 @@ pub(crate) fn against_opt<H: Hasher + ?Sized>(h: &mut H, t: Option<Millis>, reac
 }
 
 /// Hashes a moment of the provider's key records and requests: [`against`] the constants
-/// of [`Moments::key_reach`] the provider has.
+/// of [`Moments::key_reach`] the provider has. A retention with a maximum counts as every
+/// constant between its floor and its maximum: the moment a record is pruned is drawn in
+/// that span and added to the moment, so the moment is exact while any of the span can
+/// still fall between now and the horizon.
 pub(crate) fn of_keys<H: Hasher + ?Sized>(h: &mut H, t: Millis) {
-    let reach = current().map_or([0; 3], |m| m.key_reach);
-    let n = reach.iter().filter(|&&c| c > 0).count();
+    let Some(m) = current() else {
+        h.write_u64(t);
+        return;
+    };
+    let [floor, max, expiry] = m.key_reach;
+    if floor > 0 && max > floor {
+        let (from, to) = (t.saturating_add(floor), t.saturating_add(max));
+        if from <= m.horizon && to > m.now {
+            h.write_u8(2);
+            h.write_u64(t);
+            return;
+        }
+    }
+    let n = m.key_reach.iter().filter(|&&c| c > 0).count();
     let mut nonzero = [0; 3];
-    for (i, c) in reach.into_iter().filter(|&c| c > 0).enumerate() {
+    for (i, c) in [floor, max, expiry]
+        .into_iter()
+        .filter(|&c| c > 0)
+        .enumerate()
+    {
         nonzero[i] = c;
     }
     against(h, t, &nonzero[..n]);
@@ -206,5 +225,30 @@ mod tests {
         assert_eq!(at(1, &[]), at(999, &[]));
         // Exactly at the horizon still counts (events at the horizon run).
         assert_ne!(at(900, &[599_100]), at(901, &[599_100]));
+    }
+
+    #[test]
+    fn a_retention_span_keeps_a_key_moment_while_a_pruning_moment_can_land_ahead() {
+        // Floor 500, maximum 700 000: the floor has passed for both, the maximum is beyond
+        // the horizon for both, but a pruning moment drawn in between can land anywhere
+        // from now to the horizon: exact.
+        let spanned = Moments {
+            key_reach: [500, 700_000, 0],
+            ..AT_1000
+        };
+        let at = |m, t| hash(Some(m), |h| of_keys(h, t));
+        assert_ne!(at(spanned, 100), at(spanned, 140));
+        // With the floor only, both are past it for good: alike.
+        let floor = Moments {
+            key_reach: [500, 0, 0],
+            ..AT_1000
+        };
+        assert_eq!(at(floor, 100), at(floor, 140));
+        // The whole span past: alike.
+        let short = Moments {
+            key_reach: [500, 600, 0],
+            ..AT_1000
+        };
+        assert_eq!(at(short, 100), at(short, 140));
     }
 }
