@@ -402,3 +402,46 @@ fn every_reduction_keeps_the_verdict_of_a_two_intent_race_and_spares_runs() {
         assert_eq!(found.violations[0].faults, 1, "{reductions:?}");
     }
 }
+
+/// The realistic sweeper model of issue 22, as it describes it: the seeds' lost reply, one
+/// intent, a search read-back with a 0–5 s lag, a sweeper every 10 s, two workers, a crash
+/// after send of 1 in 10; with `horizon_ms`.
+fn sweeper(horizon_ms: u64) -> Model {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/ticket_lost_response.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let o = m.as_object_mut().unwrap();
+    o.remove("expect");
+    o.remove("$schema");
+    m["horizon_ms"] = serde_json::json!(horizon_ms);
+    m["designs"] = serde_json::json!(["journal_reconcile"]);
+    m["executor"] = serde_json::json!({ "attempts": 1, "timeout_ms": 5000, "reconcile": "search",
+                                        "sweep_ms": 10000, "visibility_bound_ms": 5000 });
+    m["workers"] =
+        serde_json::json!({ "count": 2, "journal": "durable", "crash": { "after_send": 0.1 } });
+    m["provider"]["lookup"] = serde_json::json!("search");
+    m["provider"]["visibility_lag_ms"] = serde_json::json!({ "min": 0, "max": 5000 });
+    Model::from_json(&m.to_string(), "sweeper.json").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_sweeper_does_not_multiply_the_search_by_its_ticks() {
+    // A sweep that finds nothing to do offers no choice, and a world with nothing left but
+    // the sweeper's timer ends: the horizon (30, 60 or 120 sweeps) changes nothing. Exact:
+    // the same runs at every horizon, every fault level complete.
+    let design = design::find("journal_reconcile").unwrap();
+    for horizon_ms in [300_000, 600_000, 1_200_000] {
+        let e = explore(
+            &sweeper(horizon_ms),
+            design,
+            &Property::PLAIN,
+            Strategy::Dfs,
+            Bound {
+                max_faults: 2,
+                ..Bound::default()
+            },
+        );
+        assert!(e.certified(), "{horizon_ms}: {:?}", e.levels);
+        assert_eq!(e.runs(), 48_296, "{horizon_ms}");
+    }
+}
