@@ -85,22 +85,24 @@ impl Layered {
         self.loops.entry(op).or_default().http += 1;
     }
 
-    /// The next retry, at the lowest layer that still has one; `None` when all gave up.
-    fn next_retry(&mut self, op: OpId) -> Option<bool> {
+    /// The next retry, at the lowest layer that still has one, and which retry of its layer
+    /// it is (its backoff counts its own retries: a layer called anew starts again); `None`
+    /// when all gave up.
+    fn next_retry(&mut self, op: OpId) -> Option<(bool, u32)> {
         let l = self.loops.entry(op).or_default();
         let layers = self.config.layers;
         if l.http < self.config.attempts {
-            return Some(false);
+            return Some((false, l.http));
         }
         l.http = 0;
         if l.tool + 1 < layers.tool {
             l.tool += 1;
-            return Some(true);
+            return Some((true, l.tool));
         }
         l.tool = 0;
         if l.queue + 1 < layers.queue {
             l.queue += 1;
-            return Some(true);
+            return Some((true, l.queue));
         }
         None
     }
@@ -175,8 +177,7 @@ impl Executor for Layered {
         // Retry on any exception, at whichever layer still has a retry left.
         ctx.transition(op, OpState::Unknown);
         match self.next_retry(op) {
-            Some(new_key) => {
-                let n = ctx.journal_ref().scratch(op).map_or(1, |s| s.attempts);
+            Some((new_key, n)) => {
                 ctx.set_timer(
                     self.config.backoff_before(n),
                     u64::from(op.0) << 1 | u64::from(new_key),
