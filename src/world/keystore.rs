@@ -58,7 +58,7 @@ pub struct Record {
 }
 
 /// Its moments are compared only with the clock, against the retention and the in-progress
-/// expiry ([`super::moments::of_keys`]); the pruning moment only with the clock.
+/// expiry (`world::moments::of_keys`); the pruning moment only with the clock.
 impl Hash for Record {
     fn hash<H: Hasher>(&self, h: &mut H) {
         use super::moments;

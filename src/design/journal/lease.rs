@@ -27,7 +27,7 @@ pub struct Lease {
 }
 
 /// Its expiry, for a design that declares how it reads the journal, is compared only with
-/// the clock ([`crate::world::moments::lease_until`]).
+/// the clock (`world::moments::lease_until`).
 impl std::hash::Hash for Lease {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let Lease {

@@ -44,10 +44,10 @@ pub struct Operation {
 }
 
 /// Its times are hashed exactly, except those of a settled operation of a design that
-/// declares it never reads them ([`crate::world::moments::journal_exact`]): whether each is
+/// declares it never reads them (`world::moments::journal_exact`): whether each is
 /// set still is. The first-sent moment is the provider's to read (a retry under the same
 /// key carries it, and a design may send a failed operation again): it is hashed as the
-/// provider's key moments are ([`crate::world::moments::of_keys`]), settled or not.
+/// provider's key moments are (`world::moments::of_keys`), settled or not.
 impl std::hash::Hash for Operation {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let Operation {
