@@ -644,3 +644,41 @@ fn a_not_found_by_an_old_key_proves_nothing() {
         t.timeline
     );
 }
+
+/// A redelivered job is a new run of the whole stack: its HTTP client waits `backoff_ms`
+/// before its first retry, as a new client does, not a wait grown by the sends made before
+/// the crash.
+#[test]
+fn a_redelivered_job_backs_off_from_the_start() {
+    let v = set(
+        base(),
+        "executor",
+        json!({ "attempts": 2, "backoff_ms": 1_000, "timeout_ms": 5_000 }),
+    );
+    let v = set(v, "workers", json!({ "restart_delay_ms": 100 }));
+    let v = faults(
+        v,
+        json!([
+            { "crash_worker": { "attempt": 1, "point": "after_send" } },
+            { "drop_reply": { "attempt": 2 } }
+        ]),
+    );
+    let t = trace(&v, "layered_retries");
+    let sends: Vec<String> = t
+        .timeline
+        .lines()
+        .filter(|l| l.contains(" sends attempt "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    // The redelivery is a new call of the client (a new key); the reply of its send is
+    // lost, and its one retry waits the client timeout (5 s) and then backoff_ms (1 s):
+    // not the 2 s a count of both sends would give.
+    assert_eq!(
+        sends,
+        [
+            "0 ms executor worker 0: op 0 sends attempt 1: create with params 1, key k1",
+            "100 ms executor worker 0: op 0 sends attempt 2: create with params 1, key k2",
+            "6100 ms executor worker 0: op 0 sends attempt 3: create with params 1, key k2",
+        ]
+    );
+}

@@ -37,9 +37,15 @@ impl Design for KeyPerAttempt {
     }
 }
 
-struct PerSend;
+#[derive(Clone, Copy)]
+pub(crate) struct PerSend;
 
 impl Identity for PerSend {
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
     /// Stateless: everything it knows is in the journal.
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         true

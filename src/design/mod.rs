@@ -23,6 +23,7 @@ pub mod registry;
 pub mod retrying;
 pub mod same_key;
 pub mod single_use_token;
+pub mod stack;
 pub mod thread_key;
 
 pub use assumptions::{Assumption, Judgement};

@@ -37,9 +37,15 @@ impl Design for NewKeyAfterReplan {
     }
 }
 
-struct PerCall;
+#[derive(Clone, Copy)]
+pub(crate) struct PerCall;
 
 impl Identity for PerCall {
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
     /// Stateless: everything it knows is in the journal.
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         true

@@ -36,9 +36,15 @@ impl Design for NoDedup {
     }
 }
 
-struct Fresh;
+#[derive(Clone, Copy)]
+pub(crate) struct Fresh;
 
 impl Identity for Fresh {
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
     /// Stateless: everything it knows is in the journal.
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         true

@@ -38,7 +38,8 @@ impl Design for PayloadHashKey {
     }
 }
 
-struct ArgumentHash;
+#[derive(Clone, Copy)]
+pub(crate) struct ArgumentHash;
 
 /// A fixed, platform-independent hash (FNV-1a over the fields), never a randomly keyed one:
 /// the same arguments give the same key in every run.
@@ -63,6 +64,11 @@ pub fn key_of(words: &[u64]) -> Key {
 }
 
 impl Identity for ArgumentHash {
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
     /// Stateless: everything it knows is in the journal.
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         true

@@ -69,9 +69,15 @@ impl Design for SameKey {
     }
 }
 
-struct PerIntent;
+#[derive(Clone, Copy)]
+pub(crate) struct PerIntent;
 
 impl Identity for PerIntent {
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
     /// Stateless: everything it knows is in the journal.
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         true

@@ -44,9 +44,15 @@ impl Design for SingleUseToken {
     }
 }
 
-struct PerIssue;
+#[derive(Clone, Copy)]
+pub(crate) struct PerIssue;
 
 impl Identity for PerIssue {
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
     /// Stateless: everything it knows is in the journal.
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         true

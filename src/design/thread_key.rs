@@ -48,9 +48,15 @@ impl Design for ThreadKey {
     }
 }
 
-struct PerThread;
+#[derive(Clone, Copy)]
+pub(crate) struct PerThread;
 
 impl Identity for PerThread {
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
     /// Stateless: the thread's key is in the journal.
     fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
         true
