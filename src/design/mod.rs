@@ -3,8 +3,9 @@
 //! A [`Design`] builds an [`Executor`] for each worker incarnation: a crash drops the
 //! executor and everything it held in memory; the restarted worker gets a fresh one, and
 //! only the [`Journal`] carries over: its records and their scratch state if it is durable,
-//! its authorization ledger always. One design per file; the core three share
-//! the transport loop in [`retrying`].
+//! its authorization ledger always. The designs that are policy only (an identity and
+//! retry layers) are data, the files of `models/designs/` ([`preset`]), run by the one
+//! loop of [`stack`]; the journal family is code, one design per file.
 
 pub mod assumptions;
 pub mod context;
@@ -14,17 +15,10 @@ pub mod journal_design;
 pub mod journal_reconcile;
 pub mod journal_reconcile_lease;
 pub mod journaled;
-pub mod key_per_attempt;
-pub mod layered_retries;
-pub mod new_key_after_replan;
-pub mod no_dedup;
-pub mod payload_hash_key;
+pub mod preset;
 pub mod registry;
 pub mod retrying;
-pub mod same_key;
-pub mod single_use_token;
 pub mod stack;
-pub mod thread_key;
 
 pub use assumptions::{Assumption, Judgement};
 pub use context::{ExecCommand, ExecCtx};
@@ -179,37 +173,32 @@ pub trait Executor {
     }
 }
 
-static NO_DEDUP: no_dedup::NoDedup = no_dedup::NoDedup;
-static SAME_KEY: same_key::SameKey = same_key::SameKey;
-static NEW_KEY_AFTER_REPLAN: new_key_after_replan::NewKeyAfterReplan =
-    new_key_after_replan::NewKeyAfterReplan;
-static KEY_PER_ATTEMPT: key_per_attempt::KeyPerAttempt = key_per_attempt::KeyPerAttempt;
-static PAYLOAD_HASH_KEY: payload_hash_key::PayloadHashKey = payload_hash_key::PayloadHashKey;
 static JOURNAL: journal_design::JournalDesign = journal_design::JournalDesign;
 static JOURNAL_RECONCILE: journal_reconcile::JournalReconcile = journal_reconcile::JournalReconcile;
 static JOURNAL_RECONCILE_LEASE: journal_reconcile_lease::JournalReconcileLease =
     journal_reconcile_lease::JournalReconcileLease;
-static LAYERED_RETRIES: layered_retries::LayeredRetries = layered_retries::LayeredRetries;
-static SINGLE_USE_TOKEN: single_use_token::SingleUseToken = single_use_token::SingleUseToken;
 static DURABLE_AUTHORIZATION: durable_authorization::DurableAuthorization =
     durable_authorization::DurableAuthorization;
-static THREAD_KEY: thread_key::ThreadKey = thread_key::ThreadKey;
 
-/// Every built-in design, in the order they are listed to users.
+/// Every built-in design, in the order they are listed to users: the presets of
+/// `models/designs/` ([`preset`]) among the journal family.
 pub fn all() -> Vec<&'static dyn Design> {
+    let preset = |name| -> &'static dyn Design {
+        preset::find(name).unwrap_or_else(|| panic!("models/designs/{name}.json is bundled"))
+    };
     vec![
-        &NO_DEDUP,
-        &SAME_KEY,
-        &NEW_KEY_AFTER_REPLAN,
-        &KEY_PER_ATTEMPT,
-        &PAYLOAD_HASH_KEY,
+        preset("no_dedup"),
+        preset("same_key"),
+        preset("new_key_after_replan"),
+        preset("key_per_attempt"),
+        preset("payload_hash_key"),
         &JOURNAL,
         &JOURNAL_RECONCILE,
         &JOURNAL_RECONCILE_LEASE,
-        &LAYERED_RETRIES,
-        &SINGLE_USE_TOKEN,
+        preset("layered_retries"),
+        preset("single_use_token"),
         &DURABLE_AUTHORIZATION,
-        &THREAD_KEY,
+        preset("thread_key"),
     ]
 }
 

@@ -25,6 +25,8 @@
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
+use serde::{Deserialize, Serialize};
+
 use super::Executor;
 use super::context::ExecCtx;
 use super::journal::OpState;
@@ -35,7 +37,8 @@ use crate::vocab::ids::{AttemptId, OpId};
 use crate::vocab::protocol::{Reply, Request, Response, ToolCall, ToolResult};
 
 /// An error a layer sees from the layer below, by the class a retry rule names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     /// No answer within the client timeout.
     Timeout,
@@ -123,7 +126,8 @@ impl RetryOn {
 }
 
 /// Which key a layer's calls carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum KeyMode {
     /// The key of the layer above (past the outermost layer, the application's).
     Inherited,
@@ -169,7 +173,8 @@ pub struct Layer {
 }
 
 /// How a stack reports an operation no layer retries any more.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum GiveUp {
     /// As unknown, unless the last answer was a definite refusal (then failed).
     Unknown,

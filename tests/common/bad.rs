@@ -279,7 +279,7 @@ struct TenantBlind;
 
 /// `payload_hash_key`'s hash, over the endpoint and the arguments only.
 fn tenant_blind_key(call: &ToolCall) -> Key {
-    retrylab::design::payload_hash_key::key_of(&[u64::from(call.endpoint.0), call.params.0])
+    retrylab::design::preset::key_of(&[u64::from(call.endpoint.0), call.params.0])
 }
 
 impl Identity for TenantBlind {

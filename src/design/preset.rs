@@ -1,0 +1,469 @@
+//! The designs that are policy only, as data: each file of `models/designs/` names which
+//! calls share an operation record and the key the application binds to it (an
+//! [`Application`] identity), the retry layers that run it ([`super::stack`]), how the
+//! stack gives up, and the guarantee with the assumptions it rests on.
+//!
+//! A layer's attempts are a number or a knob of the model's `executor` shorthand
+//! (`executor.attempts`, `executor.layers.tool`, `executor.layers.queue`); every layer
+//! waits the shorthand's backoff (`backoff_ms`, doubled per retry, at most
+//! `max_backoff_ms`). The journal family is code ([`super::journaled`]).
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::context::ExecCtx;
+use super::retrying::Identity;
+use super::stack::{Backoff, ErrorClass, GiveUp, KeyMode, Layer, RetryOn, Stack, Stacked};
+use super::{Assumption, Design, Executor, assumptions};
+use crate::check::Property;
+use crate::model::ExecutorModel;
+use crate::vocab::ids::{Key, OpId};
+use crate::vocab::protocol::ToolCall;
+
+/// Which calls share an operation record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationPer {
+    /// A re-run of a tool call (the same call id) continues its operation; a new call,
+    /// a replan among them, is a new operation.
+    Call,
+    /// Every call of the user's authorization (re-runs and replans) continues one
+    /// operation.
+    Authorization,
+    /// Every call is a new operation, re-runs too.
+    Issue,
+}
+
+/// The key the application binds to an operation when it is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplicationKey {
+    None,
+    /// A key never used before.
+    Minted,
+    /// A hash of the tenant, endpoint and arguments ([`argument_key`]).
+    Arguments,
+    /// The key of the tenant's conversation: an earlier operation's of the same tenant,
+    /// if the journal holds one, else a new one.
+    Thread,
+}
+
+/// The identity of a preset: which operation a call belongs to, and its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Application {
+    pub per: OperationPer,
+    pub key: ApplicationKey,
+}
+
+impl Identity for Application {
+    /// Stateless: everything it knows is in the journal.
+    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
+        true
+    }
+
+    /// Stateless: nothing to forget.
+    fn reset(&mut self) -> bool {
+        true
+    }
+
+    /// Stateless: a copy is itself.
+    fn copy(&self) -> Option<Self> {
+        Some(*self)
+    }
+
+    fn operation(&self, ctx: &mut ExecCtx<'_>, call: &ToolCall) -> OpId {
+        let known = match self.per {
+            OperationPer::Call => ctx.journal_ref().find_by_call(call.call),
+            OperationPer::Authorization => ctx.journal_ref().find_by_auth(call.auth),
+            OperationPer::Issue => None,
+        };
+        if let Some(op) = known {
+            return op;
+        }
+        let key = match self.key {
+            ApplicationKey::None => None,
+            ApplicationKey::Minted => Some(ctx.new_key()),
+            ApplicationKey::Arguments => Some(argument_key(call)),
+            ApplicationKey::Thread => {
+                let thread = ctx
+                    .journal_ref()
+                    .iter()
+                    .filter(|o| o.call().tenant == call.tenant)
+                    .find_map(|o| o.key);
+                Some(thread.unwrap_or_else(|| ctx.new_key()))
+            }
+        };
+        let (worker, now) = (ctx.worker(), ctx.now());
+        ctx.journal().create(call, key, worker, now)
+    }
+}
+
+/// The key hashed from a call's tenant, endpoint and arguments: a fixed,
+/// platform-independent hash, never a randomly keyed one, so that the same arguments give
+/// the same key in every run.
+pub fn argument_key(call: &ToolCall) -> Key {
+    key_of(&[
+        u64::from(call.tenant.0),
+        u64::from(call.endpoint.0),
+        call.params.0,
+    ])
+}
+
+/// The key hashed from `words` (FNV-1a over their little-endian bytes).
+pub fn key_of(words: &[u64]) -> Key {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for word in words {
+        for byte in word.to_le_bytes() {
+            h ^= u64::from(byte);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    Key(h)
+}
+
+/// A layer's attempts: a number, or a knob of the `executor` shorthand.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+enum Attempts {
+    Count(u32),
+    Knob(String),
+}
+
+/// The shorthand knobs a layer's attempts may name.
+const KNOBS: [&str; 3] = [
+    "executor.attempts",
+    "executor.layers.tool",
+    "executor.layers.queue",
+];
+
+impl Attempts {
+    fn of(&self, config: &ExecutorModel) -> u32 {
+        match self {
+            Attempts::Count(n) => *n,
+            Attempts::Knob(k) => match k.as_str() {
+                "executor.layers.tool" => config.layers.tool,
+                "executor.layers.queue" => config.layers.queue,
+                _ => config.attempts,
+            },
+        }
+    }
+}
+
+/// What a layer retries: `"uncertain"`, `"any"`, `"nothing"` or a list of error classes.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+enum Retries {
+    Named(String),
+    Classes(Vec<ErrorClass>),
+}
+
+impl Retries {
+    fn set(&self) -> Option<RetryOn> {
+        match self {
+            Retries::Named(n) => match n.as_str() {
+                "uncertain" => Some(RetryOn::UNCERTAIN),
+                "any" => Some(RetryOn::ANY),
+                "nothing" => Some(RetryOn::NOTHING),
+                _ => None,
+            },
+            Retries::Classes(c) => Some(RetryOn::of(c)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LayerFile {
+    name: String,
+    attempts: Attempts,
+    retry_on: Retries,
+    key: KeyMode,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PresetFile {
+    name: String,
+    summary: String,
+    notes: String,
+    operation_per: OperationPer,
+    application_key: ApplicationKey,
+    layers: Vec<LayerFile>,
+    gives_up: GiveUp,
+    guarantee: Vec<String>,
+    assumptions: Vec<String>,
+}
+
+/// A design that is a preset: an [`Application`] identity run by a stack.
+pub struct Preset {
+    name: String,
+    summary: String,
+    notes: String,
+    identity: Application,
+    layers: Vec<LayerFile>,
+    gives_up: GiveUp,
+    guarantee: Vec<Property>,
+    assumptions: Vec<String>,
+}
+
+impl Preset {
+    /// Reads the preset file `text` (`file` names it in errors).
+    fn parse(file: &str, text: &str) -> Result<Preset, String> {
+        let f: PresetFile = serde_json::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+        if f.layers.is_empty() {
+            return Err(format!("{file}: layers: a stack has at least one layer"));
+        }
+        for (i, l) in f.layers.iter().enumerate() {
+            if let Attempts::Knob(k) = &l.attempts
+                && !KNOBS.contains(&k.as_str())
+            {
+                return Err(format!(
+                    "{file}: layers[{i}].attempts: {k:?} is not a knob of the executor shorthand; expected a number or one of {}",
+                    KNOBS.join(", ")
+                ));
+            }
+            if l.attempts == Attempts::Count(0) {
+                return Err(format!(
+                    "{file}: layers[{i}].attempts: 0; a layer makes at least one call"
+                ));
+            }
+            if l.retry_on.set().is_none() {
+                return Err(format!(
+                    "{file}: layers[{i}].retry_on: expected \"uncertain\", \"any\", \"nothing\" or a list of error classes"
+                ));
+            }
+        }
+        let guarantee = f
+            .guarantee
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.parse()
+                    .map_err(|e| format!("{file}: guarantee[{i}]: {e}"))
+            })
+            .collect::<Result<Vec<Property>, String>>()?;
+        for (i, a) in f.assumptions.iter().enumerate() {
+            if assumptions::by_name(a).is_none() {
+                return Err(format!(
+                    "{file}: assumptions[{i}]: unknown assumption {a:?}; expected one of {}",
+                    assumptions::NAMES.join(", ")
+                ));
+            }
+        }
+        Ok(Preset {
+            name: f.name,
+            summary: f.summary,
+            notes: f.notes,
+            identity: Application {
+                per: f.operation_per,
+                key: f.application_key,
+            },
+            layers: f.layers,
+            gives_up: f.gives_up,
+            guarantee,
+            assumptions: f.assumptions,
+        })
+    }
+
+    /// What the preset's file says the design does, beyond its summary.
+    pub fn notes(&self) -> &str {
+        &self.notes
+    }
+
+    /// Its stack under the model's `executor` section.
+    pub fn stack(&self, config: &ExecutorModel) -> Stack {
+        let backoff = Backoff {
+            initial_ms: config.backoff_ms,
+            factor: 2,
+            cap_ms: config.max_backoff_ms,
+        };
+        Stack {
+            layers: self
+                .layers
+                .iter()
+                .map(|l| Layer {
+                    name: l.name.clone(),
+                    attempts: l.attempts.of(config),
+                    backoff,
+                    retry_on: l.retry_on.set().unwrap_or(RetryOn::NOTHING),
+                    key: l.key,
+                })
+                .collect(),
+            gives_up: self.gives_up,
+        }
+    }
+}
+
+impl Design for Preset {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Stacked::with_stack(self.identity, self.stack(config)))
+    }
+
+    fn guarantee(&self) -> Vec<Property> {
+        self.guarantee.clone()
+    }
+
+    fn assumptions(&self) -> Vec<Assumption> {
+        self.assumptions
+            .iter()
+            .filter_map(|a| assumptions::by_name(a))
+            .collect()
+    }
+
+    /// The stack reaches the world only through its context.
+    fn parts(&self) -> crate::sim::Parts {
+        crate::sim::Parts::EXECUTORS
+    }
+
+    /// Operations, calls and keys are compared for equality only.
+    fn symmetric(&self) -> bool {
+        true
+    }
+
+    /// An operation's times are never read: the stack counts attempts, and the
+    /// first-sent moment it resends under is the provider's to compare.
+    fn reads_settled_times(&self) -> bool {
+        false
+    }
+}
+
+/// The preset files of `models/designs/`, by name.
+const FILES: [(&str, &str); 8] = [
+    (
+        "no_dedup",
+        include_str!("../../models/designs/no_dedup.json"),
+    ),
+    (
+        "same_key",
+        include_str!("../../models/designs/same_key.json"),
+    ),
+    (
+        "new_key_after_replan",
+        include_str!("../../models/designs/new_key_after_replan.json"),
+    ),
+    (
+        "key_per_attempt",
+        include_str!("../../models/designs/key_per_attempt.json"),
+    ),
+    (
+        "payload_hash_key",
+        include_str!("../../models/designs/payload_hash_key.json"),
+    ),
+    (
+        "layered_retries",
+        include_str!("../../models/designs/layered_retries.json"),
+    ),
+    (
+        "single_use_token",
+        include_str!("../../models/designs/single_use_token.json"),
+    ),
+    (
+        "thread_key",
+        include_str!("../../models/designs/thread_key.json"),
+    ),
+];
+
+/// Every design preset, read once. A bundled file that does not read is a defect of the
+/// program, found by its tests: the message names the file and the field.
+pub fn all() -> &'static [Preset] {
+    static PRESETS: OnceLock<Vec<Preset>> = OnceLock::new();
+    PRESETS.get_or_init(|| {
+        FILES
+            .iter()
+            .map(|(name, text)| {
+                let file = format!("models/designs/{name}.json");
+                let p = Preset::parse(&file, text).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(p.name, *name, "{file}: its name");
+                p
+            })
+            .collect()
+    })
+}
+
+/// The design preset called `name`.
+pub fn find(name: &str) -> Option<&'static Preset> {
+    all().iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_preset_reads() {
+        let names: Vec<&str> = all().iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, FILES.map(|(n, _)| n));
+    }
+
+    #[test]
+    fn a_preset_file_that_does_not_read_is_refused_naming_the_field() {
+        let good: serde_json::Value = serde_json::from_str(FILES[1].1).unwrap();
+        let with = |path: &str, v: serde_json::Value| {
+            let mut m = good.clone();
+            *m.pointer_mut(path).unwrap() = v;
+            Preset::parse("f.json", &m.to_string()).err().unwrap()
+        };
+        assert_eq!(
+            with("/layers/0/attempts", serde_json::json!("executor.tries")),
+            "f.json: layers[0].attempts: \"executor.tries\" is not a knob of the executor shorthand; expected a number or one of executor.attempts, executor.layers.tool, executor.layers.queue"
+        );
+        assert_eq!(
+            with("/layers/0/attempts", serde_json::json!(0)),
+            "f.json: layers[0].attempts: 0; a layer makes at least one call"
+        );
+        assert!(
+            with("/layers/0/retry_on", serde_json::json!("sometimes"))
+                .starts_with("f.json: layers[0].retry_on: expected")
+        );
+        assert!(
+            with("/guarantee/0", serde_json::json!("no_such")).starts_with("f.json: guarantee[0]:")
+        );
+        assert!(
+            with("/assumptions/0", serde_json::json!("no_such"))
+                .starts_with("f.json: assumptions[0]: unknown assumption \"no_such\"")
+        );
+        assert_eq!(
+            with("/layers", serde_json::json!([])),
+            "f.json: layers: a stack has at least one layer"
+        );
+        let mut classes = good.clone();
+        *classes.pointer_mut("/layers/0/retry_on").unwrap() =
+            serde_json::json!(["timeout", "server_error"]);
+        let p = Preset::parse("f.json", &classes.to_string()).unwrap();
+        let retry_on = p.stack(&ExecutorModel::default()).layers[0].retry_on;
+        assert_eq!(
+            retry_on,
+            RetryOn::of(&[ErrorClass::Timeout, ErrorClass::ServerError])
+        );
+    }
+
+    #[test]
+    fn the_attempts_of_a_layer_come_from_the_shorthand_or_the_file() {
+        let config = ExecutorModel {
+            attempts: 3,
+            layers: crate::model::Layers { tool: 2, queue: 4 },
+            ..ExecutorModel::default()
+        };
+        let attempts = |name| -> Vec<u32> {
+            find(name)
+                .unwrap()
+                .stack(&config)
+                .layers
+                .iter()
+                .map(|l| l.attempts)
+                .collect()
+        };
+        assert_eq!(attempts("same_key"), [3]);
+        assert_eq!(attempts("single_use_token"), [1]);
+        assert_eq!(attempts("layered_retries"), [4, 2, 3]);
+    }
+}
