@@ -266,6 +266,14 @@ impl Preset {
         })
     }
 
+    /// Whether a layer takes its attempts from `knob` of the `executor` shorthand
+    /// (`executor.attempts`, `executor.layers.tool`, `executor.layers.queue`).
+    pub fn reads_knob(&self, knob: &str) -> bool {
+        self.layers
+            .iter()
+            .any(|l| matches!(&l.attempts, Attempts::Knob(k) if k == knob))
+    }
+
     /// What the preset's file says the design does, beyond its summary.
     pub fn notes(&self) -> &str {
         &self.notes

@@ -34,8 +34,12 @@ pub const JOURNAL: [&str; 4] = [
 /// `visibility_bound_ms`.
 pub const RECONCILING: [&str; 2] = ["journal_reconcile", "journal_reconcile_lease"];
 
-/// The built-in design that ignores `executor.attempts` (one send per token).
-const ONE_SEND: &str = "single_use_token";
+/// Whether design `name` reads `executor.attempts`: a design preset if one of its layers
+/// takes its attempts from it (`single_use_token` sends once per token, whatever it says),
+/// every other design (the journal family; a program's own or an external one, which may).
+fn reads_attempts(name: &str) -> bool {
+    crate::design::preset::find(name).is_none_or(|p| p.reads_knob("executor.attempts"))
+}
 
 /// Every misconfiguration of `m`, in the order of the model's fields.
 pub fn inert(m: &Model) -> Vec<Inert> {
@@ -52,7 +56,7 @@ pub fn inert(m: &Model) -> Vec<Inert> {
         .designs
         .iter()
         .map(String::as_str)
-        .filter(|d| *d != ONE_SEND)
+        .filter(|d| reads_attempts(d))
         .collect();
     horizon(m, &mut warn);
     workload(m, &mut warn);
@@ -437,8 +441,18 @@ mod tests {
     #[test]
     fn the_families_name_built_in_designs() {
         let known = crate::design::names();
-        for d in JOURNAL.iter().chain(&RECONCILING).chain([&ONE_SEND]) {
+        for d in JOURNAL.iter().chain(&RECONCILING) {
             assert!(known.contains(d), "{d}");
         }
+    }
+
+    #[test]
+    fn the_designs_that_read_the_attempts_are_those_whose_layers_say_so() {
+        let not: Vec<&str> = crate::design::names()
+            .into_iter()
+            .filter(|d| !reads_attempts(d))
+            .collect();
+        assert_eq!(not, ["single_use_token"]);
+        assert!(reads_attempts("a_program_s_own"));
     }
 }
