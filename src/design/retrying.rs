@@ -4,8 +4,9 @@
 //! of replies, and recovery after a crash.
 //!
 //! Classification is honest about uncertainty: a timeout, a 5xx and a 409 "in progress" leave
-//! the operation *unknown*, and when the attempts run out the agent is told `Unknown`, never
-//! `Failure`. What the agent then does is the agent model's business.
+//! the operation *unknown*, and when the attempts run out a stack that gives up as unknown
+//! (every preset but `layered_retries`) tells the agent `Unknown`, never `Failure`. What the
+//! agent then does is the agent model's business.
 
 use std::hash::Hasher;
 
