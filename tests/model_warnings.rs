@@ -552,3 +552,21 @@ fn bundled_models_trip_only_the_listed_warnings() {
         .collect();
     assert_eq!(with_presets, want);
 }
+
+#[test]
+fn a_stack_no_compared_design_runs_is_named() {
+    let stack = json!({ "layers": [{ "name": "sdk", "attempts": 3, "retry_on": "uncertain" }] });
+    let v = designs(
+        set(base(), "executor.stack", stack),
+        &["journal", "journal_reconcile"],
+    );
+    assert_eq!(
+        warned(&v),
+        [
+            "executor.stack: no design of the model runs it (journal, journal_reconcile): only the design presets take their retry layers from it (`retrylab designs`: no_dedup, same_key, ...); the journal family and external executors run their own; compare a preset, or leave the stack out"
+        ]
+    );
+    // A preset among them runs it: nothing to say.
+    let v = designs(v, &["journal", "same_key"]);
+    assert_eq!(warned(&v), Vec::<String>::new());
+}

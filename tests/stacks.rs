@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use retrylab::design::preset::{Application, ApplicationKey, OperationPer};
 use retrylab::design::stack::{
-    Backoff, ErrorClass, GiveUp, KeyMode, Layer, RetryOn, Stack, Stacked,
+    Backoff, ErrorClass, GiveUp, KeyMode, Layer, Redelivery, RetryOn, Stack, Stacked,
 };
 use retrylab::design::{Design, Executor};
 use retrylab::model::ExecutorModel;
@@ -37,17 +37,8 @@ impl Design for OneStack {
 }
 
 fn layer(name: &str, attempts: u32, retry_on: RetryOn, key: KeyMode) -> Layer {
-    Layer {
-        name: name.into(),
-        attempts,
-        backoff: Backoff {
-            initial_ms: 1_000,
-            factor: 2,
-            cap_ms: 60_000,
-        },
-        retry_on,
-        key,
-    }
+    let backoff = Backoff::exponential(1_000, 2, 60_000);
+    Layer::new(name, attempts, backoff, retry_on, key, Redelivery::Anew)
 }
 
 /// The sends of one run (time, attempt, key) and what the user was told.
@@ -151,4 +142,326 @@ fn a_refusal_no_layer_retries_is_a_failure_at_once() {
     let (sends, told) = sends(&v, stack);
     assert_eq!(sends.len(), 1, "{sends:?}");
     assert_eq!(told, ["20 ms agent intent 0: tells the user failure"]);
+}
+
+#[test]
+fn a_5xx_the_client_retries_goes_again_under_the_key_it_minted_for_the_call() {
+    // The same stack as above, where every send commits and answers 500: the client
+    // retries it under the key it minted for the call (a key per attempt would send k1 to
+    // k4), then passes the 5xx up, which the wrapper does not retry.
+    let v = set(base(), "agent.max_calls", json!(1));
+    let v = set(v, "provider.error_after_commit", json!(1));
+    let stack = Stack {
+        layers: vec![
+            layer(
+                "wrapper",
+                2,
+                RetryOn::of(&[ErrorClass::Timeout]),
+                KeyMode::None,
+            ),
+            layer(
+                "client",
+                4,
+                RetryOn::of(&[ErrorClass::ServerError]),
+                KeyMode::PerCall,
+            ),
+        ],
+        gives_up: GiveUp::Unknown,
+    };
+    let (sends, told) = sends(&v, stack);
+    let send = |ms: u32, n: u32| {
+        format!("{ms} ms executor worker 0: op 0 sends attempt {n}: create with params 1, key k1")
+    };
+    // The first 500 is stored under the key, so the provider answers each retry from it
+    // at once (20 ms there and back) and commits nothing more.
+    assert_eq!(
+        sends,
+        [send(0, 1), send(1_070, 2), send(3_090, 3), send(7_110, 4)]
+    );
+    assert_eq!(told, ["7130 ms agent intent 0: tells the user unresolved"]);
+}
+
+#[test]
+fn a_key_given_from_above_is_sent_by_a_layer_that_would_mint_one() {
+    // The application binds a key to the operation (as a Temporal activity passes its
+    // workflow and activity ids to the SDK); the SDK, which generates a key per call when
+    // it is given none, sends the one it is given, on its own retries and on the
+    // framework's.
+    let stack = Stack {
+        layers: vec![
+            layer("framework", 2, RetryOn::ANY, KeyMode::Inherited),
+            layer("sdk", 2, RetryOn::UNCERTAIN, KeyMode::PerCall),
+        ],
+        gives_up: GiveUp::Unknown,
+    };
+    let identity = Application {
+        per: OperationPer::Issue,
+        key: ApplicationKey::Minted,
+    };
+    let t = run_traced(
+        &model(&every_reply_lost()),
+        &Keyed(identity, stack),
+        &mut RandomChooser::new(0),
+    );
+    let keys: Vec<&str> = t
+        .timeline
+        .lines()
+        .filter(|l| l.contains(" sends attempt "))
+        .filter_map(|l| l.rsplit(", ").next())
+        .collect();
+    assert_eq!(keys, ["key k1"; 4]);
+}
+
+/// A design made of one stack over an identity.
+struct Keyed(Application, Stack);
+
+impl Design for Keyed {
+    fn name(&self) -> &str {
+        "keyed"
+    }
+    fn summary(&self) -> &str {
+        "a stack under test, over an identity"
+    }
+    fn executor(&self, _config: &ExecutorModel) -> Box<dyn Executor> {
+        Box::new(Stacked::with_stack(self.0, self.1.clone()))
+    }
+}
+
+/// A queue (2 runs of the job, each a new key: the job's own) over an HTTP client that
+/// inherits the key; the worker crashes right after the first send, whose effect commits.
+fn redelivered(redelivery: Redelivery, attempts: u32) -> (Vec<String>, Vec<String>) {
+    let v = set(base(), "agent.max_calls", json!(1));
+    let v = set(v, "agent.tool_timeout_ms", json!(600_000));
+    let v = set(v, "workers.journal", json!("durable"));
+    let v = faults(
+        v,
+        json!([{ "crash_worker": { "attempt": 1, "point": "after_send" } }]),
+    );
+    let mut queue = layer("queue", attempts, RetryOn::ANY, KeyMode::PerCall);
+    queue.redelivery = redelivery;
+    let mut http = layer("http", 2, RetryOn::UNCERTAIN, KeyMode::Inherited);
+    http.redelivery = Redelivery::None;
+    let stack = Stack {
+        layers: vec![queue, http],
+        gives_up: GiveUp::Unknown,
+    };
+    sends(&v, stack)
+}
+
+#[test]
+fn a_crash_redelivers_the_outermost_redelivered_layer_as_its_mode_says() {
+    let (anew, _) = redelivered(Redelivery::Anew, 2);
+    let (retry, _) = redelivered(Redelivery::Retry, 2);
+    let (resume, _) = redelivered(Redelivery::Resume, 2);
+    let (none, told) = redelivered(Redelivery::None, 2);
+    let send = |ms: u32, n: u32, key: &str| {
+        format!(
+            "{ms} ms executor worker 0: op 0 sends attempt {n}: create with params 1, key {key}"
+        )
+    };
+    // The worker restarts at 1 s: a job run anew has a new key; a retry of the layer, or
+    // its call resumed, keeps the key its first call minted.
+    assert_eq!(anew, [send(0, 1, "k1"), send(1_000, 2, "k2")]);
+    assert_eq!(retry, [send(0, 1, "k1"), send(1_000, 2, "k1")]);
+    assert_eq!(resume, retry);
+    // Nothing re-runs a call that lived in the crashed process: the agent waits out its
+    // tool timeout.
+    assert_eq!(none, [send(0, 1, "k1")]);
+    assert_eq!(
+        told,
+        ["600000 ms agent intent 0: tells the user unresolved"]
+    );
+}
+
+#[test]
+fn a_redelivery_that_is_a_retry_gives_up_once_the_layer_has_no_attempt_left() {
+    let (sends, told) = redelivered(Redelivery::Retry, 1);
+    assert_eq!(
+        sends,
+        ["0 ms executor worker 0: op 0 sends attempt 1: create with params 1, key k1"]
+    );
+    assert_eq!(told, ["1000 ms agent intent 0: tells the user unresolved"]);
+    // A redelivery that is not a retry has no limit.
+    let (resumed, _) = redelivered(Redelivery::Resume, 1);
+    assert_eq!(resumed.len(), 2, "{resumed:?}");
+}
+
+#[test]
+fn a_retry_timer_of_an_earlier_call_does_nothing_once_the_agent_calls_again() {
+    // `same_key` keeps one operation per authorization. The agent calls again at its 7 s
+    // tool timeout, while the first call's retry
+    // waits 10 s: the new call sends at once, and the stale timer sends nothing.
+    let v = set(every_reply_lost(), "executor.attempts", json!(3));
+    let v = set(v, "executor.backoff_ms", json!(10_000));
+    let v = set(v, "agent.tool_timeout_ms", json!(7_000));
+    let v = set(v, "agent.max_calls", json!(2));
+    let t = trace(&v, "same_key");
+    let sends: Vec<String> = t
+        .timeline
+        .lines()
+        .filter(|l| l.contains(" sends attempt "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let send = |ms: u32, n: u32| {
+        format!("{ms} ms executor worker 0: op 0 sends attempt {n}: create with params 1, key k1")
+    };
+    // Not at 15 s: the first call's retry was due then. The re-run's own retries wait
+    // 10 s and 20 s after its timeouts (12 s and 27 s).
+    assert_eq!(
+        sends,
+        [send(0, 1), send(7_000, 2), send(22_000, 3), send(47_000, 4)],
+        "{}",
+        t.timeline
+    );
+}
+
+#[test]
+fn a_presets_layers_written_out_as_executor_stack_run_exactly_as_its_own() {
+    // The shorthand is a stack: every preset, under each bundled model's `executor`
+    // section, runs the same with its layers written out in the model.
+    let files = [
+        "models/ticket_lost_response.json",
+        "models/ticket_chaos.json",
+        "models/windows/four_retry_layers.json",
+        "models/windows/crash_after_success.json",
+    ];
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let plain = retrylab::model::Model::from_json(&text, file).unwrap();
+        for preset in retrylab::design::preset::all() {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let spec = preset.spec_in(&plain.executor);
+            v["executor"]["stack"] = serde_json::to_value(&spec).unwrap();
+            let written = retrylab::model::Model::from_json(&v.to_string(), file)
+                .unwrap_or_else(|e| panic!("{file}, {}: {e}", preset.name()));
+            let seeds = 0..40;
+            assert_eq!(
+                retrylab::run::run_seeds(&written, preset, seeds.clone()),
+                retrylab::run::run_seeds(&plain, preset, seeds),
+                "{file}, {}",
+                preset.name()
+            );
+            let traced = |m| run_traced(m, preset, &mut RandomChooser::new(7)).timeline;
+            assert_eq!(
+                traced(&written),
+                traced(&plain),
+                "{file}, {}",
+                preset.name()
+            );
+        }
+    }
+}
+
+/// The sends of `design` on `v` with `chooser`: (time, key) of each.
+fn send_times(v: &serde_json::Value, design: &str, seed: u64) -> Vec<(u64, String)> {
+    let t = run_traced(
+        &model(v),
+        common::design(design),
+        &mut RandomChooser::new(seed),
+    );
+    t.timeline
+        .lines()
+        .filter(|l| l.contains(" sends attempt "))
+        .map(|l| {
+            let ms = l.split_whitespace().next().unwrap().parse().unwrap();
+            (ms, l.rsplit(", ").next().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// Every reply lost, under a stack the model writes out.
+fn with_stack(stack: serde_json::Value) -> serde_json::Value {
+    set(every_reply_lost(), "executor.stack", stack)
+}
+
+#[test]
+fn a_jittered_wait_is_a_timing_choice_within_its_range_and_replays() {
+    // Each send times out after 5 s; the retry waits from 0 to 1 s, then 0 to 2 s.
+    let v = with_stack(json!({ "layers": [{
+        "name": "sdk", "attempts": 3, "retry_on": "uncertain", "key": "per_call",
+        "backoff": { "initial_ms": 1000, "jitter": "full" }
+    }] }));
+    let mut waits = std::collections::BTreeSet::new();
+    for seed in 0..20 {
+        let sends = send_times(&v, "no_dedup", seed);
+        assert_eq!(sends.len(), 3, "{sends:?}");
+        let first = sends[1].0 - (sends[0].0 + 5_000);
+        let second = sends[2].0 - (sends[1].0 + 5_000);
+        assert!(first <= 1_000 && second <= 2_000, "{sends:?}");
+        assert!(sends.iter().all(|(_, k)| k == "key k1"), "one key per call");
+        waits.insert((first, second));
+    }
+    assert!(waits.len() > 10, "the waits are drawn: {waits:?}");
+    // The draw is a recorded choice: replaying the vector gives the same run.
+    let m = model(&v);
+    let d = common::design("no_dedup");
+    let t = run_traced(&m, d, &mut RandomChooser::new(3));
+    let backoffs: Vec<_> = t
+        .choices
+        .iter()
+        .filter(|c| c.purpose == retrylab::sim::Purpose::Backoff)
+        .collect();
+    assert_eq!(backoffs.len(), 2);
+    assert_eq!((backoffs[0].of, backoffs[1].of), (1_001, 2_001));
+    let vector = retrylab::sim::ChoiceVector(t.choices.iter().map(|c| c.value).collect());
+    let again = run_traced(&m, d, &mut retrylab::sim::ReplayChooser::new(vector));
+    assert_eq!(again.timeline, t.timeline);
+}
+
+#[test]
+fn a_table_schedule_an_own_client_timeout_and_unlimited_attempts() {
+    // Unlimited attempts with a table of waits and a 2 s client timeout: sends go on until
+    // the horizon, waiting 100, 200, then 400 ms forever.
+    let v = with_stack(json!({ "layers": [{
+        "name": "worker", "attempts": "unlimited", "retry_on": "uncertain",
+        "backoff": { "table_ms": [100, 200, 400] }, "timeout_ms": 2000
+    }] }));
+    let v = set(v, "horizon_ms", json!(20_000));
+    let sends: Vec<u64> = send_times(&v, "same_key", 0)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    assert_eq!(
+        sends,
+        [
+            0, 2_100, 4_300, 6_700, 9_100, 11_500, 13_900, 16_300, 18_700
+        ]
+    );
+}
+
+#[test]
+fn a_layer_makes_no_retry_past_its_deadline() {
+    // The wrapper would call the client 10 times; its 12 s deadline stops it after the
+    // third call (each takes 5 s: the third fails at 15 s, past the deadline).
+    let v = with_stack(json!({ "layers": [
+        { "name": "wrapper", "attempts": 10, "retry_on": "any", "deadline_ms": 12000,
+          "backoff": { "initial_ms": 0 } },
+        { "name": "client", "attempts": 1, "retry_on": "nothing", "key": "per_call" }
+    ] }));
+    let sends = send_times(&v, "no_dedup", 0);
+    assert_eq!(
+        sends,
+        [
+            (0, "key k1".to_string()),
+            (5_000, "key k2".to_string()),
+            (10_000, "key k3".to_string())
+        ]
+    );
+}
+
+#[test]
+fn a_guarantee_stated_for_a_presets_own_layers_does_not_apply_under_a_models_stack() {
+    let v = with_stack(json!({ "layers": [
+        { "name": "http", "attempts": 2, "retry_on": "uncertain", "key": "per_attempt" }
+    ] }));
+    let m = model(&v);
+    let judged = retrylab::design::assumptions::judge(common::design("same_key"), &m);
+    let own = judged.iter().find(|j| j.name == "own_layers").unwrap();
+    assert!(!own.holds, "{own:?}");
+    // Without a stack, no such judgement; a design without a guarantee gets none either.
+    let plain = model(&every_reply_lost());
+    let judged = retrylab::design::assumptions::judge(common::design("same_key"), &plain);
+    assert!(judged.iter().all(|j| j.name != "own_layers"));
+    let judged = retrylab::design::assumptions::judge(common::design("no_dedup"), &m);
+    assert!(judged.is_empty());
 }

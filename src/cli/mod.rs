@@ -117,11 +117,29 @@ pub struct Cli {
 fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
     // The external executors the command's models list, then those of the command line.
     let mut wanted: Vec<Wanted> = Vec::new();
+    // The configured designs the models list: (name, the design it configures).
+    let mut configured: Vec<(String, String)> = Vec::new();
     let files = report::model_files(&command_models(&cli.command)).unwrap_or_default();
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
+        for (_, e) in crate::model::designs::configured_entries(&text) {
+            let Some(base) = e.design else {
+                continue;
+            };
+            match configured.iter().find(|(n, _)| *n == e.name) {
+                Some((_, b)) if *b == base => {}
+                Some((_, b)) => {
+                    return Err(CliError::Input(format!(
+                        "configured design {}: {} configures {base}, another model {b}: give them different names",
+                        e.name,
+                        path.display()
+                    )));
+                }
+                None => configured.push((e.name, base)),
+            }
+        }
         // A malformed entry is reported when the model is loaded, with its line.
         let Ok(entries) = crate::model::designs::external_entries(&text) else {
             continue;
@@ -163,6 +181,7 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
             spec: Some(spec.clone()),
         });
     }
+    add_configured(ctx, &configured)?;
     if wanted.is_empty() {
         return Ok(());
     }
@@ -217,6 +236,22 @@ fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
             " --executor-turn-timeout-ms {}",
             cli.executor_turn_timeout_ms
         ));
+    }
+    ctx.designs = Registry::with(&added).map_err(CliError::Input)?;
+    Ok(())
+}
+
+/// Registers each configured design (name, the design it configures) whose base the
+/// registry knows; a model that names an unknown base is refused when it is loaded.
+fn add_configured(ctx: &mut Ctx, configured: &[(String, String)]) -> Result<(), CliError> {
+    let mut added: Vec<&'static dyn Design> = ctx.designs.added().to_vec();
+    for (name, base) in configured {
+        if ctx.designs.find(name).is_some() {
+            continue;
+        }
+        if let Some(base) = ctx.designs.find(base).filter(|b| b.configures().is_none()) {
+            added.push(crate::design::configured::Configured::leak(name, base));
+        }
     }
     ctx.designs = Registry::with(&added).map_err(CliError::Input)?;
     Ok(())

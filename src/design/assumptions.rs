@@ -74,9 +74,14 @@ pub struct Judgement {
     pub why: String,
 }
 
-/// Every assumption of `design`, judged against `model`, in the design's order.
+/// Every assumption of `design`, judged against `model`, in the design's order. A design
+/// with a guarantee that runs the model's `executor.stack` in place of its own layers
+/// ([`Design::runs_model_stack`]) has one more, `own_layers`, which does not hold there:
+/// the others are judged for its own layers and the shorthand's knobs.
 pub fn judge(design: &dyn Design, model: &Model) -> Vec<Judgement> {
-    design
+    // A configured design is judged by the configuration it runs.
+    let model = model.for_design(design.name());
+    let mut judged: Vec<Judgement> = design
         .assumptions()
         .iter()
         .map(|a| {
@@ -87,8 +92,20 @@ pub fn judge(design: &dyn Design, model: &Model) -> Vec<Judgement> {
                 why,
             }
         })
-        .collect()
+        .collect();
+    if design.runs_model_stack() && model.executor.stack.is_some() && !design.guarantee().is_empty()
+    {
+        judged.push(Judgement {
+            name: OWN_LAYERS.to_string(),
+            holds: false,
+            why: "executor.stack replaces the design's own retry layers, for which its guarantee and the assumptions above were stated".to_string(),
+        });
+    }
+    judged
 }
+
+/// The assumption a design that runs a model's stack adds where the model gives one.
+pub const OWN_LAYERS: &str = "own_layers";
 
 // ---- what the model allows, at most ----
 

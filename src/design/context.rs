@@ -28,6 +28,9 @@ pub enum ExecCommand {
         tag: u64,
         /// Set with [`ExecCtx::set_periodic_timer`]: acts only on unresolved operations.
         periodic: bool,
+        /// The timer is due anywhere from `at_ms` to this much later, as the world chooses
+        /// (a timing choice: [`ExecCtx::set_timer_within`]).
+        spread_ms: Millis,
     },
     Report {
         call: CallId,
@@ -224,10 +227,19 @@ impl ExecCtx<'_> {
 
     /// Calls `on_timer(tag)` after `delay_ms`, unless this worker crashes first.
     pub fn set_timer(&mut self, delay_ms: Millis, tag: u64) {
+        self.set_timer_within(delay_ms, delay_ms, tag);
+    }
+
+    /// Calls `on_timer(tag)` after a delay from `min_ms` to `max_ms` that the world chooses
+    /// (a backoff's jitter): a timing choice like a latency, drawn by random simulation,
+    /// enumerated at its ends and around thresholds by a search, repeated by a replay.
+    pub fn set_timer_within(&mut self, min_ms: Millis, max_ms: Millis, tag: u64) {
+        debug_assert!(min_ms <= max_ms);
         self.out.push(ExecCommand::Timer {
-            at_ms: self.now.saturating_add(delay_ms),
+            at_ms: self.now.saturating_add(min_ms),
             tag,
             periodic: false,
+            spread_ms: max_ms.saturating_sub(min_ms),
         });
     }
 
@@ -240,6 +252,7 @@ impl ExecCtx<'_> {
             at_ms: self.now.saturating_add(delay_ms),
             tag,
             periodic: true,
+            spread_ms: 0,
         });
     }
 

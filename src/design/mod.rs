@@ -8,6 +8,7 @@
 //! loop of [`stack`]; the journal family is code, one design per file.
 
 pub mod assumptions;
+pub mod configured;
 pub mod context;
 pub mod durable_authorization;
 pub mod journal;
@@ -80,6 +81,14 @@ pub trait Design: Send + Sync {
     fn certificate_caveats(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Whether the design runs the retry layers of a model's `executor.stack` in place of
+    /// its own (the design presets). Its guarantee was stated for its own layers: where a
+    /// model gives a stack, the judgement of its assumptions adds one that does not hold
+    /// ([`assumptions::judge`]). False by default.
+    fn runs_model_stack(&self) -> bool {
+        false
+    }
+
     /// Whether the design is an external executor process ([`crate::external`]): its
     /// determinism is checked before a search relies on it, not assumed.
     fn is_external(&self) -> bool {
@@ -118,6 +127,13 @@ pub trait Design: Send + Sync {
     /// only against the clock.
     fn reads_settled_times(&self) -> bool {
         true
+    }
+
+    /// The design this one configures, if it is a model's entry with an executor section of
+    /// its own ([`configured::Configured`]); such a design is compared only by the model that
+    /// configures it, never by one that says `"all"`.
+    fn configures(&self) -> Option<&'static dyn Design> {
+        None
     }
 }
 

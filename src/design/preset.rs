@@ -14,10 +14,11 @@ use serde::Deserialize;
 
 use super::context::ExecCtx;
 use super::retrying::Identity;
-use super::stack::{Backoff, ErrorClass, GiveUp, KeyMode, Layer, RetryOn, Stack, Stacked};
+use super::stack::{Stack, Stacked};
 use super::{Assumption, Design, Executor, assumptions};
 use crate::check::Property;
 use crate::model::ExecutorModel;
+use crate::model::stack::{Attempts, GiveUp, LayerSpec, StackSpec};
 use crate::vocab::ids::{Key, OpId};
 use crate::vocab::protocol::ToolCall;
 
@@ -122,65 +123,6 @@ pub fn key_of(words: &[u64]) -> Key {
     Key(h)
 }
 
-/// A layer's attempts: a number, or a knob of the `executor` shorthand.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-enum Attempts {
-    Count(u32),
-    Knob(String),
-}
-
-/// The shorthand knobs a layer's attempts may name.
-const KNOBS: [&str; 3] = [
-    "executor.attempts",
-    "executor.layers.tool",
-    "executor.layers.queue",
-];
-
-impl Attempts {
-    fn of(&self, config: &ExecutorModel) -> u32 {
-        match self {
-            Attempts::Count(n) => *n,
-            Attempts::Knob(k) => match k.as_str() {
-                "executor.layers.tool" => config.layers.tool,
-                "executor.layers.queue" => config.layers.queue,
-                _ => config.attempts,
-            },
-        }
-    }
-}
-
-/// What a layer retries: `"uncertain"`, `"any"`, `"nothing"` or a list of error classes.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-enum Retries {
-    Named(String),
-    Classes(Vec<ErrorClass>),
-}
-
-impl Retries {
-    fn set(&self) -> Option<RetryOn> {
-        match self {
-            Retries::Named(n) => match n.as_str() {
-                "uncertain" => Some(RetryOn::UNCERTAIN),
-                "any" => Some(RetryOn::ANY),
-                "nothing" => Some(RetryOn::NOTHING),
-                _ => None,
-            },
-            Retries::Classes(c) => Some(RetryOn::of(c)),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LayerFile {
-    name: String,
-    attempts: Attempts,
-    retry_on: Retries,
-    key: KeyMode,
-}
-
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PresetFile {
@@ -189,7 +131,8 @@ struct PresetFile {
     notes: String,
     operation_per: OperationPer,
     application_key: ApplicationKey,
-    layers: Vec<LayerFile>,
+    layers: Vec<LayerSpec>,
+    #[serde(default)]
     gives_up: GiveUp,
     guarantee: Vec<String>,
     assumptions: Vec<String>,
@@ -201,8 +144,7 @@ pub struct Preset {
     summary: String,
     notes: String,
     identity: Application,
-    layers: Vec<LayerFile>,
-    gives_up: GiveUp,
+    stack: StackSpec,
     guarantee: Vec<Property>,
     assumptions: Vec<String>,
 }
@@ -211,28 +153,12 @@ impl Preset {
     /// Reads the preset file `text` (`file` names it in errors).
     fn parse(file: &str, text: &str) -> Result<Preset, String> {
         let f: PresetFile = serde_json::from_str(text).map_err(|e| format!("{file}: {e}"))?;
-        if f.layers.is_empty() {
-            return Err(format!("{file}: layers: a stack has at least one layer"));
-        }
-        for (i, l) in f.layers.iter().enumerate() {
-            if let Attempts::Knob(k) = &l.attempts
-                && !KNOBS.contains(&k.as_str())
-            {
-                return Err(format!(
-                    "{file}: layers[{i}].attempts: {k:?} is not a knob of the executor shorthand; expected a number or one of {}",
-                    KNOBS.join(", ")
-                ));
-            }
-            if l.attempts == Attempts::Count(0) {
-                return Err(format!(
-                    "{file}: layers[{i}].attempts: 0; a layer makes at least one call"
-                ));
-            }
-            if l.retry_on.set().is_none() {
-                return Err(format!(
-                    "{file}: layers[{i}].retry_on: expected \"uncertain\", \"any\", \"nothing\" or a list of error classes"
-                ));
-            }
+        let stack = StackSpec {
+            layers: f.layers,
+            gives_up: f.gives_up,
+        };
+        if let Some((field, problem)) = stack.problems("", true).into_iter().next() {
+            return Err(format!("{file}: {field}: {problem}"));
         }
         let guarantee = f
             .guarantee
@@ -259,8 +185,7 @@ impl Preset {
                 per: f.operation_per,
                 key: f.application_key,
             },
-            layers: f.layers,
-            gives_up: f.gives_up,
+            stack,
             guarantee,
             assumptions: f.assumptions,
         })
@@ -269,9 +194,10 @@ impl Preset {
     /// Whether a layer takes its attempts from `knob` of the `executor` shorthand
     /// (`executor.attempts`, `executor.layers.tool`, `executor.layers.queue`).
     pub fn reads_knob(&self, knob: &str) -> bool {
-        self.layers
+        self.stack
+            .layers
             .iter()
-            .any(|l| matches!(&l.attempts, Attempts::Knob(k) if k == knob))
+            .any(|l| matches!(&l.attempts, Attempts::Named(k) if k == knob))
     }
 
     /// What the preset's file says the design does, beyond its summary.
@@ -279,26 +205,30 @@ impl Preset {
         &self.notes
     }
 
-    /// Its stack under the model's `executor` section.
+    /// Its own stack under the model's `executor` section.
     pub fn stack(&self, config: &ExecutorModel) -> Stack {
-        let backoff = Backoff {
-            initial_ms: config.backoff_ms,
-            factor: 2,
-            cap_ms: config.max_backoff_ms,
-        };
-        Stack {
-            layers: self
-                .layers
-                .iter()
-                .map(|l| Layer {
-                    name: l.name.clone(),
-                    attempts: l.attempts.of(config),
-                    backoff,
-                    retry_on: l.retry_on.set().unwrap_or(RetryOn::NOTHING),
-                    key: l.key,
-                })
-                .collect(),
-            gives_up: self.gives_up,
+        Stack::from_spec(&self.stack, config)
+    }
+
+    /// Its own stack as a model's `executor.stack` writes it under `config`: the knobs of
+    /// the shorthand that its layers name resolved to their values. A model that gives it
+    /// runs the preset exactly as one that does not.
+    pub fn spec_in(&self, config: &ExecutorModel) -> StackSpec {
+        let mut spec = self.stack.clone();
+        for (l, resolved) in spec.layers.iter_mut().zip(&self.stack(config).layers) {
+            if matches!(l.attempts, Attempts::Named(_)) {
+                l.attempts = Attempts::Count(resolved.attempts);
+            }
+        }
+        spec
+    }
+
+    /// The stack it runs under the model's `executor` section: the section's `stack` if it
+    /// has one, else its own.
+    pub fn stack_in(&self, config: &ExecutorModel) -> Stack {
+        match &config.stack {
+            Some(given) => Stack::from_spec(given, config),
+            None => self.stack(config),
         }
     }
 }
@@ -313,7 +243,7 @@ impl Design for Preset {
     }
 
     fn executor(&self, config: &ExecutorModel) -> Box<dyn Executor> {
-        Box::new(Stacked::with_stack(self.identity, self.stack(config)))
+        Box::new(Stacked::with_stack(self.identity, self.stack_in(config)))
     }
 
     fn guarantee(&self) -> Vec<Property> {
@@ -325,6 +255,11 @@ impl Design for Preset {
             .iter()
             .filter_map(|a| assumptions::by_name(a))
             .collect()
+    }
+
+    /// Its guarantee rests on its own layers.
+    fn runs_model_stack(&self) -> bool {
+        true
     }
 
     /// The stack reaches the world only through its context.
@@ -405,6 +340,8 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::design::stack::{ErrorClass, RetryOn};
+    use crate::model::stack::MAX_LAYERS;
 
     #[test]
     fn every_bundled_preset_reads() {
@@ -422,15 +359,33 @@ mod tests {
         };
         assert_eq!(
             with("/layers/0/attempts", serde_json::json!("executor.tries")),
-            "f.json: layers[0].attempts: \"executor.tries\" is not a knob of the executor shorthand; expected a number or one of executor.attempts, executor.layers.tool, executor.layers.queue"
+            "f.json: layers[0].attempts: \"executor.tries\"; expected a number, \"unlimited\" or one of executor.attempts, executor.layers.tool, executor.layers.queue"
         );
         assert_eq!(
             with("/layers/0/attempts", serde_json::json!(0)),
-            "f.json: layers[0].attempts: 0; a layer makes at least one call"
+            "f.json: layers[0].attempts: 0; a layer makes 1 to 32 calls (\"unlimited\" for no limit)"
         );
-        assert!(
-            with("/layers/0/retry_on", serde_json::json!("sometimes"))
-                .starts_with("f.json: layers[0].retry_on: expected")
+        let classes =
+            "timeout, in_progress, server_error, inconclusive, mismatch, expired, refused, failed";
+        assert_eq!(
+            with("/layers/0/retry_on", serde_json::json!("sometimes")),
+            format!(
+                "f.json: layers[0].retry_on: \"sometimes\"; expected \"uncertain\", \"any\", \"nothing\" or a list of error classes ({classes})"
+            )
+        );
+        assert_eq!(
+            with(
+                "/layers/0/retry_on",
+                serde_json::json!(["timeout", "teapot"])
+            ),
+            format!(
+                "f.json: layers[0].retry_on[1]: \"teapot\" is not an error class; expected one of {classes}"
+            )
+        );
+        let too_many = serde_json::Value::Array(vec![good["layers"][0].clone(); MAX_LAYERS + 1]);
+        assert_eq!(
+            with("/layers", too_many),
+            format!("f.json: layers: 17 layers; a stack has 1 to {MAX_LAYERS}")
         );
         assert!(
             with("/guarantee/0", serde_json::json!("no_such")).starts_with("f.json: guarantee[0]:")
@@ -441,7 +396,7 @@ mod tests {
         );
         assert_eq!(
             with("/layers", serde_json::json!([])),
-            "f.json: layers: a stack has at least one layer"
+            format!("f.json: layers: 0 layers; a stack has 1 to {MAX_LAYERS}")
         );
         let mut classes = good.clone();
         *classes.pointer_mut("/layers/0/retry_on").unwrap() =
@@ -451,6 +406,11 @@ mod tests {
         assert_eq!(
             retry_on,
             RetryOn::of(&[ErrorClass::Timeout, ErrorClass::ServerError])
+        );
+        assert!(
+            with("/layers/0/key", serde_json::json!("sometimes"))
+                .starts_with("f.json: unknown variant `sometimes`"),
+            "serde names the variants"
         );
     }
 

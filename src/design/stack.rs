@@ -8,70 +8,44 @@
 //! - an error from below goes up the stack until a layer retries it: the innermost layer
 //!   whose rule names the error's [`ErrorClass`] and that has attempts left. A retry at a
 //!   layer calls the layer below anew, whose own counts start again;
-//! - the key of a send is the innermost layer's that is not [`KeyMode::Inherited`]; a layer
-//!   keyed [`KeyMode::PerCall`] mints its key when it is called and reuses it for its own
-//!   retries, so that a retry of a layer above it sends a new key. Past the outermost
-//!   layer, the key is the application's: what the design's [`Identity`] binds to the
-//!   operation (none, the tool call's, the authorization's, the arguments' hash);
+//! - the key of a send is passed down the stack: past the outermost layer it is the
+//!   application's (what the design's [`Identity`] binds to the operation: none, the tool
+//!   call's, the authorization's, the arguments' hash); each layer passes it on
+//!   ([`KeyMode::Inherited`]), drops it ([`KeyMode::None`]), replaces it on every send
+//!   ([`KeyMode::PerAttempt`]), or passes it on if it has one and otherwise mints its own
+//!   when it is called, reused by its own retries ([`KeyMode::PerCall`], as an SDK sends a
+//!   key it is given and generates one only when it is not);
 //! - when no layer retries, the stack gives up ([`GiveUp`]): honestly as unknown, or as a
 //!   failed tool result, the way a generic wrapper turns an exception into an error. A
-//!   definite refusal (4xx) is a failure either way.
+//!   definite refusal (4xx) is a failure either way;
+//! - a retry timer belongs to one call of the stack: if the agent calls again before it is
+//!   due, it does nothing.
 //!
 //! The operation record, its scratch state and its recovery after a crash are the journal's,
-//! as for every design: a restarted worker calls the whole stack anew for every operation it
-//! still owed an answer (at-least-once redelivery from a durable queue), and a volatile
-//! journal forgets them.
+//! as for every design. What a crash does to a call under way is each layer's
+//! [`Redelivery`]: the restarted worker re-runs, for every operation it still owed an
+//! answer, the call of the outermost layer that is redelivered (anew, as a retry of it, or
+//! resumed), and a volatile journal forgets them. The application's key is the journal's
+//! and never changes; what the layers mint is in memory, save for the count and key of a
+//! layer redelivered with them, which the journal keeps.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-
-use serde::{Deserialize, Serialize};
 
 use super::Executor;
 use super::context::ExecCtx;
 use super::journal::OpState;
 use super::retrying::{Identity, Verdict, classify};
 use crate::model::ExecutorModel;
+use crate::model::stack::{Attempts, KNOBS, LayerSpec, UNLIMITED};
+pub use crate::model::stack::{
+    ErrorClass, GiveUp, Jitter, KeyMode, MAX_LAYERS, Redelivery, StackSpec,
+};
 use crate::sim::Millis;
-use crate::vocab::ids::{AttemptId, OpId};
+use crate::vocab::ids::{AttemptId, Key, OpId};
 use crate::vocab::protocol::{Reply, Request, Response, ToolCall, ToolResult};
 
-/// An error a layer sees from the layer below, by the class a retry rule names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// No answer within the client timeout.
-    Timeout,
-    /// 409: a request under the key is in progress.
-    InProgress,
-    /// 5xx.
-    ServerError,
-    /// A "not found" or "pending" where the answer to a create was expected.
-    Inconclusive,
-    /// 422: the key was first used with other arguments.
-    Mismatch,
-    /// 412: the key is past its window.
-    Expired,
-    /// 400 or another 4xx: the request is refused (a missing key, an unsupported one, a
-    /// rejected request).
-    Refused,
-    /// The provider reports the operation failed.
-    Failed,
-}
-
 impl ErrorClass {
-    /// Every class, in the order of their bits.
-    pub const ALL: [ErrorClass; 8] = [
-        ErrorClass::Timeout,
-        ErrorClass::InProgress,
-        ErrorClass::ServerError,
-        ErrorClass::Inconclusive,
-        ErrorClass::Mismatch,
-        ErrorClass::Expired,
-        ErrorClass::Refused,
-        ErrorClass::Failed,
-    ];
-
     /// The class of a response that is not a success; `None` for a success.
     pub fn of(response: Response) -> Option<ErrorClass> {
         Some(match response {
@@ -125,37 +99,58 @@ impl RetryOn {
     }
 }
 
-/// Which key a layer's calls carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyMode {
-    /// The key of the layer above (past the outermost layer, the application's).
-    Inherited,
-    /// No key, whatever the layers above hold.
-    None,
-    /// A key minted when this layer is called, the same on its own retries; a new call of
-    /// this layer (a retry of a layer above it) mints a new one.
-    PerCall,
-    /// A new key for every send.
-    PerAttempt,
-}
-
 /// The waits between one layer's attempts: before its `n`-th retry,
-/// `initial_ms * factor^(n-1)`, at most `cap_ms`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// `initial_ms * factor^(n-1)`, at most `cap_ms` (or the `n`-th entry of `table_ms`, the
+/// last one repeated), then spread by its jitter.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Backoff {
     pub initial_ms: Millis,
     pub factor: u32,
     pub cap_ms: Millis,
+    /// Waits written out; empty: the exponential ones.
+    pub table_ms: Vec<Millis>,
+    pub jitter: Jitter,
 }
 
 impl Backoff {
-    /// The wait before retry number `n` (1-based).
+    /// `initial_ms` times `factor` per retry, at most `cap_ms`, without jitter.
+    pub fn exponential(initial_ms: Millis, factor: u32, cap_ms: Millis) -> Backoff {
+        Backoff {
+            initial_ms,
+            factor,
+            cap_ms,
+            table_ms: Vec::new(),
+            jitter: Jitter::None,
+        }
+    }
+
+    /// The wait before retry number `n` (1-based), before jitter.
     pub fn before(&self, n: u32) -> Millis {
+        if let Some(last) = self.table_ms.last() {
+            let i = (n.saturating_sub(1) as usize).min(self.table_ms.len() - 1);
+            return self.table_ms.get(i).copied().unwrap_or(*last);
+        }
         let steps = n.saturating_sub(1).min(31);
         self.initial_ms
             .saturating_mul(u64::from(self.factor).saturating_pow(steps))
             .min(self.cap_ms)
+    }
+
+    /// The shortest and longest wait before retry number `n`: the wait spread by the
+    /// jitter.
+    pub fn range(&self, n: u32) -> (Millis, Millis) {
+        let wait = self.before(n);
+        let percent = |p: u32| wait.saturating_mul(u64::from(p)) / 100;
+        match self.jitter {
+            Jitter::None => (wait, wait),
+            Jitter::Full => (0, wait),
+            Jitter::Equal => (wait / 2, wait),
+            Jitter::Additive { max_ms } => (wait, wait.saturating_add(max_ms)),
+            Jitter::Multiplicative {
+                min_percent,
+                max_percent,
+            } => (percent(min_percent), percent(max_percent)),
+        }
     }
 }
 
@@ -170,17 +165,35 @@ pub struct Layer {
     pub backoff: Backoff,
     pub retry_on: RetryOn,
     pub key: KeyMode,
+    pub redelivery: Redelivery,
+    /// The client timeout of each send (read from the innermost layer); `None`: the
+    /// model's `executor.timeout_ms`.
+    pub timeout_ms: Option<Millis>,
+    /// No retry by this layer once its current call has lasted this long.
+    pub deadline_ms: Option<Millis>,
 }
 
-/// How a stack reports an operation no layer retries any more.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GiveUp {
-    /// As unknown, unless the last answer was a definite refusal (then failed).
-    Unknown,
-    /// As a failed tool result, as a wrapper that turns the last exception into an error
-    /// does: a claim that the effect does not exist, judged against the ledger.
-    Failure,
+impl Layer {
+    /// A layer with no client timeout or deadline of its own.
+    pub fn new(
+        name: &str,
+        attempts: u32,
+        backoff: Backoff,
+        retry_on: RetryOn,
+        key: KeyMode,
+        redelivery: Redelivery,
+    ) -> Layer {
+        Layer {
+            name: name.into(),
+            attempts,
+            backoff,
+            retry_on,
+            key,
+            redelivery,
+            timeout_ms: None,
+            deadline_ms: None,
+        }
+    }
 }
 
 /// Retry layers, outermost first, and how the stack gives up.
@@ -197,67 +210,102 @@ impl Stack {
     /// giving up as unknown.
     pub fn transport(config: &ExecutorModel, key: KeyMode) -> Stack {
         Stack {
-            layers: vec![Layer {
-                name: "http".into(),
-                attempts: config.attempts,
-                backoff: shorthand_backoff(config),
-                retry_on: RetryOn::UNCERTAIN,
+            layers: vec![Layer::new(
+                "http",
+                config.attempts,
+                shorthand_backoff(config),
+                RetryOn::UNCERTAIN,
                 key,
-            }],
+                Redelivery::Anew,
+            )],
             gives_up: GiveUp::Unknown,
         }
     }
 
-    /// The shorthand for `layered_retries`: a job queue (`executor.layers.queue` runs of
-    /// the job) around a tool wrapper (`executor.layers.tool` calls) around the HTTP client
-    /// (`executor.attempts` sends under the key it mints per call), each retrying any
-    /// error, with the same backoff; giving up as a failed tool result.
-    pub fn layered(config: &ExecutorModel) -> Stack {
-        let layer = |name: &str, attempts, key| Layer {
-            name: name.into(),
-            attempts,
-            backoff: shorthand_backoff(config),
-            retry_on: RetryOn::ANY,
-            key,
-        };
+    /// The stack `spec` describes under the model's `executor` section (the shorthand's
+    /// backoff where a layer gives none, and its knobs where a preset layer names them).
+    /// `spec` is one that reads without problems ([`StackSpec::problems`]).
+    pub fn from_spec(spec: &StackSpec, config: &ExecutorModel) -> Stack {
         Stack {
-            layers: vec![
-                layer("queue", config.layers.queue, KeyMode::None),
-                layer("tool", config.layers.tool, KeyMode::None),
-                layer("http", config.attempts, KeyMode::PerCall),
-            ],
-            gives_up: GiveUp::Failure,
+            layers: spec.layers.iter().map(|l| layer_of(l, config)).collect(),
+            gives_up: spec.gives_up,
         }
     }
+}
 
-    /// The layer whose key a send carries: the innermost one that does not inherit it;
-    /// `None` for the application's.
-    fn key_layer(&self) -> Option<usize> {
-        self.layers
-            .iter()
-            .rposition(|l| l.key != KeyMode::Inherited)
+fn layer_of(l: &LayerSpec, config: &ExecutorModel) -> Layer {
+    let attempts = match &l.attempts {
+        Attempts::Count(n) => *n,
+        Attempts::Named(n) if n == UNLIMITED => u32::MAX,
+        Attempts::Named(n) => match n.as_str() {
+            "executor.layers.tool" => config.layers.tool,
+            "executor.layers.queue" => config.layers.queue,
+            knob => {
+                debug_assert!(KNOBS.contains(&knob), "checked when read: {knob}");
+                config.attempts
+            }
+        },
+    };
+    let backoff = match &l.backoff {
+        None => shorthand_backoff(config),
+        Some(b) => Backoff {
+            initial_ms: b.initial_ms.unwrap_or(config.backoff_ms),
+            factor: b.factor,
+            cap_ms: b.cap_ms.unwrap_or(config.max_backoff_ms),
+            table_ms: b.table_ms.clone().unwrap_or_default(),
+            jitter: b.jitter.clone(),
+        },
+    };
+    let classes = l.retry_on.classes("retry_on").unwrap_or_default();
+    Layer {
+        name: l.name.clone(),
+        attempts,
+        backoff,
+        retry_on: RetryOn::of(&classes),
+        key: l.key,
+        redelivery: l.redelivery,
+        timeout_ms: l.timeout_ms,
+        deadline_ms: l.deadline_ms,
     }
 }
 
 fn shorthand_backoff(config: &ExecutorModel) -> Backoff {
-    Backoff {
-        initial_ms: config.backoff_ms,
-        factor: 2,
-        cap_ms: config.max_backoff_ms,
-    }
+    Backoff::exponential(config.backoff_ms, 2, config.max_backoff_ms)
 }
 
-/// Timer tags: the operation above, the retrying layer in the low bits.
+/// Timer tags: the operation in the high half, then the operation's call generation (24
+/// bits, so that a retry timer of an earlier call of the stack is recognised as stale),
+/// then the retrying layer.
 const LAYER_BITS: u32 = 8;
+const GENERATION_BITS: u32 = 24;
+
+/// What a stack keeps in memory for one operation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Calls {
+    /// The calls each layer but the innermost has made of the layer below in its current
+    /// call. The innermost layer's sends are the journal's `attempts`.
+    counts: Vec<u32>,
+    /// The key each [`KeyMode::PerCall`] layer minted for its current call.
+    keys: Vec<Option<Key>>,
+    /// When each layer's current call began; kept only by a stack with a deadline.
+    started: Vec<Millis>,
+    /// A retry timer is set for the current call of the stack.
+    armed: bool,
+    /// Which call of the stack a retry timer belongs to: a new call of the whole stack
+    /// while one is set makes it stale (it then does nothing). Counted only then, so that
+    /// states that differ in nothing else hash alike.
+    generation: u32,
+}
 
 /// An executor that runs a [`Stack`] over the operations an [`Identity`] binds calls to.
 pub struct Stacked<I> {
     identity: I,
     stack: Stack,
-    /// Per operation, the calls each layer but the innermost has made of the layer below in
-    /// its current call (in memory: a crash forgets them, and the restarted worker calls the
-    /// stack anew). The innermost layer's sends are the journal's `attempts`.
-    outer: BTreeMap<OpId, Vec<u32>>,
+    /// Per operation, the layers' counts and keys (in memory: a crash forgets them, save
+    /// those of a layer that is redelivered with them, which the journal keeps).
+    calls: BTreeMap<OpId, Calls>,
+    /// Whether a layer has a deadline (then the calls' start times are kept).
+    deadlines: bool,
 }
 
 impl<I: Identity> Stacked<I> {
@@ -267,15 +315,18 @@ impl<I: Identity> Stacked<I> {
         Self::with_stack(identity, Stack::transport(config, KeyMode::Inherited))
     }
 
+    /// Runs `stack`, which has 1 to [`MAX_LAYERS`] layers (the file forms check it).
     pub fn with_stack(identity: I, stack: Stack) -> Self {
         assert!(
-            !stack.layers.is_empty() && stack.layers.len() < 1 << LAYER_BITS,
-            "a stack has 1 to 255 layers"
+            (1..=MAX_LAYERS).contains(&stack.layers.len()),
+            "a stack has 1 to {MAX_LAYERS} layers"
         );
+        let deadlines = stack.layers.iter().any(|l| l.deadline_ms.is_some());
         Self {
             identity,
             stack,
-            outer: BTreeMap::new(),
+            calls: BTreeMap::new(),
+            deadlines,
         }
     }
 
@@ -283,42 +334,105 @@ impl<I: Identity> Stacked<I> {
         self.stack.layers.len() - 1
     }
 
+    fn memory(&mut self, op: OpId) -> &mut Calls {
+        let n = self.stack.layers.len();
+        self.calls.entry(op).or_insert_with(|| Calls {
+            counts: vec![0; n - 1],
+            keys: vec![None; n],
+            started: Vec::new(),
+            armed: false,
+            generation: 0,
+        })
+    }
+
     /// Calls made by layer `i` in its current call, for operation `op`.
-    fn calls(&self, ctx: &ExecCtx<'_>, op: OpId, i: usize) -> u32 {
+    fn count(&self, ctx: &ExecCtx<'_>, op: OpId, i: usize) -> u32 {
         if i == self.innermost() {
             ctx.journal_ref().scratch(op).map_or(0, |s| s.attempts)
         } else {
-            self.outer.get(&op).map_or(0, |c| c[i])
+            self.calls.get(&op).map_or(0, |c| c.counts[i])
+        }
+    }
+
+    fn set_count(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, i: usize, n: u32) {
+        if i == self.innermost() {
+            if let Some(s) = ctx.journal().scratch_mut(op) {
+                s.attempts = n;
+            }
+        } else {
+            self.memory(op).counts[i] = n;
         }
     }
 
     /// Layers `from` and inward are called anew for `op`: their counts start again (each
-    /// outer one has made its first call below).
+    /// outer one has made its first call below) and their per-call keys are to be minted
+    /// again. `from == 0` is a new call of the whole stack.
     fn call_anew(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, from: usize) {
         let inner = self.innermost();
-        if inner > 0 {
-            let counts = self.outer.entry(op).or_insert_with(|| vec![0; inner]);
-            for c in counts.iter_mut().skip(from) {
-                *c = 1;
+        let now = ctx.now();
+        let deadlines = self.deadlines;
+        if deadlines {
+            for layer in &self.stack.layers[from..] {
+                if let Some(d) = layer.deadline_ms {
+                    // The age the retry decision compares against it.
+                    ctx.declare_threshold(d);
+                }
             }
         }
-        if let Some(s) = ctx.journal().scratch_mut(op) {
-            s.attempts = 0;
+        let memory = self.memory(op);
+        if deadlines {
+            memory.started.resize(inner + 1, now);
+            for t in memory.started.iter_mut().skip(from) {
+                *t = now;
+            }
+        }
+        for c in memory.counts.iter_mut().skip(from) {
+            *c = 1;
+        }
+        for k in memory.keys.iter_mut().skip(from) {
+            *k = None;
+        }
+        if from == 0 && memory.armed {
+            memory.armed = false;
+            memory.generation = memory.generation.wrapping_add(1) & ((1 << GENERATION_BITS) - 1);
+        }
+        if from <= inner {
+            self.set_count(ctx, op, inner, 0);
         }
     }
 
-    /// Sends `op` once more; layers `from` and inward were called anew for this send (0:
-    /// a new call of the stack), so a per-call key among them is minted again.
-    fn dispatch(&self, ctx: &mut ExecCtx<'_>, op: OpId, from: usize) {
-        let key = match self.stack.key_layer() {
-            None => self.identity.send_key(ctx, op),
-            Some(i) => match self.stack.layers[i].key {
-                KeyMode::PerAttempt => Some(ctx.new_key()),
-                KeyMode::PerCall if i >= from => Some(ctx.new_key()),
-                KeyMode::PerCall => ctx.journal_ref().get(op).and_then(|o| o.key),
-                KeyMode::None | KeyMode::Inherited => None,
-            },
+    /// The key layer `i` passes down for the next send of `op`: past the outermost layer,
+    /// the application's. A per-call layer passes what it is given, and mints its own only
+    /// if nothing above gives one (as an SDK sends a key it is passed and generates one only
+    /// when none is).
+    fn key_of(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, i: Option<usize>) -> Option<Key> {
+        let Some(i) = i else {
+            return self.identity.send_key(ctx, op);
         };
+        let above = i.checked_sub(1);
+        match self.stack.layers[i].key {
+            KeyMode::Inherited => self.key_of(ctx, op, above),
+            KeyMode::None => None,
+            KeyMode::PerAttempt => Some(ctx.new_key()),
+            KeyMode::PerCall => {
+                if let Some(given) = self.key_of(ctx, op, above) {
+                    return Some(given);
+                }
+                if let Some(k) = self.calls.get(&op).and_then(|c| c.keys[i]) {
+                    return Some(k);
+                }
+                let k = ctx.new_key();
+                self.memory(op).keys[i] = Some(k);
+                self.keep_durable(ctx, op, i);
+                Some(k)
+            }
+        }
+    }
+
+    /// Sends `op` once more, under the key the stack gives it now.
+    fn dispatch(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        let innermost = Some(self.innermost());
+        let key = self.key_of(ctx, op, innermost);
         let worker = ctx.worker();
         let Some((o, s)) = ctx.journal().parts_mut(op) else {
             return;
@@ -326,10 +440,10 @@ impl<I: Identity> Stacked<I> {
         // Whoever sends is responsible: a restart of this worker recovers it.
         o.owner = worker;
         s.attempts += 1;
-        o.key = key;
         let request = Request::create(&o.call(), key);
         ctx.transition(op, OpState::Dispatched);
-        let attempt = ctx.send(op, request);
+        let timeout = self.stack.layers[self.innermost()].timeout_ms;
+        let attempt = ctx.send_with_timeout(op, request, timeout);
         if let Some(s) = ctx.journal().scratch_mut(op) {
             s.last_attempt = Some(attempt);
         }
@@ -357,36 +471,149 @@ impl<I: Identity> Stacked<I> {
         }
     }
 
-    /// The innermost layer that retries `class` with an attempt left, if any.
+    /// No layer retries `op` any more; `verdict` is what its last answer said.
+    fn give_up(&self, ctx: &mut ExecCtx<'_>, op: OpId, verdict: Verdict) {
+        match (self.stack.gives_up, verdict) {
+            (GiveUp::Unknown, Verdict::Failed) => {
+                self.settle(ctx, op, OpState::Failed, ToolResult::Failure)
+            }
+            (GiveUp::Unknown, _) => {
+                ctx.transition(op, OpState::Unknown);
+                self.report(ctx, op, ToolResult::Unknown);
+            }
+            (GiveUp::Failure, Verdict::Failed) => {
+                ctx.transition(op, OpState::Unknown);
+                ctx.transition(op, OpState::Failed);
+                self.report(ctx, op, ToolResult::Failure);
+            }
+            (GiveUp::Failure, _) => {
+                // The wrapper turns the last exception into a failed tool result; it learned
+                // nothing about the effect.
+                ctx.transition(op, OpState::Unknown);
+                ctx.abandon(op, OpState::Failed);
+                self.report(ctx, op, ToolResult::Failure);
+            }
+        }
+    }
+
+    /// The innermost layer that retries `class` with an attempt left and within its
+    /// deadline, if any.
     fn retrying_layer(&self, ctx: &ExecCtx<'_>, op: OpId, class: ErrorClass) -> Option<usize> {
+        let now = ctx.now();
         (0..self.stack.layers.len()).rev().find(|&i| {
             let layer = &self.stack.layers[i];
-            layer.retry_on.contains(class) && self.calls(ctx, op, i) < layer.attempts
+            let within = layer.deadline_ms.is_none_or(|d| {
+                let started = self.calls.get(&op).and_then(|c| c.started.get(i).copied());
+                now.saturating_sub(started.unwrap_or(now)) < d
+            });
+            layer.retry_on.contains(class) && self.count(ctx, op, i) < layer.attempts && within
         })
+    }
+
+    /// The journal's entry for what layer `i` keeps across a crash (its count and its
+    /// per-call key), if it is redelivered with them.
+    fn durable_entry(&self, op: OpId, i: usize) -> Option<String> {
+        matches!(
+            self.stack.layers[i].redelivery,
+            Redelivery::Retry | Redelivery::Resume
+        )
+        .then(|| format!("retrylab.stack/{}/{i}", op.0))
+    }
+
+    /// Writes layer `i`'s count and key for `op` to the journal, if it is redelivered with
+    /// them.
+    fn keep_durable(&self, ctx: &mut ExecCtx<'_>, op: OpId, i: usize) {
+        let Some(entry) = self.durable_entry(op, i) else {
+            return;
+        };
+        let count = self.count(ctx, op, i);
+        let key = self
+            .calls
+            .get(&op)
+            .and_then(|c| c.keys[i])
+            .map_or(0, |k| k.0);
+        let worker = ctx.worker();
+        ctx.journal()
+            .kv_mut()
+            .put(&entry, format!("{count} {key}"), worker);
+    }
+
+    /// Reads back what layer `i` kept for `op` across a crash.
+    fn recall_durable(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, i: usize) {
+        let Some(entry) = self.durable_entry(op, i) else {
+            return;
+        };
+        let kept = ctx.journal_ref().kv().get(&entry).and_then(|e| {
+            let (count, key) = e.value.split_once(' ')?;
+            Some((count.parse::<u32>().ok()?, key.parse::<u64>().ok()?))
+        });
+        if let Some((count, key)) = kept {
+            self.set_count(ctx, op, i, count);
+            self.memory(op).keys[i] = (key != 0).then_some(Key(key));
+        }
+    }
+
+    /// Arms layer `i`'s retry of `op` after a wait from `min` to `max` (its jitter).
+    fn arm(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, i: usize, (min, max): (Millis, Millis)) {
+        let memory = self.memory(op);
+        memory.armed = true;
+        let generation = memory.generation;
+        let tag = u64::from(op.0) << 32 | u64::from(generation) << LAYER_BITS | i as u64;
+        ctx.set_timer_within(min, max, tag);
+    }
+
+    /// The call of the outermost redelivered layer is re-run for `op` after a crash.
+    fn redeliver(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        let layers = &self.stack.layers;
+        let Some(i) = layers.iter().position(|l| l.redelivery != Redelivery::None) else {
+            // Nothing re-runs it: the call stays unanswered.
+            return;
+        };
+        let (redelivery, attempts) = (layers[i].redelivery, layers[i].attempts);
+        if redelivery == Redelivery::Anew {
+            self.call_anew(ctx, op, 0);
+            return self.dispatch(ctx, op);
+        }
+        // The layers above it lived in the crashed process: they are as if called anew.
+        self.call_anew(ctx, op, 0);
+        self.recall_durable(ctx, op, i);
+        if redelivery == Redelivery::Retry {
+            let done = self.count(ctx, op, i);
+            if done >= attempts {
+                return self.give_up(ctx, op, Verdict::Uncertain);
+            }
+            self.set_count(ctx, op, i, done + 1);
+        }
+        self.keep_durable(ctx, op, i);
+        self.call_anew(ctx, op, i + 1);
+        self.dispatch(ctx, op);
     }
 }
 
 impl<I: Identity + 'static> Executor for Stacked<I> {
-    /// The identity's memory and each layer's counts per operation (the stack is the
-    /// model's).
+    /// The identity's memory and each layer's counts and keys per operation (the stack is
+    /// the model's).
     fn fingerprint(&self, mut h: &mut dyn Hasher) -> bool {
         let Stacked {
             identity,
             stack: _,
-            outer,
+            calls,
+            deadlines: _,
         } = self;
-        outer.hash(&mut h);
+        calls.hash(&mut h);
         identity.fingerprint(h)
     }
 
-    /// Forgets the layers' counts and the identity's memory; the stack is the model's.
+    /// Forgets the layers' counts and keys and the identity's memory; the stack is the
+    /// model's.
     fn reset(&mut self) -> bool {
         let Stacked {
             identity,
             stack: _,
-            outer,
+            calls,
+            deadlines: _,
         } = self;
-        outer.clear();
+        calls.clear();
         identity.reset()
     }
 
@@ -395,7 +622,8 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
         Some(Box::new(Stacked {
             identity,
             stack: self.stack.clone(),
-            outer: self.outer.clone(),
+            calls: self.calls.clone(),
+            deadlines: self.deadlines,
         }))
     }
 
@@ -422,7 +650,7 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
             OpState::Dispatched => {}
             _ => {
                 self.call_anew(ctx, op, 0);
-                self.dispatch(ctx, op, 0);
+                self.dispatch(ctx, op);
             }
         }
     }
@@ -449,57 +677,45 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
             // checks every reply).
             (_, None) => return,
         };
-        let retry = self.retrying_layer(ctx, op, class);
-        let gives_up = self.stack.gives_up;
-        // A refusal nobody retries settles the operation as failed at once.
-        if retry.is_none() && verdict == Verdict::Failed && gives_up == GiveUp::Unknown {
-            return self.settle(ctx, op, OpState::Failed, ToolResult::Failure);
-        }
+        let Some(i) = self.retrying_layer(ctx, op, class) else {
+            return self.give_up(ctx, op, verdict);
+        };
         ctx.transition(op, OpState::Unknown);
-        if let Some(i) = retry {
-            let done = self.calls(ctx, op, i);
-            let delay = self.stack.layers[i].backoff.before(done);
-            if i < self.innermost() {
-                if let Some(c) = self.outer.get_mut(&op) {
-                    c[i] += 1;
-                }
-                self.call_anew(ctx, op, i + 1);
-            }
-            ctx.set_timer(delay, u64::from(op.0) << LAYER_BITS | i as u64);
+        let done = self.count(ctx, op, i);
+        let delay = self.stack.layers[i].backoff.range(done);
+        if i < self.innermost() {
+            self.set_count(ctx, op, i, done + 1);
+            self.keep_durable(ctx, op, i);
+            self.call_anew(ctx, op, i + 1);
+        }
+        self.arm(ctx, op, i, delay);
+    }
+
+    /// A layer's retry is due: the send it makes, with the layers below it called anew. A
+    /// timer of an earlier call of the stack (the agent called again, or the worker
+    /// restarted, before it was due) does nothing.
+    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
+        let op = OpId((tag >> 32) as u32);
+        let generation = ((tag >> LAYER_BITS) & ((1 << GENERATION_BITS) - 1)) as u32;
+        let Some(memory) = self.calls.get_mut(&op) else {
+            return;
+        };
+        if !memory.armed || memory.generation != generation {
             return;
         }
-        match (gives_up, verdict) {
-            (GiveUp::Unknown, _) => self.report(ctx, op, ToolResult::Unknown),
-            (GiveUp::Failure, Verdict::Failed) => {
-                ctx.transition(op, OpState::Failed);
-                self.report(ctx, op, ToolResult::Failure);
-            }
-            (GiveUp::Failure, _) => {
-                // The wrapper turns the last exception into a failed tool result; it learned
-                // nothing about the effect.
-                ctx.abandon(op, OpState::Failed);
-                self.report(ctx, op, ToolResult::Failure);
-            }
-        }
-    }
-
-    /// A layer's retry is due: the send it makes, with the layers below it called anew.
-    fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
-        let op = OpId((tag >> LAYER_BITS) as u32);
-        let layer = (tag & ((1 << LAYER_BITS) - 1)) as usize;
+        memory.armed = false;
         if ctx.journal_ref().get(op).map(|o| o.state()) == Some(OpState::Unknown) {
-            self.dispatch(ctx, op, layer + 1);
+            self.dispatch(ctx, op);
         }
     }
 
-    /// Calls the stack anew for every operation this worker still owed an answer, with its
-    /// recorded identity: at-least-once redelivery, as a durable job queue does.
+    /// Re-runs, for every operation this worker still owed an answer, the call of the
+    /// outermost layer that is redelivered ([`Redelivery`]).
     fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
         let worker = ctx.worker();
         for op in ctx.journal_ref().open_ops(worker) {
             if ctx.journal_ref().scratch(op).is_some_and(|s| s.owes_report) {
-                self.call_anew(ctx, op, 0);
-                self.dispatch(ctx, op, 0);
+                self.redeliver(ctx, op);
             }
         }
     }
@@ -582,32 +798,49 @@ mod tests {
                 assert_eq!(b.before(n), config.backoff_before(n), "retry {n}");
             }
         }
-        let b = Backoff {
-            initial_ms: 100,
-            factor: 3,
-            cap_ms: 1_000,
-        };
+        let b = Backoff::exponential(100, 3, 1_000);
         let waits: Vec<_> = (1..=5).map(|n| b.before(n)).collect();
         assert_eq!(waits, [100, 300, 900, 1_000, 1_000]);
+        let table = Backoff {
+            table_ms: vec![5, 50, 500],
+            ..b.clone()
+        };
+        let waits: Vec<_> = (1..=5).map(|n| table.before(n)).collect();
+        assert_eq!(waits, [5, 50, 500, 500, 500]);
     }
 
     #[test]
-    fn a_send_carries_the_innermost_key_that_is_not_inherited() {
-        let config = ExecutorModel::default();
+    fn jitter_spreads_each_wait_over_its_range() {
+        let with = |jitter| Backoff {
+            jitter,
+            ..Backoff::exponential(1_000, 2, 3_000)
+        };
+        let ranges =
+            |b: Backoff| -> Vec<(Millis, Millis)> { (1..=3).map(|n| b.range(n)).collect() };
         assert_eq!(
-            Stack::transport(&config, KeyMode::Inherited).key_layer(),
-            None
+            ranges(with(Jitter::None)),
+            [(1_000, 1_000), (2_000, 2_000), (3_000, 3_000)]
         );
         assert_eq!(
-            Stack::transport(&config, KeyMode::PerAttempt).key_layer(),
-            Some(0)
+            ranges(with(Jitter::Full)),
+            [(0, 1_000), (0, 2_000), (0, 3_000)]
         );
-        let layered = Stack::layered(&config);
-        assert_eq!(layered.key_layer(), Some(2));
-        let mut over = layered.clone();
-        over.layers[2].key = KeyMode::Inherited;
-        over.layers[1].key = KeyMode::Inherited;
-        assert_eq!(over.key_layer(), Some(0), "the queue's: none");
+        assert_eq!(
+            ranges(with(Jitter::Equal)),
+            [(500, 1_000), (1_000, 2_000), (1_500, 3_000)]
+        );
+        assert_eq!(
+            ranges(with(Jitter::Additive { max_ms: 250 })),
+            [(1_000, 1_250), (2_000, 2_250), (3_000, 3_250)]
+        );
+        let openai = Jitter::Multiplicative {
+            min_percent: 75,
+            max_percent: 100,
+        };
+        assert_eq!(
+            ranges(with(openai)),
+            [(750, 1_000), (1_500, 2_000), (2_250, 3_000)]
+        );
     }
 
     #[derive(Clone, Copy)]
@@ -623,19 +856,37 @@ mod tests {
     }
 
     #[test]
-    fn each_layers_count_per_operation_is_in_the_fingerprint() {
-        let hash = |outer: &[(u32, Vec<u32>)]| {
-            let mut e = Stacked::with_stack(Plain, Stack::layered(&ExecutorModel::default()));
-            e.outer = outer.iter().map(|(op, c)| (OpId(*op), c.clone())).collect();
+    fn each_layers_counts_keys_and_call_per_operation_are_in_the_fingerprint() {
+        let layered = crate::design::preset::find("layered_retries")
+            .unwrap()
+            .stack(&ExecutorModel::default());
+        let hash = |calls: &[(u32, Calls)]| {
+            let mut e = Stacked::with_stack(Plain, layered.clone());
+            e.calls = calls.iter().map(|(op, c)| (OpId(*op), c.clone())).collect();
             let mut h = StableHasher::new();
             assert!(e.fingerprint(&mut h));
             h.finish()
         };
-        let base = hash(&[(0, vec![1, 1])]);
-        assert_eq!(base, hash(&[(0, vec![1, 1])]));
+        let calls = Calls {
+            counts: vec![1, 1],
+            keys: vec![None, None, Some(Key(3))],
+            started: Vec::new(),
+            armed: true,
+            generation: 1,
+        };
+        let with = |f: &dyn Fn(&mut Calls)| {
+            let mut c = calls.clone();
+            f(&mut c);
+            hash(&[(0, c)])
+        };
+        let base = hash(&[(0, calls.clone())]);
+        assert_eq!(base, with(&|_| {}));
         assert_ne!(base, hash(&[]));
-        assert_ne!(base, hash(&[(1, vec![1, 1])]));
-        assert_ne!(base, hash(&[(0, vec![2, 1])]));
-        assert_ne!(base, hash(&[(0, vec![1, 2])]));
+        assert_ne!(base, hash(&[(1, calls.clone())]));
+        assert_ne!(base, with(&|c| c.counts[0] = 2));
+        assert_ne!(base, with(&|c| c.counts[1] = 2));
+        assert_ne!(base, with(&|c| c.keys[2] = Some(Key(4))));
+        assert_ne!(base, with(&|c| c.armed = false));
+        assert_ne!(base, with(&|c| c.generation = 2));
     }
 }

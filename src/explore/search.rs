@@ -294,6 +294,8 @@ pub struct TimingScope {
 impl TimingScope {
     /// The scope of a search of `design` on `model`, before any run.
     pub fn of(model: &Model, design: &dyn Design) -> Self {
+        // A configured design's thresholds are those of the configuration it runs.
+        let model = model.for_design(design.name());
         let mut named = menu::named_thresholds(model);
         for (ms, what) in design.time_thresholds(&model.executor) {
             if ms > 0 {

@@ -36,7 +36,13 @@ impl DesignList {
     /// registry's names. The names of a list are not checked here (validation does).
     pub fn resolve(&self, registry: &Registry) -> Vec<String> {
         match self {
-            DesignList::All => registry.names().into_iter().map(String::from).collect(),
+            // A configured design belongs to the model that configures it.
+            DesignList::All => registry
+                .all()
+                .iter()
+                .filter(|d| d.configures().is_none())
+                .map(|d| d.name().to_string())
+                .collect(),
             DesignList::Listed(names) => names.clone(),
         }
     }
@@ -81,12 +87,15 @@ impl<'de> Visitor<'de> for DesignListVisitor {
         while let Some(entry) = seq.next_element::<serde_json::Value>()? {
             let name = match entry {
                 serde_json::Value::String(name) => name,
-                serde_json::Value::Object(_) => {
+                serde_json::Value::Object(ref o) if o.contains_key("command") => {
                     external_entry(&entry).map_err(de::Error::custom)?.name
+                }
+                serde_json::Value::Object(_) => {
+                    configured_entry(&entry).map_err(de::Error::custom)?.name
                 }
                 other => {
                     return Err(de::Error::custom(format!(
-                        "invalid entry {other}: expected a design's name, or an external executor {{\"name\": ..., \"command\": [...]}}"
+                        "invalid entry {other}: expected a design's name, a configured design {{\"name\": ..., \"design\": ..., \"executor\": {{...}}}}, or an external executor {{\"name\": ..., \"command\": [...]}}"
                     )));
                 }
             };
@@ -112,12 +121,13 @@ fn external_entry(v: &serde_json::Value) -> Result<ExternalEntry, String> {
     let obj = v.as_object().ok_or("expected an object")?;
     if let Some(k) = obj
         .keys()
-        .find(|k| !["name", "command", "params"].contains(&k.as_str()))
+        .find(|k| !["name", "command", "params", "executor"].contains(&k.as_str()))
     {
         return Err(format!(
-            "unknown field `{k}` of an external executor, expected `name`, `command` or `params`"
+            "unknown field `{k}` of an external executor, expected `name`, `command`, `params` or `executor`"
         ));
     }
+    executor_of(obj)?;
     let name = obj
         .get("name")
         .and_then(|n| n.as_str())
@@ -151,6 +161,102 @@ fn external_entry(v: &serde_json::Value) -> Result<ExternalEntry, String> {
         command,
         params,
     })
+}
+
+/// An entry of `designs` that configures a design: `{"name": ..., "design": ..., "executor":
+/// {...}}`, the design called `design` under the name `name`, with the model's `executor`
+/// section and the entry's fields in place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfiguredEntry {
+    pub name: String,
+    /// The design it configures; `None` for an external executor's entry (which runs its
+    /// own command).
+    pub design: Option<String>,
+    /// The `executor` fields it sets (none: the model's section as it is).
+    pub executor: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The `executor` object of an entry, if any.
+fn executor_of(
+    obj: &serde_json::Map<String, serde_json::Value>,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match obj.get("executor") {
+        None => Ok(serde_json::Map::new()),
+        Some(serde_json::Value::Object(o)) => Ok(o.clone()),
+        Some(_) => Err(
+            "`executor` must be an object: the fields of the model's executor section this entry sets"
+                .into(),
+        ),
+    }
+}
+
+/// Reads one configured entry of `designs`.
+fn configured_entry(v: &serde_json::Value) -> Result<ConfiguredEntry, String> {
+    let obj = v.as_object().ok_or("expected an object")?;
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["name", "design", "executor"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "unknown field `{k}` of a configured design, expected `name`, `design` and `executor` (or `command` for an external executor)"
+        ));
+    }
+    let name = obj
+        .get("name")
+        .and_then(|n| n.as_str())
+        .ok_or("a configured design needs a string `name`")?
+        .to_string();
+    let design = obj
+        .get("design")
+        .and_then(|n| n.as_str())
+        .ok_or_else(|| {
+            format!("configured design {name}: `design` must name the design it configures, such as \"same_key\"")
+        })?
+        .to_string();
+    let executor = executor_of(obj).map_err(|e| format!("configured design {name}: {e}"))?;
+    Ok(ConfiguredEntry {
+        name,
+        design: Some(design),
+        executor,
+    })
+}
+
+/// The entries of a model text's `designs` that carry an executor section or configure a
+/// design, with their index in the list; none when the text does not parse (loading the
+/// model then reports why).
+pub fn configured_entries(text: &str) -> Vec<(usize, ConfiguredEntry)> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    let Some(list) = v.get("designs").and_then(|d| d.as_array()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let Some(obj) = e.as_object() else {
+            continue;
+        };
+        let entry = if obj.contains_key("command") {
+            let Ok(x) = external_entry(e) else {
+                continue;
+            };
+            match executor_of(obj) {
+                Ok(executor) if !executor.is_empty() => ConfiguredEntry {
+                    name: x.name,
+                    design: None,
+                    executor,
+                },
+                _ => continue,
+            }
+        } else {
+            let Ok(c) = configured_entry(e) else {
+                continue;
+            };
+            c
+        };
+        out.push((i, entry));
+    }
+    out
 }
 
 /// The external executors a model text's `designs` lists, in order; none when the text does

@@ -34,11 +34,13 @@ pub const JOURNAL: [&str; 4] = [
 /// `visibility_bound_ms`.
 pub const RECONCILING: [&str; 2] = ["journal_reconcile", "journal_reconcile_lease"];
 
-/// Whether design `name` reads `executor.attempts`: a design preset if one of its layers
-/// takes its attempts from it (`single_use_token` sends once per token, whatever it says),
-/// every other design (the journal family; a program's own or an external one, which may).
-fn reads_attempts(name: &str) -> bool {
-    crate::design::preset::find(name).is_none_or(|p| p.reads_knob("executor.attempts"))
+/// Whether design `name` reads `executor.attempts` in `m`: a design preset if one of its
+/// layers takes its attempts from it (`single_use_token` sends once per token, whatever it
+/// says) and the model gives no `executor.stack` in place of its layers; every other design
+/// (the journal family; a program's own or an external one, which may).
+fn reads_attempts(m: &Model, name: &str) -> bool {
+    crate::design::preset::find(name)
+        .is_none_or(|p| m.executor.stack.is_none() && p.reads_knob("executor.attempts"))
 }
 
 /// Every misconfiguration of `m`, in the order of the model's fields.
@@ -56,8 +58,22 @@ pub fn inert(m: &Model) -> Vec<Inert> {
         .designs
         .iter()
         .map(String::as_str)
-        .filter(|d| reads_attempts(d))
+        .filter(|d| reads_attempts(m, d))
         .collect();
+    if m.executor.stack.is_some()
+        && !m
+            .designs
+            .iter()
+            .any(|d| crate::design::preset::find(d).is_some())
+    {
+        warn(
+            "executor.stack",
+            format!(
+                "no design of the model runs it ({}): only the design presets take their retry layers from it (`retrylab designs`: no_dedup, same_key, ...); the journal family and external executors run their own; compare a preset, or leave the stack out",
+                names(&m.designs.iter().map(String::as_str).collect::<Vec<_>>())
+            ),
+        );
+    }
     horizon(m, &mut warn);
     workload(m, &mut warn);
     agent(m, &mut warn);
@@ -448,11 +464,31 @@ mod tests {
 
     #[test]
     fn the_designs_that_read_the_attempts_are_those_whose_layers_say_so() {
-        let not: Vec<&str> = crate::design::names()
-            .into_iter()
-            .filter(|d| !reads_attempts(d))
+        let text = include_str!("../../models/ticket_lost_response.json");
+        let mut m = Model::from_json(text, "ticket_lost_response.json").unwrap();
+        let not = |m: &Model| -> Vec<&str> {
+            crate::design::names()
+                .into_iter()
+                .filter(|d| !reads_attempts(m, d))
+                .collect()
+        };
+        assert_eq!(not(&m), ["single_use_token"]);
+        assert!(reads_attempts(&m, "a_program_s_own"));
+        // Under a model's stack, no preset reads the shorthand's attempts.
+        m.executor.stack = Some(
+            serde_json::from_value(serde_json::json!({
+                "layers": [{ "name": "http", "attempts": 3, "retry_on": "uncertain" }]
+            }))
+            .unwrap(),
+        );
+        use crate::design::Design;
+        let presets: Vec<&str> = crate::design::preset::all()
+            .iter()
+            .map(|p| p.name())
             .collect();
-        assert_eq!(not, ["single_use_token"]);
-        assert!(reads_attempts("a_program_s_own"));
+        let mut expected = presets.clone();
+        expected.sort_by_key(|p| crate::design::names().iter().position(|n| n == p));
+        assert_eq!(not(&m), expected);
+        assert!(reads_attempts(&m, "journal"));
     }
 }

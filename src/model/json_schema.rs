@@ -69,7 +69,7 @@ impl JsonSchema for DesignList {
                     "enum": [ALL]
                 },
                 {
-                    "description": "These designs, in this order (`retrylab designs` lists their names), and external executors: your executor program run under the simulator (docs/executor-protocol.md).",
+                    "description": "These designs, in this order (`retrylab designs` lists their names), configured designs (a design under a name of its own with its own executor settings), and external executors: your executor program run under the simulator (docs/executor-protocol.md).",
                     "type": "array",
                     "items": {
                         "anyOf": [
@@ -80,16 +80,28 @@ impl JsonSchema for DesignList {
                                 "properties": {
                                     "name": { "type": "string", "description": "Its design name in tables, expect and --design." },
                                     "command": { "type": "array", "items": { "type": "string" }, "minItems": 1, "description": "The program and its arguments." },
-                                    "params": { "type": "object", "default": {}, "description": "Its own parameters, handed to it in init." }
+                                    "params": { "type": "object", "default": {}, "description": "Its own parameters, handed to it in init." },
+                                    "executor": { "type": "object", "default": {}, "description": "Fields of the model's executor section it runs with instead (timeout_ms, attempts, ...)." }
                                 },
                                 "required": ["name", "command"],
+                                "additionalProperties": false
+                            },
+                            {
+                                "description": "A configured design: the design `design` under the name `name` (in tables, expect and --design), on the model with the entry's executor fields in place, so that one model compares configurations on the same seeds.",
+                                "type": "object",
+                                "properties": {
+                                    "name": { "type": "string", "description": "Its name in tables, expect and --design; not the name of a design." },
+                                    "design": { "type": "string", "description": "The design it configures (`retrylab designs`)." },
+                                    "executor": { "type": "object", "default": {}, "description": "Fields of the model's executor section it runs with instead: attempts, backoff_ms, timeout_ms, stack, ..." }
+                                },
+                                "required": ["name", "design"],
                                 "additionalProperties": false
                             }
                         ]
                     }
                 }
             ],
-            "examples": [ALL, ["no_dedup", "same_key", "journal"]]
+            "examples": [ALL, ["no_dedup", "same_key", "journal"], ["same_key", {"name": "same_key_3_retries", "design": "same_key", "executor": {"attempts": 3, "backoff_ms": 500}}]]
         })
     }
 }

@@ -14,6 +14,7 @@ pub mod provider;
 pub mod range;
 pub mod reference;
 pub mod schema;
+pub mod stack;
 mod validate;
 
 use std::fmt;
@@ -198,7 +199,25 @@ impl Model {
         })?;
         model.custom_properties = designs.properties();
         model.designs = model.design_list.resolve(designs);
-        let problems: Vec<Problem> = validate::check(&model, Some(designs))
+        let entries = self::designs::configured_entries(text);
+        let mut found = validate::check(&model, Some(designs));
+        // A configured entry's name is known by what it configures.
+        found.retain(|(path, _)| {
+            !entries
+                .iter()
+                .any(|(i, e)| e.design.is_some() && *path == format!("designs[{i}]"))
+        });
+        let mut configured = std::collections::BTreeMap::new();
+        for (i, entry) in &entries {
+            match configure(&model, *i, entry, designs) {
+                Ok(c) => {
+                    configured.insert(entry.name.clone(), c);
+                }
+                Err(problems) => found.extend(problems),
+            }
+        }
+        model.configured = configured;
+        let problems: Vec<Problem> = found
             .into_iter()
             .map(|(path, message)| {
                 let (line, column) = locate::locate(text, &locate::parse_path(&path));
@@ -218,6 +237,89 @@ impl Model {
                 problems,
             })
         }
+    }
+}
+
+/// The model entry `entry` (number `i` of `designs`) runs on: `model` with the entry's
+/// `executor` fields in place, checked as the model's own section is, its problems named
+/// under the entry.
+fn configure(
+    model: &Model,
+    i: usize,
+    entry: &self::designs::ConfiguredEntry,
+    designs: &crate::design::Registry,
+) -> Result<Configuration, Vec<(String, String)>> {
+    let at = format!("designs[{i}]");
+    let design = match &entry.design {
+        Some(base) => {
+            match designs.find(base) {
+                Some(d) if d.configures().is_none() && base != &entry.name => {}
+                _ => {
+                    return Err(vec![(
+                        format!("{at}.design"),
+                        format!(
+                            "unknown design \"{base}\" to configure; known designs: {}",
+                            designs
+                                .all()
+                                .iter()
+                                .filter(|d| d.configures().is_none())
+                                .map(|d| d.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )]);
+                }
+            }
+            if let Some(known) = designs.find(&entry.name)
+                && known.configures().is_none()
+            {
+                return Err(vec![(
+                    format!("{at}.name"),
+                    format!(
+                        "\"{}\" is the name of a design; give the configured one another",
+                        entry.name
+                    ),
+                )]);
+            }
+            base.clone()
+        }
+        None => entry.name.clone(),
+    };
+    let mut section = serde_json::to_value(&model.executor).unwrap_or_default();
+    if let serde_json::Value::Object(o) = &mut section {
+        for (k, v) in &entry.executor {
+            o.insert(k.clone(), v.clone());
+        }
+    }
+    let executor: ExecutorModel = serde_path_to_error::deserialize(section).map_err(|e| {
+        vec![(
+            format!("{at}.executor.{}", e.path()),
+            e.into_inner().to_string(),
+        )]
+    })?;
+    let mut run_on = model.clone();
+    run_on.executor = executor;
+    run_on.configured = Default::default();
+    // Its problems: those of its executor section that the entry's fields cause.
+    let own: Vec<(String, String)> = validate::check(&run_on, None)
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("executor."))
+        .filter(|(path, _)| {
+            let field = path["executor.".len()..]
+                .split(['.', '['])
+                .next()
+                .unwrap_or_default();
+            entry.executor.contains_key(field)
+        })
+        .map(|(path, message)| (format!("{at}.{path}"), message))
+        .collect();
+    if own.is_empty() {
+        Ok(Configuration {
+            design,
+            model: Box::new(run_on),
+        })
+    } else {
+        Err(own)
     }
 }
 

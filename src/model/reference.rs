@@ -21,10 +21,17 @@ pub fn schema() -> Value {
     root
 }
 
-/// A fault is a one-key object: its key gets the description of its kind, which editors show
-/// on the key.
+/// A fault, or a jitter with parameters, is a one-key object: its key gets the description
+/// of its kind, which editors show on the key.
 fn describe_fault_kinds(root: &mut Value) {
-    let Some(Value::Array(kinds)) = root.pointer_mut("/definitions/Fault/oneOf") else {
+    for one_key in ["Fault", "Jitter"] {
+        describe_kinds(root, one_key);
+    }
+}
+
+fn describe_kinds(root: &mut Value, definition: &str) {
+    let Some(Value::Array(kinds)) = root.pointer_mut(&format!("/definitions/{definition}/oneOf"))
+    else {
         return;
     };
     for kind in kinds {

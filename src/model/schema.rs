@@ -85,6 +85,29 @@ pub struct Model {
     #[serde(skip)]
     #[schemars(skip)]
     pub custom_properties: Vec<&'static crate::check::PropertyDef>,
+    /// The entries of `designs` with an executor section of their own, by name: the design
+    /// each configures, and the model it runs on (this one, with the entry's `executor`
+    /// fields in place). See [`Model::for_design`].
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub configured: BTreeMap<String, Configuration>,
+}
+
+/// An entry of `designs` with its own executor configuration.
+#[derive(Clone, Debug)]
+pub struct Configuration {
+    /// The design it configures (for an external executor, the entry itself).
+    pub design: String,
+    /// The model the entry runs on: the file's, with the entry's `executor` fields.
+    pub model: Box<Model>,
+}
+
+impl Model {
+    /// The model design `name` runs on: the file's, or for an entry of `designs` with an
+    /// executor section of its own, the file's with that section's fields in place.
+    pub fn for_design(&self, name: &str) -> &Model {
+        self.configured.get(name).map_or(self, |c| &c.model)
+    }
 }
 
 /// The random generator of a model's seeds (see [`crate::sim::random`]).
@@ -303,6 +326,14 @@ pub struct ExecutorModel {
     /// in time) is never sent again without a read-back that decides; the operation is
     /// escalated instead. Absent: keys are believed to be kept forever.
     pub assumed_retention_ms: Option<Millis>,
+    /// The retry layers of the designs that are stacks (the design presets: `retrylab
+    /// designs`), outermost first, replacing each preset's own layers; the design keeps
+    /// which calls share an operation and the key the application binds to it
+    /// (docs/executor-stacks.md). Absent: each preset's layers, with the shorthand above
+    /// (`attempts`, `backoff_ms`, `max_backoff_ms`, `layers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub stack: Option<super::stack::StackSpec>,
 }
 
 impl Default for ExecutorModel {
@@ -321,6 +352,7 @@ impl Default for ExecutorModel {
             sweep_ms: None,
             layers: Layers::default(),
             assumed_retention_ms: None,
+            stack: None,
         }
     }
 }

@@ -333,6 +333,9 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
             format!("{} is below backoff_ms {}", e.max_backoff_ms, e.backoff_ms),
         ));
     }
+    if let Some(stack) = &e.stack {
+        p.extend(stack.problems("executor.stack", false));
+    }
     if e.reconcile == Lookup::None {
         p.push((
             "executor.reconcile".into(),

@@ -63,6 +63,8 @@ pub enum Purpose {
     /// Which of the events due at the same instant runs next (asked only by a chooser that
     /// [orders ties](Chooser::orders_ties)).
     Order,
+    /// How long a retry layer waits, within the range its jitter allows.
+    Backoff,
 }
 
 /// The kind of a choice: what a search may bound or must enumerate.
@@ -96,7 +98,7 @@ impl Class {
 }
 
 impl Purpose {
-    pub const COUNT: usize = 19;
+    pub const COUNT: usize = 20;
 
     pub const ALL: [Purpose; Purpose::COUNT] = [
         Purpose::Arrival,
@@ -118,6 +120,7 @@ impl Purpose {
         Purpose::AuthorizationLoss,
         Purpose::Pruning,
         Purpose::Order,
+        Purpose::Backoff,
     ];
 
     /// Dense index, stable across versions of the same choice-vector format: new purposes
@@ -147,6 +150,7 @@ impl Purpose {
             Purpose::AuthorizationLoss => "authorization_loss",
             Purpose::Pruning => "pruning",
             Purpose::Order => "order",
+            Purpose::Backoff => "backoff",
         }
     }
 
@@ -167,7 +171,8 @@ impl Purpose {
             | Purpose::Latency
             | Purpose::Processing
             | Purpose::VisibilityLag
-            | Purpose::Pruning => Class::Timing,
+            | Purpose::Pruning
+            | Purpose::Backoff => Class::Timing,
             Purpose::AgentDecision | Purpose::Repeat => Class::Agent,
             Purpose::WorkerPick | Purpose::Order => Class::Schedule,
         }
@@ -471,6 +476,7 @@ mod tests {
             (Purpose::AuthorizationLoss, Fault),
             (Purpose::Pruning, Timing),
             (Purpose::Order, Schedule),
+            (Purpose::Backoff, Timing),
         ];
         assert_eq!(table.len(), Purpose::COUNT);
         for (i, (p, class)) in table.into_iter().enumerate() {

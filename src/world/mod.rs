@@ -226,6 +226,8 @@ pub struct World<'a> {
 
 impl<'a> World<'a> {
     pub fn new(model: &'a Model, design: &'a dyn Design, trace: bool) -> Self {
+        // An entry of `designs` with an executor section of its own runs on its own model.
+        let model = model.for_design(design.name());
         let mut world = Self {
             model,
             design,
@@ -986,9 +988,19 @@ impl<'a> World<'a> {
                     at_ms,
                     tag,
                     periodic,
+                    spread_ms,
                 } => {
+                    let min = at_ms.saturating_sub(now);
                     // The design's own delay: a threshold later timing choices may straddle.
-                    ch.learn_threshold(at_ms.saturating_sub(now));
+                    // A jittered one is a timing choice itself, between its two ends.
+                    ch.learn_threshold(min);
+                    let at_ms = if spread_ms == 0 {
+                        at_ms
+                    } else {
+                        let max = min.saturating_add(spread_ms);
+                        ch.learn_threshold(max);
+                        now.saturating_add(ch.between(Purpose::Backoff, min, max))
+                    };
                     let incarnation = self.workers[worker.0 as usize].incarnation;
                     self.push(
                         at_ms,

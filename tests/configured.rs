@@ -1,0 +1,174 @@
+//! Configured designs: an entry of `designs` with its own executor settings (`{"name",
+//! "design", "executor"}`) runs its design on the model with those settings in place, is
+//! judged by them, and is refused with the field and its position when they are wrong.
+
+#[path = "common/cli.rs"]
+mod cli;
+mod common;
+
+use cli::*;
+use common::*;
+use retrylab::design::assumptions::judge;
+use retrylab::design::configured::Configured;
+use retrylab::model::Model;
+use retrylab::run::run_seeds;
+use serde_json::json;
+
+/// The seeds' lost reply, with `same_key` beside a configured `same_key` that retries.
+fn compared() -> serde_json::Value {
+    let v = faults(base(), json!([{ "drop_reply": { "attempt": 1 } }]));
+    set(
+        v,
+        "designs",
+        json!([
+            "same_key",
+            { "name": "same_key_retries", "design": "same_key",
+              "executor": { "attempts": 3, "backoff_ms": 1000 } }
+        ]),
+    )
+}
+
+#[test]
+fn a_configured_design_runs_its_design_with_its_own_executor_settings() {
+    let v = compared();
+    let m = model(&v);
+    assert_eq!(m.designs, ["same_key", "same_key_retries"]);
+    assert_eq!(m.for_design("same_key").executor.attempts, 1);
+    assert_eq!(m.for_design("same_key_retries").executor.attempts, 3);
+    assert_eq!(m.for_design("same_key_retries").executor.timeout_ms, 5_000);
+    // The same as the design on a model whose section says so.
+    let configured = Configured::leak("same_key_retries", design("same_key"));
+    let by_hand = model(&set(
+        set(v.clone(), "executor.attempts", json!(3)),
+        "executor.backoff_ms",
+        json!(1000),
+    ));
+    let seeds = 0..50;
+    let metrics = run_seeds(&m, configured, seeds.clone());
+    assert_eq!(
+        metrics,
+        run_seeds(&by_hand, design("same_key"), seeds.clone())
+    );
+    assert_ne!(metrics, run_seeds(&m, design("same_key"), seeds));
+}
+
+#[test]
+fn a_configured_design_is_judged_by_its_own_settings() {
+    let v = set(
+        compared(),
+        "designs",
+        json!([
+            "same_key",
+            { "name": "same_key_stacked", "design": "same_key", "executor": { "stack": {
+                "layers": [{ "name": "sdk", "attempts": 2, "retry_on": "uncertain", "key": "per_attempt" }]
+            } } }
+        ]),
+    );
+    let m = model(&v);
+    let stacked = Configured::leak("same_key_stacked", design("same_key"));
+    let own = |d| {
+        judge(d, &m)
+            .into_iter()
+            .find(|j| j.name == "own_layers")
+            .map(|j| j.holds)
+    };
+    assert_eq!(own(stacked), Some(false));
+    assert_eq!(own(design("same_key")), None);
+}
+
+#[test]
+fn wrong_entries_are_refused_with_the_field_and_its_position() {
+    let with = |entry: serde_json::Value| {
+        let v = set(base(), "designs", json!(["same_key", entry]));
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        Model::from_json(&text, "m.json").unwrap_err().to_string()
+    };
+    let e = with(json!({ "name": "x", "design": "no_such", "executor": {} }));
+    assert!(
+        e.contains("designs[1].design: unknown design \"no_such\" to configure; known designs: no_dedup, same_key"),
+        "{e}"
+    );
+    let e = with(json!({ "name": "x", "design": "same_key", "executor": { "attemps": 3 } }));
+    assert!(
+        e.contains("designs[1].executor.attemps: unknown field `attemps`"),
+        "{e}"
+    );
+    let e = with(json!({ "name": "x", "design": "same_key", "executor": { "attempts": 0 } }));
+    assert!(e.contains("designs[1].executor.attempts: "), "{e}");
+    let e = with(json!({ "name": "journal", "design": "same_key" }));
+    assert!(
+        e.contains(
+            "designs[1].name: \"journal\" is the name of a design; give the configured one another"
+        ),
+        "{e}"
+    );
+    let e = with(json!({ "name": "x", "design": "same_key", "extra": 1 }));
+    assert!(
+        e.contains("unknown field `extra` of a configured design"),
+        "{e}"
+    );
+    // Each problem has its line and column.
+    assert!(e.starts_with("m.json:"), "{e}");
+}
+
+#[test]
+fn the_binary_compares_configured_designs_and_checks_their_expectations() {
+    // `no_dedup` duplicates the lost reply's effect when the agent replans; the same design
+    // under an SDK that retries a timeout under one key per call does not.
+    let dir = std::env::temp_dir().join(format!("retrylab-configured-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let v = faults(base(), json!([{ "drop_reply": { "attempt": 1 } }]));
+    let sdk = json!({ "layers": [
+        { "name": "sdk", "attempts": 3, "retry_on": "uncertain", "key": "per_call" }
+    ] });
+    let v = set(
+        v,
+        "designs",
+        json!(["no_dedup", { "name": "no_dedup_sdk", "design": "no_dedup", "executor": { "stack": sdk } }]),
+    );
+    let v = set(
+        v,
+        "expect",
+        json!({
+            "no_dedup": { "violate": ["no_duplicate"] },
+            "no_dedup_sdk": { "hold": ["no_duplicate", "resolved_within(60000)"] }
+        }),
+    );
+    let file = dir.join("configured.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let path = file.to_str().unwrap();
+    let out = retrylab(&["run", path, "--seeds", "20"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: Vec<String> = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("no_dedup"))
+        .map(|l| l.split_whitespace().take(7).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "no_dedup 100.0% 0.0% 0.0% 0.0% 0.0% 1.00",
+            "no_dedup_sdk 100.0% 0.0% 0.0% 0.0% 0.0% 0.00"
+        ],
+        "{}",
+        stdout(&out)
+    );
+    let out = retrylab(&["check", path]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let out = retrylab(&["trace", path, "--design", "no_dedup_sdk"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let sends: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" sends attempt "))
+        .filter_map(|l| l.rsplit(", ").next())
+        .collect();
+    assert_eq!(sends, ["key k1", "key k1"], "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
