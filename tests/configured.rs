@@ -172,3 +172,40 @@ fn the_binary_compares_configured_designs_and_checks_their_expectations() {
     assert_eq!(sends, ["key k1", "key k1"], "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_model_digest_covers_what_a_configured_design_runs() {
+    let digest = |attempts: u32| {
+        let v = set(
+            compared(),
+            "designs",
+            json!(["same_key", { "name": "same_key_retries", "design": "same_key",
+                                 "executor": { "attempts": attempts } }]),
+        );
+        model(&v).digest()
+    };
+    assert_eq!(digest(3), digest(3));
+    assert_ne!(digest(3), digest(4));
+    // A model without configured designs keeps the digest it had.
+    let plain = set(compared(), "designs", json!(["same_key"]));
+    let listed = set(compared(), "designs", json!(["same_key", "no_dedup"]));
+    assert_eq!(model(&plain).digest(), model(&listed).digest());
+}
+
+#[test]
+fn knobs_added_later_leave_the_digest_of_a_model_that_does_not_use_them() {
+    // As printed in replay commands before `throttle`, `request_timeout`, `retry_after_ms`
+    // and `connection_reset` existed.
+    let text = std::fs::read_to_string(root().join("models/ticket_lost_response.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(model(&v).digest(), "64ac5788436b93f4");
+    for (knob, value) in [
+        ("provider.throttle", json!("1/10")),
+        ("provider.request_timeout", json!("1/10")),
+        ("provider.retry_after_ms", json!(1000)),
+        ("network.connection_reset", json!("1/10")),
+    ] {
+        let used = model(&set(v.clone(), knob, value));
+        assert_ne!(used.digest(), "64ac5788436b93f4", "{knob}");
+    }
+}

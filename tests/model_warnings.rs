@@ -570,3 +570,18 @@ fn a_stack_no_compared_design_runs_is_named() {
     let v = designs(v, &["journal", "same_key"]);
     assert_eq!(warned(&v), Vec::<String>::new());
 }
+
+#[test]
+fn a_configured_designs_own_settings_are_warned_about_under_its_entry() {
+    // Retries whose client timeout is as long as the agent's wait: said of the entry that
+    // sets them, not of the shared section the other design runs.
+    let entry = json!({ "name": "same_key_slow", "design": "same_key",
+                        "executor": { "attempts": 3, "timeout_ms": 60000 } });
+    let v = set(base(), "designs", json!(["same_key", entry]));
+    let warnings = warned(&v);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("designs[1].executor.attempts: 3 with executor.timeout_ms 60000 not shorter than agent.tool_timeout_ms 60000"),
+        "{warnings:?}"
+    );
+}

@@ -465,3 +465,95 @@ fn a_guarantee_stated_for_a_presets_own_layers_does_not_apply_under_a_models_sta
     let judged = retrylab::design::assumptions::judge(common::design("no_dedup"), &m);
     assert!(judged.is_empty());
 }
+
+/// Every create refused by a rate limit whose 429 says `Retry-After: 3 s`.
+fn throttled() -> serde_json::Value {
+    let v = set(base(), "agent.max_calls", json!(1));
+    let v = set(v, "provider.throttle", json!(1));
+    set(v, "provider.retry_after_ms", json!(3000))
+}
+
+#[test]
+fn a_429s_retry_after_is_waited_up_to_the_layers_maximum() {
+    let with = |retry_after: serde_json::Value| {
+        let stack = json!({ "layers": [{
+            "name": "sdk", "attempts": 3, "retry_on": "uncertain", "key": "per_call",
+            "backoff": { "initial_ms": 500 }, "retry_after": retry_after
+        }] });
+        let v = set(throttled(), "executor.stack", stack);
+        let sends: Vec<u64> = send_times(&v, "no_dedup", 0)
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        let t = run_traced(
+            &model(&v),
+            common::design("no_dedup"),
+            &mut RandomChooser::new(0),
+        );
+        let told: Vec<String> = t
+            .timeline
+            .lines()
+            .filter(|l| l.contains("tells the user"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        (sends, told)
+    };
+    // Each 429 comes back 20 ms after its send (10 ms each way, nothing processed).
+    let (sends, told) = with(json!({ "max_ms": 5000 }));
+    assert_eq!(sends, [0, 3_020, 6_040]);
+    assert_eq!(told, ["6060 ms agent intent 0: tells the user unresolved"]);
+    // Above the maximum: no retry by the layer, or its own backoff.
+    let (sends, told) = with(json!({ "max_ms": 2000, "above": "give_up" }));
+    assert_eq!(sends, [0]);
+    assert_eq!(told, ["20 ms agent intent 0: tells the user unresolved"]);
+    let (sends, _) = with(json!({ "max_ms": 2000, "above": "backoff" }));
+    assert_eq!(sends, [0, 520, 1_540]);
+    // A layer that ignores the header waits its backoff.
+    let (sends, _) = with(serde_json::Value::Null);
+    assert_eq!(sends, [0, 520, 1_540]);
+}
+
+#[test]
+fn a_408_and_a_connection_reset_are_retried_by_the_layers_that_name_them() {
+    let stack = |retry_on: serde_json::Value| {
+        json!({ "layers": [{
+            "name": "sdk", "attempts": 2, "retry_on": retry_on, "key": "per_call",
+            "backoff": { "initial_ms": 1000 }
+        }] })
+    };
+    let timeouts = set(base(), "agent.max_calls", json!(1));
+    let timeouts = set(timeouts, "provider.request_timeout", json!(1));
+    let count = |v: &serde_json::Value, retry_on| {
+        send_times(
+            &set(v.clone(), "executor.stack", stack(retry_on)),
+            "no_dedup",
+            0,
+        )
+    };
+    assert_eq!(count(&timeouts, json!(["timeout"])).len(), 1);
+    let sends = count(&timeouts, json!(["request_timeout"]));
+    assert_eq!(
+        sends.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+        [0, 1_020],
+        "a 408 comes back at once"
+    );
+    // A reset comes when the reply would have: after 50 ms of processing, which committed.
+    let resets = set(base(), "agent.max_calls", json!(1));
+    let resets = set(resets, "network.connection_reset", json!(1));
+    assert_eq!(count(&resets, json!(["timeout"])).len(), 1);
+    let sends = count(&resets, json!("uncertain"));
+    assert_eq!(
+        sends,
+        [(0, "key k1".to_string()), (1_070, "key k1".to_string())]
+    );
+    let v = set(resets, "executor.stack", stack(json!("uncertain")));
+    let t = trace(&v, "no_dedup");
+    assert!(
+        t.timeline
+            .contains("70 ms  executor  worker 0: connection of attempt 1 reset"),
+        "{}",
+        t.timeline
+    );
+    // The second send under the same key is answered from the key record: one effect.
+    assert_eq!(t.metrics.effects, 1, "{}", t.timeline);
+}

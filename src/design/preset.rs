@@ -365,8 +365,7 @@ mod tests {
             with("/layers/0/attempts", serde_json::json!(0)),
             "f.json: layers[0].attempts: 0; a layer makes 1 to 32 calls (\"unlimited\" for no limit)"
         );
-        let classes =
-            "timeout, in_progress, server_error, inconclusive, mismatch, expired, refused, failed";
+        let classes = "timeout, in_progress, server_error, inconclusive, mismatch, expired, refused, failed, throttled, request_timeout, connection_reset";
         assert_eq!(
             with("/layers/0/retry_on", serde_json::json!("sometimes")),
             format!(

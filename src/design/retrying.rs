@@ -83,10 +83,18 @@ pub fn classify(response: Response) -> Verdict {
         Response::Reply(
             Reply::MissingKey | Reply::Unsupported | Reply::Rejected | Reply::OperationFailed,
         ) => Verdict::Failed,
+        // A 429 or a 408 did nothing, but an earlier send of the operation may have: as
+        // open as the operation was.
         Response::Reply(
-            Reply::InProgress | Reply::ServerError { .. } | Reply::NotFound | Reply::Pending,
+            Reply::InProgress
+            | Reply::ServerError { .. }
+            | Reply::NotFound
+            | Reply::Pending
+            | Reply::Throttled { .. }
+            | Reply::RequestTimeout,
         )
-        | Response::Timeout => Verdict::Uncertain,
+        | Response::Timeout
+        | Response::Reset => Verdict::Uncertain,
     }
 }
 

@@ -37,7 +37,7 @@ use super::context::ExecCtx;
 use super::journal::OpState;
 use super::retrying::{Identity, Verdict, classify};
 use crate::model::ExecutorModel;
-use crate::model::stack::{Attempts, KNOBS, LayerSpec, UNLIMITED};
+use crate::model::stack::{AboveMax, Attempts, KNOBS, LayerSpec, RetryAfterSpec, UNLIMITED};
 pub use crate::model::stack::{
     ErrorClass, GiveUp, Jitter, KeyMode, MAX_LAYERS, Redelivery, StackSpec,
 };
@@ -50,6 +50,7 @@ impl ErrorClass {
     pub fn of(response: Response) -> Option<ErrorClass> {
         Some(match response {
             Response::Timeout => ErrorClass::Timeout,
+            Response::Reset => ErrorClass::ConnectionReset,
             Response::Reply(reply) => match reply {
                 Reply::Created { .. }
                 | Reply::Found { .. }
@@ -62,6 +63,8 @@ impl ErrorClass {
                 Reply::Expired => ErrorClass::Expired,
                 Reply::MissingKey | Reply::Unsupported | Reply::Rejected => ErrorClass::Refused,
                 Reply::OperationFailed => ErrorClass::Failed,
+                Reply::Throttled { .. } => ErrorClass::Throttled,
+                Reply::RequestTimeout => ErrorClass::RequestTimeout,
             },
         })
     }
@@ -84,10 +87,13 @@ impl RetryOn {
         ErrorClass::Timeout.bit()
             | ErrorClass::InProgress.bit()
             | ErrorClass::ServerError.bit()
-            | ErrorClass::Inconclusive.bit(),
+            | ErrorClass::Inconclusive.bit()
+            | ErrorClass::Throttled.bit()
+            | ErrorClass::RequestTimeout.bit()
+            | ErrorClass::ConnectionReset.bit(),
     );
     /// Every error, as a generic "retry on exception" does.
-    pub const ANY: RetryOn = RetryOn(0xff);
+    pub const ANY: RetryOn = RetryOn((1 << ErrorClass::ALL.len()) - 1);
 
     /// The set of `classes`.
     pub fn of(classes: &[ErrorClass]) -> RetryOn {
@@ -171,6 +177,9 @@ pub struct Layer {
     pub timeout_ms: Option<Millis>,
     /// No retry by this layer once its current call has lasted this long.
     pub deadline_ms: Option<Millis>,
+    /// A 429's `Retry-After` up to this, waited instead of the backoff; above it, as the
+    /// spec says. `None`: the header is ignored.
+    pub retry_after: Option<RetryAfterSpec>,
 }
 
 impl Layer {
@@ -192,6 +201,7 @@ impl Layer {
             redelivery,
             timeout_ms: None,
             deadline_ms: None,
+            retry_after: None,
         }
     }
 }
@@ -266,6 +276,7 @@ fn layer_of(l: &LayerSpec, config: &ExecutorModel) -> Layer {
         redelivery: l.redelivery,
         timeout_ms: l.timeout_ms,
         deadline_ms: l.deadline_ms,
+        retry_after: l.retry_after,
     }
 }
 
@@ -497,11 +508,23 @@ impl<I: Identity> Stacked<I> {
     }
 
     /// The innermost layer that retries `class` with an attempt left and within its
-    /// deadline, if any.
-    fn retrying_layer(&self, ctx: &ExecCtx<'_>, op: OpId, class: ErrorClass) -> Option<usize> {
+    /// deadline, if any; `retry_after` is what a 429 asked for.
+    fn retrying_layer(
+        &self,
+        ctx: &ExecCtx<'_>,
+        op: OpId,
+        class: ErrorClass,
+        retry_after: Option<Millis>,
+    ) -> Option<usize> {
         let now = ctx.now();
         (0..self.stack.layers.len()).rev().find(|&i| {
             let layer = &self.stack.layers[i];
+            if let (Some(asked), Some(spec)) = (retry_after, layer.retry_after)
+                && asked > spec.max_ms
+                && spec.above == AboveMax::GiveUp
+            {
+                return false;
+            }
             let within = layer.deadline_ms.is_none_or(|d| {
                 let started = self.calls.get(&op).and_then(|c| c.started.get(i).copied());
                 now.saturating_sub(started.unwrap_or(now)) < d
@@ -677,12 +700,20 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
             // checks every reply).
             (_, None) => return,
         };
-        let Some(i) = self.retrying_layer(ctx, op, class) else {
+        let retry_after = match response {
+            Response::Reply(Reply::Throttled { retry_after_ms }) => retry_after_ms,
+            _ => None,
+        };
+        let Some(i) = self.retrying_layer(ctx, op, class, retry_after) else {
             return self.give_up(ctx, op, verdict);
         };
         ctx.transition(op, OpState::Unknown);
         let done = self.count(ctx, op, i);
-        let delay = self.stack.layers[i].backoff.range(done);
+        let layer = &self.stack.layers[i];
+        let delay = match (retry_after, layer.retry_after) {
+            (Some(asked), Some(spec)) if asked <= spec.max_ms => (asked, asked),
+            _ => layer.backoff.range(done),
+        };
         if i < self.innermost() {
             self.set_count(ctx, op, i, done + 1);
             self.keep_durable(ctx, op, i);
@@ -747,10 +778,14 @@ mod tests {
             Reply::NotFound,
             Reply::Pending,
             Reply::Unsupported,
+            Reply::Throttled {
+                retry_after_ms: Some(1_000),
+            },
+            Reply::RequestTimeout,
         ]
         .into_iter()
         .map(Response::Reply)
-        .chain([Response::Timeout])
+        .chain([Response::Timeout, Response::Reset])
         .collect()
     }
 

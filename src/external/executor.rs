@@ -1054,6 +1054,9 @@ impl Executor for External {
             Response::Timeout => {
                 json!({"type":"http_error","in_reply_to":msg_id,"error":"read_timeout","now_ms":ctx.now()})
             }
+            Response::Reset => {
+                json!({"type":"http_error","in_reply_to":msg_id,"error":"reset","now_ms":ctx.now()})
+            }
         };
         if self.send(ctx, msg) {
             self.turn(ctx, TurnOf::Work);

@@ -559,6 +559,14 @@ impl Face {
             Reply::Rejected => self.error(&s.rejected, &mut headers),
             Reply::MissingKey => self.error(&s.missing_key, &mut headers),
             Reply::NotFound => self.error(&s.not_found, &mut headers),
+            Reply::Throttled { retry_after_ms } => {
+                if let Some(ms) = retry_after_ms {
+                    // Delay-seconds (RFC 9110 §10.2.3): whole seconds, never shorter.
+                    headers.insert("retry-after".into(), ms.div_ceil(1_000).to_string());
+                }
+                self.error(&s.throttled, &mut headers)
+            }
+            Reply::RequestTimeout => self.error(&s.request_timeout, &mut headers),
             // A read back the contract does not offer (`provider.lookup`): 501, never to be
             // mistaken for "not found".
             Reply::Unsupported => {
@@ -832,6 +840,20 @@ mod tests {
         assert!(a.body.contains("lookup_not_supported"), "{}", a.body);
         assert_eq!(decode("a+b%2Bc%zz%4", true), "a b+c%zz%4");
         assert_eq!(decode("%+1", false), "%+1");
+    }
+
+    #[test]
+    fn a_429_carries_its_retry_after_in_whole_seconds_and_a_408_is_an_error() {
+        let throttled = |ms| generic().answer(Reply::Throttled { retry_after_ms: ms }, None);
+        let a = throttled(Some(2_500));
+        assert_eq!(a.status, 429);
+        assert_eq!(a.headers.get("retry-after").map(String::as_str), Some("3"));
+        assert!(a.body.contains("rate_limited"), "{}", a.body);
+        assert_eq!(throttled(None).headers.get("retry-after"), None);
+        assert_eq!(throttled(Some(1_000)).headers["retry-after"], "1");
+        let t = generic().answer(Reply::RequestTimeout, None);
+        assert_eq!(t.status, 408);
+        assert!(t.body.contains("request_timeout"), "{}", t.body);
     }
 
     #[test]

@@ -175,6 +175,11 @@ face_fields! {
     server_error: ErrorAnswer = ErrorAnswer::new(500, "server_error");
     /// A lookup that found nothing (not proof of absence while the index lags).
     not_found: ErrorAnswer = ErrorAnswer::new(404, "not_found");
+    /// Refused by a rate limit; the answer carries `Retry-After` (whole seconds, rounded up)
+    /// when the model's `retry_after_ms` is set.
+    throttled: ErrorAnswer = ErrorAnswer::new(429, "rate_limited");
+    /// The server gave up waiting for the request.
+    request_timeout: ErrorAnswer = ErrorAnswer::new(408, "request_timeout");
 }
 
 /// One route of the face, parsed: `METHOD /path/{placeholder}?param=value; Header: value`.
@@ -400,6 +405,8 @@ impl HttpFace {
             ("already_exists", &self.already_exists),
             ("server_error", &self.server_error),
             ("not_found", &self.not_found),
+            ("throttled", &self.throttled),
+            ("request_timeout", &self.request_timeout),
         ] {
             if !(100..=599).contains(&a.status) {
                 out.push((

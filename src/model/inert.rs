@@ -43,8 +43,38 @@ fn reads_attempts(m: &Model, name: &str) -> bool {
         .is_none_or(|p| m.executor.stack.is_none() && p.reads_knob("executor.attempts"))
 }
 
-/// Every misconfiguration of `m`, in the order of the model's fields.
+/// Every misconfiguration of `m`, in the order of the model's fields; then those of each
+/// configured design's own executor fields (`designs[i].executor...`).
 pub fn inert(m: &Model) -> Vec<Inert> {
+    if m.configured.is_empty() {
+        return inert_of(m);
+    }
+    // The shared section is judged for the designs that run it.
+    let mut shared = m.clone();
+    shared.designs.retain(|d| !m.configured.contains_key(d));
+    shared.configured = Default::default();
+    let mut out = inert_of(&shared);
+    for c in m.configured.values() {
+        let mut own = (*c.model).clone();
+        own.designs = vec![c.design.clone()];
+        for i in inert_of(&own) {
+            // Only what the entry's own fields cause: the rest is the shared section's.
+            let Some(rest) = i.path.strip_prefix("executor.") else {
+                continue;
+            };
+            let field = rest.split(['.', '[']).next().unwrap_or_default();
+            if c.fields.iter().any(|f| f == field) {
+                out.push(Inert {
+                    path: format!("designs[{}].executor.{rest}", c.index),
+                    message: i.message,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn inert_of(m: &Model) -> Vec<Inert> {
     let mut out = Vec::new();
     let mut warn = |path: &str, message: String| {
         out.push(Inert {

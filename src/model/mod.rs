@@ -105,7 +105,8 @@ impl Model {
     /// FNV-1a): the canonical JSON of the effective model (every field with the value a
     /// run uses, presets resolved, file formatting and key order irrelevant) without the
     /// fields no run reads: `name`, `description`, `designs`, `expect`, `explore`, and the
-    /// provider's `source` and `notes`. A printed `replay` command carries it
+    /// provider's `source` and `notes`; with, for each configured design, the design it
+    /// configures and the executor section it runs. A printed `replay` command carries it
     /// (`--model-digest`), so that a choice vector is never replayed against a model edited
     /// since it was recorded: every choice would then mean another decision.
     pub fn digest(&self) -> String {
@@ -118,6 +119,21 @@ impl Model {
                 p.remove("source");
                 p.remove("notes");
             }
+            omit_later_knobs_at_default(o);
+            // What a configured design runs on is part of what its runs depend on.
+            if !self.configured.is_empty() {
+                let configured: serde_json::Map<String, serde_json::Value> = self
+                    .configured
+                    .iter()
+                    .map(|(name, c)| {
+                        let executor = serde_json::to_value(&c.model.executor)
+                            .unwrap_or(serde_json::Value::Null);
+                        let entry = serde_json::json!({ "design": c.design, "executor": executor });
+                        (name.clone(), entry)
+                    })
+                    .collect();
+                o.insert("configured".into(), configured.into());
+            }
         }
         crate::report::research::file_hash(v.to_string().as_bytes())
     }
@@ -125,7 +141,8 @@ impl Model {
     /// The same scenario against another provider: the contract of the built-in preset
     /// `name` (every knob a preset sets, visibility lag included), with the model's failure
     /// environment kept (`processing_ms`, `error_before_commit`, `error_after_commit`,
-    /// `crash_during_processing`: no preset sets them). The name becomes `NAME @ PRESET`;
+    /// `crash_during_processing`, `throttle`, `retry_after_ms`, `request_timeout`: no preset
+    /// sets them). The name becomes `NAME @ PRESET`;
     /// the expectations go (they were written for the model's own provider). Checked again:
     /// a model whose executor needs what the preset lacks is refused, each problem on its
     /// own line.
@@ -141,6 +158,9 @@ impl Model {
         provider.error_before_commit = own.error_before_commit;
         provider.error_after_commit = own.error_after_commit;
         provider.crash_during_processing = own.crash_during_processing;
+        provider.throttle = own.throttle;
+        provider.retry_after_ms = own.retry_after_ms;
+        provider.request_timeout = own.request_timeout;
         let mut m = self.clone();
         m.provider = provider;
         m.name = format!("{} @ {name}", self.name);
@@ -240,6 +260,39 @@ impl Model {
     }
 }
 
+/// Knobs added after digests were first printed, by section: left out of a digest at their
+/// default, so that a model that does not use them keeps its digest and the replay
+/// commands printed for it stay good.
+const LATER_KNOBS: [(&str, &str); 6] = [
+    ("provider", "throttle"),
+    ("provider", "retry_after_ms"),
+    ("provider", "request_timeout"),
+    ("network", "connection_reset"),
+    ("provider.http", "throttled"),
+    ("provider.http", "request_timeout"),
+];
+
+fn omit_later_knobs_at_default(model: &mut serde_json::Map<String, serde_json::Value>) {
+    let defaults = serde_json::json!({
+        "provider": serde_json::to_value(ProviderModel::default()).unwrap_or_default(),
+        "network": serde_json::to_value(NetworkModel::default()).unwrap_or_default(),
+    });
+    for (section, knob) in LATER_KNOBS {
+        let pointer = format!("/{}", section.replace('.', "/"));
+        let default = defaults.pointer(&format!("{pointer}/{knob}")).cloned();
+        let mut at = serde_json::Value::Object(std::mem::take(model));
+        if let Some(serde_json::Value::Object(s)) = at.pointer_mut(&pointer)
+            && s.get(knob).is_some()
+            && s.get(knob).cloned() == default
+        {
+            s.remove(knob);
+        }
+        if let serde_json::Value::Object(o) = at {
+            *model = o;
+        }
+    }
+}
+
 /// The model entry `entry` (number `i` of `designs`) runs on: `model` with the entry's
 /// `executor` fields in place, checked as the model's own section is, its problems named
 /// under the entry.
@@ -317,6 +370,8 @@ fn configure(
         Ok(Configuration {
             design,
             model: Box::new(run_on),
+            index: i,
+            fields: entry.executor.keys().cloned().collect(),
         })
     } else {
         Err(own)

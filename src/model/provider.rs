@@ -132,6 +132,14 @@ provider_knobs! {
     /// Probability that the provider crashes in the middle of processing, between writing
     /// the key record and the effect (which comes first depends on `atomicity`).
     crash_during_processing: Ratio = Ratio::ZERO;
+    /// Probability that a create is refused by a rate limit (429 Too Many Requests) on
+    /// arrival, before its key is looked at: nothing is done and nothing is stored.
+    throttle: Ratio = Ratio::ZERO;
+    /// The `Retry-After` a 429 carries; absent: none.
+    retry_after_ms: Option<Millis> = None;
+    /// Probability that a create is answered 408 Request Timeout on arrival, before its key
+    /// is looked at: nothing is done and nothing is stored.
+    request_timeout: Ratio = Ratio::ZERO;
 }
 
 /// The presets shipped in `models/providers/`, by name.

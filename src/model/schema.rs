@@ -100,6 +100,9 @@ pub struct Configuration {
     pub design: String,
     /// The model the entry runs on: the file's, with the entry's `executor` fields.
     pub model: Box<Model>,
+    /// Its position in `designs`, and the `executor` fields it sets (for messages).
+    pub index: usize,
+    pub fields: Vec<String>,
 }
 
 impl Model {
@@ -491,6 +494,11 @@ pub struct NetworkModel {
     /// Probability that a request is delivered twice.
     #[serde(default)]
     pub duplicate: Ratio,
+    /// Probability that the connection is reset after the provider answered, instead of the
+    /// reply arriving: the client learns at once, when the reply would have come, that it
+    /// has no answer (`reset` to an external executor). The effect may exist.
+    #[serde(default)]
+    pub connection_reset: Ratio,
 }
 
 impl Default for NetworkModel {
@@ -500,6 +508,7 @@ impl Default for NetworkModel {
             request_loss: Ratio::ZERO,
             reply_loss: Ratio::ZERO,
             duplicate: Ratio::ZERO,
+            connection_reset: Ratio::ZERO,
         }
     }
 }

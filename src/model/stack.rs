@@ -30,11 +30,17 @@ pub enum ErrorClass {
     Refused,
     /// The provider reports the operation failed.
     Failed,
+    /// 429: refused by a rate limit, nothing done (perhaps with `Retry-After`).
+    Throttled,
+    /// 408: the server gave up waiting for the request, nothing done.
+    RequestTimeout,
+    /// The connection was reset after the request was sent: no answer.
+    ConnectionReset,
 }
 
 impl ErrorClass {
     /// Every class, in the order of their bits.
-    pub const ALL: [ErrorClass; 8] = [
+    pub const ALL: [ErrorClass; 11] = [
         ErrorClass::Timeout,
         ErrorClass::InProgress,
         ErrorClass::ServerError,
@@ -43,6 +49,9 @@ impl ErrorClass {
         ErrorClass::Expired,
         ErrorClass::Refused,
         ErrorClass::Failed,
+        ErrorClass::Throttled,
+        ErrorClass::RequestTimeout,
+        ErrorClass::ConnectionReset,
     ];
 
     /// Its name in files.
@@ -56,6 +65,9 @@ impl ErrorClass {
             ErrorClass::Expired => "expired",
             ErrorClass::Refused => "refused",
             ErrorClass::Failed => "failed",
+            ErrorClass::Throttled => "throttled",
+            ErrorClass::RequestTimeout => "request_timeout",
+            ErrorClass::ConnectionReset => "connection_reset",
         }
     }
 }
@@ -137,8 +149,9 @@ pub const KNOBS: [&str; 3] = [
     "executor.layers.queue",
 ];
 
-/// What a layer retries: `"uncertain"` (timeout, in_progress, server_error, inconclusive:
-/// what leaves the outcome open), `"any"`, `"nothing"`, or a list of error classes.
+/// What a layer retries: `"uncertain"` (timeout, in_progress, server_error, inconclusive,
+/// throttled, request_timeout, connection_reset: what leaves the outcome open and may go
+/// away), `"any"`, `"nothing"`, or a list of error classes.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Retries {
@@ -222,9 +235,9 @@ pub struct LayerSpec {
     #[schemars(extend("default" = null))]
     pub backoff: Option<BackoffSpec>,
     /// The errors it retries: `"uncertain"` (timeout, in_progress, server_error,
-    /// inconclusive), `"any"`, `"nothing"`, or a list of error classes (`timeout`,
-    /// `in_progress`, `server_error`, `inconclusive`, `mismatch`, `expired`, `refused`,
-    /// `failed`). Any other error goes up to the layer above.
+    /// inconclusive, throttled, request_timeout, connection_reset), `"any"`, `"nothing"`,
+    /// or a list of error classes (those, and `mismatch`, `expired`, `refused`, `failed`).
+    /// Any other error goes up to the layer above.
     #[schemars(example = &"uncertain")]
     pub retry_on: Retries,
     /// The key its calls carry: `inherited` (the layer above's; past the outermost, the
@@ -242,11 +255,41 @@ pub struct LayerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub timeout_ms: Option<Millis>,
-    /// The layer makes no retry once its current call has lasted this long, counting the
-    /// wait before the retry (tenacity's `stop_after_delay`, a total timeout). Absent: none.
+    /// The layer makes no retry once its current call has lasted this long when an attempt
+    /// fails (tenacity's `stop_after_delay`, a total timeout). Absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub deadline_ms: Option<Millis>,
+    /// Whether it waits what a 429's `Retry-After` says instead of its backoff, up to a
+    /// maximum (the OpenAI and Anthropic SDKs). Absent: it ignores the header (Stripe's
+    /// SDKs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub retry_after: Option<RetryAfterSpec>,
+}
+
+/// How a layer reads a 429's `Retry-After`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryAfterSpec {
+    /// The longest `Retry-After` it waits; a longer one is treated as `above` says.
+    pub max_ms: Millis,
+    /// What a longer one does: `give_up` (this layer makes no retry: the OpenAI Python SDK
+    /// above 120 s) or `backoff` (its own backoff instead: the Anthropic and OpenAI Node SDKs
+    /// above 60 s).
+    #[serde(default)]
+    pub above: AboveMax,
+}
+
+/// What a `Retry-After` above a layer's maximum does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AboveMax {
+    /// The layer makes no retry; the error goes up.
+    #[default]
+    GiveUp,
+    /// The layer waits its own backoff.
+    Backoff,
 }
 
 /// A stack in the file: its layers, outermost first, and how it gives up.
@@ -295,6 +338,9 @@ impl Retries {
                     ErrorClass::InProgress,
                     ErrorClass::ServerError,
                     ErrorClass::Inconclusive,
+                    ErrorClass::Throttled,
+                    ErrorClass::RequestTimeout,
+                    ErrorClass::ConnectionReset,
                 ]),
                 "any" => Ok(ErrorClass::ALL.to_vec()),
                 "nothing" => Ok(Vec::new()),
@@ -540,7 +586,7 @@ mod tests {
         let named = |n: &str| Retries::Named(n.into()).classes("r").unwrap();
         assert_eq!(named("any"), ErrorClass::ALL);
         assert!(named("nothing").is_empty());
-        assert_eq!(named("uncertain").len(), 4);
+        assert_eq!(named("uncertain").len(), 7);
         for c in ErrorClass::ALL {
             let json = serde_json::to_value(c).unwrap();
             assert_eq!(

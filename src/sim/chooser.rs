@@ -65,6 +65,12 @@ pub enum Purpose {
     Order,
     /// How long a retry layer waits, within the range its jitter allows.
     Backoff,
+    /// Whether the provider refuses a create with 429 (a rate limit).
+    Throttle,
+    /// Whether the provider answers a create with 408.
+    RequestTimeout,
+    /// Whether the connection is reset instead of the reply arriving.
+    ConnectionReset,
 }
 
 /// The kind of a choice: what a search may bound or must enumerate.
@@ -98,7 +104,7 @@ impl Class {
 }
 
 impl Purpose {
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 23;
 
     pub const ALL: [Purpose; Purpose::COUNT] = [
         Purpose::Arrival,
@@ -121,6 +127,9 @@ impl Purpose {
         Purpose::Pruning,
         Purpose::Order,
         Purpose::Backoff,
+        Purpose::Throttle,
+        Purpose::RequestTimeout,
+        Purpose::ConnectionReset,
     ];
 
     /// Dense index, stable across versions of the same choice-vector format: new purposes
@@ -151,6 +160,9 @@ impl Purpose {
             Purpose::Pruning => "pruning",
             Purpose::Order => "order",
             Purpose::Backoff => "backoff",
+            Purpose::Throttle => "throttle",
+            Purpose::RequestTimeout => "request_timeout",
+            Purpose::ConnectionReset => "connection_reset",
         }
     }
 
@@ -165,7 +177,10 @@ impl Purpose {
             | Purpose::WorkerCrash
             | Purpose::ProviderErrorAfterCommit
             | Purpose::AsyncFailure
-            | Purpose::AuthorizationLoss => Class::Fault,
+            | Purpose::AuthorizationLoss
+            | Purpose::Throttle
+            | Purpose::RequestTimeout
+            | Purpose::ConnectionReset => Class::Fault,
             Purpose::Arrival
             | Purpose::AgentThink
             | Purpose::Latency
@@ -477,6 +492,9 @@ mod tests {
             (Purpose::Pruning, Timing),
             (Purpose::Order, Schedule),
             (Purpose::Backoff, Timing),
+            (Purpose::Throttle, Fault),
+            (Purpose::RequestTimeout, Fault),
+            (Purpose::ConnectionReset, Fault),
         ];
         assert_eq!(table.len(), Purpose::COUNT);
         for (i, (p, class)) in table.into_iter().enumerate() {

@@ -210,6 +210,11 @@ pub enum Reply {
     Pending,
     /// Lookup of a kind this provider does not offer.
     Unsupported,
+    /// 429: refused by a rate limit before anything was done; try again after
+    /// `retry_after_ms` if the provider says (`Retry-After`).
+    Throttled { retry_after_ms: Option<Millis> },
+    /// 408: the server gave up waiting for the request; nothing was done.
+    RequestTimeout,
 }
 
 impl Reply {
@@ -226,6 +231,8 @@ impl Reply {
             Reply::MissingKey | Reply::Unsupported | Reply::Rejected => 400,
             Reply::NotFound => 404,
             Reply::ServerError { .. } => 500,
+            Reply::Throttled { .. } => 429,
+            Reply::RequestTimeout => 408,
         }
     }
 }
@@ -236,6 +243,9 @@ pub enum Response {
     Reply(Reply),
     /// The client timeout fired first. Says nothing about whether the effect exists.
     Timeout,
+    /// The connection was reset after the request was sent, before the answer came: the
+    /// client learns at once that it has none. Says nothing about whether the effect exists.
+    Reset,
 }
 
 impl fmt::Display for ToolResult {
@@ -291,6 +301,13 @@ impl fmt::Display for Reply {
             Reply::NotFound => write!(f, "not found"),
             Reply::Pending => write!(f, "pending"),
             Reply::Unsupported => write!(f, "lookup not supported"),
+            Reply::Throttled {
+                retry_after_ms: Some(ms),
+            } => write!(f, "too many requests, retry after {ms} ms"),
+            Reply::Throttled {
+                retry_after_ms: None,
+            } => write!(f, "too many requests"),
+            Reply::RequestTimeout => write!(f, "request timeout"),
         }
     }
 }

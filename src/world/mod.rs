@@ -91,6 +91,10 @@ enum Event {
     AttemptTimeout {
         attempt: AttemptId,
     },
+    /// The connection of an attempt is reset where its reply would have arrived.
+    ConnectionReset {
+        attempt: AttemptId,
+    },
     ReplyArrives {
         attempt: AttemptId,
         reply: Reply,
@@ -495,6 +499,7 @@ impl<'a> World<'a> {
             Event::CallDelivered { .. }
             | Event::ExecTimer { .. }
             | Event::AttemptTimeout { .. }
+            | Event::ConnectionReset { .. }
             | Event::ReplyArrives { .. }
             | Event::WorkerRestart { .. } => executors,
             Event::RequestArrives { .. } | Event::ProviderWake { .. } => provider::PARTS,
@@ -708,7 +713,9 @@ impl<'a> World<'a> {
             Event::CallDelivered { worker, .. }
             | Event::ExecTimer { worker, .. }
             | Event::WorkerRestart { worker } => Some(worker),
-            Event::AttemptTimeout { attempt } | Event::ReplyArrives { attempt, .. } => {
+            Event::AttemptTimeout { attempt }
+            | Event::ConnectionReset { attempt }
+            | Event::ReplyArrives { attempt, .. } => {
                 self.attempts.get(attempt.0 as usize - 1).map(|a| a.worker)
             }
             _ => None,
@@ -837,6 +844,7 @@ impl<'a> World<'a> {
                 }
             }
             Event::AttemptTimeout { attempt } => self.attempt_timeout(attempt, ch),
+            Event::ConnectionReset { attempt } => self.connection_reset(attempt, ch),
             Event::ReplyArrives { attempt, reply } => self.reply_arrives(attempt, reply, ch),
             Event::RequestArrives { attempt } => {
                 let request = self.requests[attempt.0 as usize - 1];
@@ -1099,6 +1107,8 @@ impl<'a> World<'a> {
             Transit::Lost { scripted } => self.trace.log(now, Component::Network, || {
                 format!("request of {attempt} lost{}", scripted_note(scripted))
             }),
+            // Only a reply's connection is reset (`Network::reply`).
+            Transit::Reset { .. } => {}
             Transit::Delivered {
                 latency_ms,
                 duplicate_ms,
@@ -1127,6 +1137,25 @@ impl<'a> World<'a> {
         });
         self.exec(worker, ch, |e, ctx| {
             e.on_response(ctx, op, attempt, Response::Timeout)
+        });
+    }
+
+    /// The connection of `attempt` was reset: its worker learns now that no answer comes
+    /// (unless the attempt was closed already).
+    fn connection_reset(&mut self, attempt: AttemptId, ch: &mut dyn Chooser) {
+        let info = &mut self.attempts[attempt.0 as usize - 1];
+        if !info.open {
+            return;
+        }
+        info.open = false;
+        let (worker, op) = (info.worker, info.op);
+        self.cancel_attempt_timer(attempt);
+        self.unknown_from(attempt);
+        self.trace.log(self.now, Component::Executor, || {
+            format!("{worker}: connection of {attempt} reset")
+        });
+        self.exec(worker, ch, |e, ctx| {
+            e.on_response(ctx, op, attempt, Response::Reset)
         });
     }
 
@@ -1218,6 +1247,12 @@ impl<'a> World<'a> {
                         }
                         Transit::Delivered { latency_ms, .. } => {
                             self.push(now + latency_ms, Event::ReplyArrives { attempt, reply })
+                        }
+                        Transit::Reset { latency_ms } => {
+                            self.trace.log(now, Component::Network, || {
+                                format!("reply to {attempt}: the connection will be reset")
+                            });
+                            self.push(now + latency_ms, Event::ConnectionReset { attempt })
                         }
                     }
                 }

@@ -15,6 +15,8 @@ pub enum Transit {
         latency_ms: Millis,
         duplicate_ms: Option<Millis>,
     },
+    /// A reply that never arrives: the connection is reset when it would have.
+    Reset { latency_ms: Millis },
 }
 
 #[derive(Clone, Debug)]
@@ -68,8 +70,12 @@ impl Network {
         if ch.chance(Purpose::ReplyLoss, self.config.reply_loss) {
             return Transit::Lost { scripted: false };
         }
+        let latency_ms = self.latency(ch);
+        if ch.chance(Purpose::ConnectionReset, self.config.connection_reset) {
+            return Transit::Reset { latency_ms };
+        }
         Transit::Delivered {
-            latency_ms: self.latency(ch),
+            latency_ms,
             duplicate_ms: None,
         }
     }

@@ -424,6 +424,17 @@ impl Provider {
     fn refuse_before_keys(&self, c: &mut Call<'_>) -> bool {
         if c.faults.rejects(c.attempt) {
             c.answer(Reply::Rejected, format_args!("refused (scripted)"));
+        } else if c.ch.chance(Purpose::Throttle, self.config.throttle) {
+            let retry_after_ms = self.config.retry_after_ms;
+            c.answer(
+                Reply::Throttled { retry_after_ms },
+                format_args!("rate limited"),
+            );
+        } else if c
+            .ch
+            .chance(Purpose::RequestTimeout, self.config.request_timeout)
+        {
+            c.answer(Reply::RequestTimeout, format_args!("request timed out"));
         } else if c.request.key.is_none() && self.config.require_key {
             c.answer(Reply::MissingKey, format_args!("no key"));
         } else {
