@@ -276,7 +276,11 @@ fn command_models(command: &Command) -> Vec<PathBuf> {
         Command::Trace(a) => vec![a.model.clone()],
         Command::Replay(a) => vec![a.model.clone()],
         Command::ShowModel(a) => vec![a.model.clone()],
-        Command::Merge(_) | Command::Designs | Command::Presets | Command::Schema(_) => Vec::new(),
+        Command::Merge(_)
+        | Command::Designs
+        | Command::Presets
+        | Command::Executors
+        | Command::Schema(_) => Vec::new(),
     }
 }
 
@@ -338,6 +342,9 @@ enum Command {
     Designs,
     /// List the built-in provider presets: dedup, key scope, retention, source.
     Presets,
+    /// List the executor presets (`executor.preset`): the retry stacks of agent frameworks,
+    /// SDKs and retry libraries, each with its source.
+    Executors,
     /// Print the effective model of a file: every field, and whether the file, the provider
     /// preset or the default sets it.
     ShowModel(model_info::ShowModelArgs),
@@ -1202,6 +1209,7 @@ fn execute(command: Command, ctx: &Ctx) -> Result<(), CliError> {
         Command::Replay(a) => replay(a, ctx),
         Command::Designs => model_info::designs(ctx),
         Command::Presets => model_info::presets(ctx),
+        Command::Executors => model_info::executors(ctx),
         Command::ShowModel(a) => model_info::show_model(a, ctx),
         Command::Schema(a) => model_info::schema(a, ctx),
     }

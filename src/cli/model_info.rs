@@ -52,10 +52,11 @@ pub(super) fn show_model(a: ShowModelArgs, ctx: &Ctx) -> Result<(), CliError> {
     let effective = Effective::of(&model, &text);
     match a.format {
         ShowFormat::Text => ctx.print(&format!(
-            "# {} ({}): every field, with where its value comes from\n{}",
+            "# {} ({}): every field, with where its value comes from\n{}{}",
             a.model.display(),
             model.name,
-            effective.text()
+            effective.text(),
+            preset_layers(&model.executor)
         )),
         ShowFormat::Json => {
             let mut json = effective.json();
@@ -66,6 +67,62 @@ pub(super) fn show_model(a: ShowModelArgs, ctx: &Ctx) -> Result<(), CliError> {
             ctx.print(&text)
         }
     }
+}
+
+/// The layers of the model's executor preset, one comment line each, with its source and
+/// notes; nothing without a preset.
+fn preset_layers(e: &crate::model::ExecutorModel) -> String {
+    let Some(p) = e
+        .preset
+        .as_deref()
+        .and_then(crate::model::executor_preset::find)
+    else {
+        return String::new();
+    };
+    let mut out = format!(
+        "# executor.preset {} (retrylab executors): its stack, outermost layer first\n",
+        p.name
+    );
+    for (i, layer) in p.stack.layers.iter().enumerate() {
+        let layer = crate::model::effective::Ordered::of(layer).compact();
+        out.push_str(&format!("#   executor.stack.layers[{i}] = {layer}\n"));
+    }
+    out.push_str(&format!(
+        "#   executor.stack.gives_up = {}\n",
+        serde_json::to_value(p.stack.gives_up).unwrap_or_default()
+    ));
+    for (what, text) in [("source", &p.source), ("notes", &p.notes)] {
+        out.push_str(&format!("# executor.preset {what}:\n"));
+        for line in wrap(text, WIDTH - 4) {
+            out.push_str(&format!("#   {line}\n"));
+        }
+    }
+    out
+}
+
+/// `retrylab executors`: each executor preset, its summary and its first source address.
+pub(super) fn executors(ctx: &Ctx) -> Result<(), CliError> {
+    ctx.print(&executors_text())
+}
+
+fn executors_text() -> String {
+    let all = crate::model::executor_preset::all();
+    let width = all.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for p in all {
+        let lines = wrap(&p.summary, WIDTH.saturating_sub(width + 2).max(20));
+        for (i, line) in lines.iter().enumerate() {
+            let name = if i == 0 { p.name.as_str() } else { "" };
+            out.push_str(&format!("{name:<width$}  {line}\n"));
+        }
+        let source = p
+            .source
+            .split_whitespace()
+            .find(|w| w.starts_with("https://"))
+            .unwrap_or(&p.source);
+        out.push_str(&format!("{:<width$}  source: {source}\n", ""));
+    }
+    out
 }
 
 /// `retrylab presets`: one line per provider preset.

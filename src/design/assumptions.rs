@@ -93,12 +93,17 @@ pub fn judge(design: &dyn Design, model: &Model) -> Vec<Judgement> {
             }
         })
         .collect();
-    if design.runs_model_stack() && model.executor.stack.is_some() && !design.guarantee().is_empty()
+    if design.runs_model_stack()
+        && model.executor.stack_spec().is_some()
+        && !design.guarantee().is_empty()
     {
         judged.push(Judgement {
             name: OWN_LAYERS.to_string(),
             holds: false,
-            why: "executor.stack replaces the design's own retry layers, for which its guarantee and the assumptions above were stated".to_string(),
+            why: format!(
+                "{} replaces the design's own retry layers, for which its guarantee and the assumptions above were stated",
+                if model.executor.stack.is_some() { "executor.stack" } else { "executor.preset" }
+            ),
         });
     }
     judged

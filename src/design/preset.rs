@@ -226,7 +226,7 @@ impl Preset {
     /// The stack it runs under the model's `executor` section: the section's `stack` if it
     /// has one, else its own.
     pub fn stack_in(&self, config: &ExecutorModel) -> Stack {
-        match &config.stack {
+        match config.stack_spec() {
             Some(given) => Stack::from_spec(given, config),
             None => self.stack(config),
         }

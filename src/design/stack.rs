@@ -116,6 +116,8 @@ pub struct Backoff {
     /// Waits written out; empty: the exponential ones.
     pub table_ms: Vec<Millis>,
     pub jitter: Jitter,
+    /// No wait shorter than this, after the jitter.
+    pub floor_ms: Millis,
 }
 
 impl Backoff {
@@ -127,6 +129,7 @@ impl Backoff {
             cap_ms,
             table_ms: Vec::new(),
             jitter: Jitter::None,
+            floor_ms: 0,
         }
     }
 
@@ -147,7 +150,8 @@ impl Backoff {
     pub fn range(&self, n: u32) -> (Millis, Millis) {
         let wait = self.before(n);
         let percent = |p: u32| wait.saturating_mul(u64::from(p)) / 100;
-        match self.jitter {
+        let floor = |(lo, hi): (Millis, Millis)| (lo.max(self.floor_ms), hi.max(self.floor_ms));
+        floor(match self.jitter {
             Jitter::None => (wait, wait),
             Jitter::Full => (0, wait),
             Jitter::Equal => (wait / 2, wait),
@@ -156,7 +160,7 @@ impl Backoff {
                 min_percent,
                 max_percent,
             } => (percent(min_percent), percent(max_percent)),
-        }
+        })
     }
 }
 
@@ -264,6 +268,7 @@ fn layer_of(l: &LayerSpec, config: &ExecutorModel) -> Layer {
             cap_ms: b.cap_ms.unwrap_or(config.max_backoff_ms),
             table_ms: b.table_ms.clone().unwrap_or_default(),
             jitter: b.jitter.clone(),
+            floor_ms: b.floor_ms.unwrap_or(0),
         },
     };
     let classes = l.retry_on.classes("retry_on").unwrap_or_default();

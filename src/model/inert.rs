@@ -40,7 +40,7 @@ pub const RECONCILING: [&str; 2] = ["journal_reconcile", "journal_reconcile_leas
 /// (the journal family; a program's own or an external one, which may).
 fn reads_attempts(m: &Model, name: &str) -> bool {
     crate::design::preset::find(name)
-        .is_none_or(|p| m.executor.stack.is_none() && p.reads_knob("executor.attempts"))
+        .is_none_or(|p| m.executor.stack_spec().is_none() && p.reads_knob("executor.attempts"))
 }
 
 /// Every misconfiguration of `m`, in the order of the model's fields; then those of each
@@ -90,14 +90,19 @@ fn inert_of(m: &Model) -> Vec<Inert> {
         .map(String::as_str)
         .filter(|d| reads_attempts(m, d))
         .collect();
-    if m.executor.stack.is_some()
+    let stack_field = if m.executor.stack.is_some() {
+        "executor.stack"
+    } else {
+        "executor.preset"
+    };
+    if m.executor.stack_spec().is_some()
         && !m
             .designs
             .iter()
             .any(|d| crate::design::preset::find(d).is_some())
     {
         warn(
-            "executor.stack",
+            stack_field,
             format!(
                 "no design of the model runs it ({}): only the design presets take their retry layers from it (`retrylab designs`: no_dedup, same_key, ...); the journal family and external executors run their own; compare a preset, or leave the stack out",
                 names(&m.designs.iter().map(String::as_str).collect::<Vec<_>>())

@@ -6,6 +6,7 @@
 
 pub mod designs;
 pub mod effective;
+pub mod executor_preset;
 pub mod http_face;
 pub mod inert;
 mod json_schema;

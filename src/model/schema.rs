@@ -337,6 +337,12 @@ pub struct ExecutorModel {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub stack: Option<super::stack::StackSpec>,
+    /// An executor preset (`retrylab executors`: a framework's, an SDK's or a retry
+    /// library's layers, with their sources) taken as `stack`. Absent: `stack`, or the
+    /// designs' own layers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null), example = &"stripe_client_retries")]
+    pub preset: Option<String>,
 }
 
 impl Default for ExecutorModel {
@@ -356,11 +362,23 @@ impl Default for ExecutorModel {
             layers: Layers::default(),
             assumed_retention_ms: None,
             stack: None,
+            preset: None,
         }
     }
 }
 
 impl ExecutorModel {
+    /// The stack the design presets run under this section: `stack`, or the executor
+    /// preset's; `None`: their own layers.
+    pub fn stack_spec(&self) -> Option<&super::stack::StackSpec> {
+        self.stack.as_ref().or_else(|| {
+            self.preset
+                .as_deref()
+                .and_then(super::executor_preset::find)
+                .map(|p| &p.stack)
+        })
+    }
+
     /// Wait before retry number `n` (1-based): doubling from `backoff_ms`, capped.
     pub fn backoff_before(&self, n: u32) -> Millis {
         let doublings = n.saturating_sub(1).min(31);

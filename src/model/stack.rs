@@ -201,6 +201,10 @@ pub struct BackoffSpec {
     /// The longest wait, before jitter; absent, the shorthand's `executor.max_backoff_ms`.
     #[serde(default)]
     pub cap_ms: Option<Millis>,
+    /// No wait shorter than this, after the jitter (stripe-python's 0.5 s). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub floor_ms: Option<Millis>,
     /// Waits written out instead (`[1000, 5000, 30000]`), the last one repeated: a table
     /// schedule. Given, `initial_ms`, `factor` and `cap_ms` are not.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -336,6 +336,22 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
     if let Some(stack) = &e.stack {
         p.extend(stack.problems("executor.stack", false));
     }
+    if let Some(name) = &e.preset {
+        if super::executor_preset::find(name).is_none() {
+            p.push((
+                "executor.preset".into(),
+                format!(
+                    "unknown executor preset \"{name}\"; known presets (retrylab executors): {}",
+                    super::executor_preset::names().join(", ")
+                ),
+            ));
+        } else if e.stack.is_some() {
+            p.push((
+                "executor.preset".into(),
+                "give a preset or a stack, not both: the preset is a stack".into(),
+            ));
+        }
+    }
     if e.reconcile == Lookup::None {
         p.push((
             "executor.reconcile".into(),
