@@ -209,3 +209,85 @@ fn knobs_added_later_leave_the_digest_of_a_model_that_does_not_use_them() {
         assert_ne!(used.digest(), "64ac5788436b93f4", "{knob}");
     }
 }
+
+#[test]
+fn a_configured_design_runs_against_the_provider_a_comparison_substitutes() {
+    let m = model(&compared()).with_provider("no_dedup").unwrap();
+    let own = m.for_design("same_key_retries");
+    assert_eq!(own.provider, m.provider);
+    assert_eq!(own.executor.attempts, 3);
+    let seeds = 0..30;
+    let configured = Configured::leak("same_key_retries_p", design("same_key"));
+    let mut renamed = m.clone();
+    let c = renamed.configured.remove("same_key_retries").unwrap();
+    renamed.configured.insert("same_key_retries_p".into(), c);
+    let by_hand = model(&set(
+        set(compared(), "executor.attempts", json!(3)),
+        "executor.backoff_ms",
+        json!(1000),
+    ))
+    .with_provider("no_dedup")
+    .unwrap();
+    assert_eq!(
+        run_seeds(&renamed, configured, seeds.clone()),
+        run_seeds(&by_hand, design("same_key"), seeds)
+    );
+}
+
+#[test]
+fn a_configured_design_of_another_model_is_not_named_here() {
+    let registry = retrylab::design::Registry::with(&[Configured::leak(
+        "same_key_elsewhere",
+        design("same_key"),
+    )])
+    .unwrap();
+    let v = set(base(), "designs", json!(["same_key", "same_key_elsewhere"]));
+    let e = Model::from_json_with(&v.to_string(), "m.json", &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("designs[1]: \"same_key_elsewhere\" is a design another model configures"),
+        "{e}"
+    );
+    // `"all"` leaves it out.
+    let all = Model::from_json_with(
+        &set(base(), "designs", json!("all")).to_string(),
+        "m.json",
+        &registry,
+    )
+    .unwrap();
+    assert!(!all.designs.iter().any(|d| d == "same_key_elsewhere"));
+}
+
+#[test]
+fn an_entrys_fields_are_checked_with_the_shared_ones_they_meet() {
+    // backoff_ms above the shared max_backoff_ms (60 s): refused under the entry.
+    let v = set(
+        base(),
+        "designs",
+        json!(["same_key", { "name": "slow", "design": "same_key", "executor": { "backoff_ms": 100000 } }]),
+    );
+    let e = Model::from_json(&v.to_string(), "m.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("designs[1].executor.max_backoff_ms: 60000 is below backoff_ms 100000"),
+        "{e}"
+    );
+    // A wait table's entries are bounded as every duration is.
+    let v = set(
+        base(),
+        "executor.stack",
+        json!({ "layers": [{ "name": "a", "attempts": 2, "retry_on": "any",
+                              "backoff": { "table_ms": [18446744073709551615u64], "jitter": "full" } }] }),
+    );
+    let e = Model::from_json(&v.to_string(), "m.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "executor.stack.layers[0].backoff.table_ms: 18446744073709551615 is longer than"
+        ),
+        "{e}"
+    );
+}

@@ -557,3 +557,72 @@ fn a_408_and_a_connection_reset_are_retried_by_the_layers_that_name_them() {
     // The second send under the same key is answered from the key record: one effect.
     assert_eq!(t.metrics.effects, 1, "{}", t.timeline);
 }
+
+/// A durable journal, a crash right after send `crash_at`, and `stack` written in the model.
+fn crashing(stack: serde_json::Value, crash_at: u32, calls: u32) -> serde_json::Value {
+    let v = set(base(), "agent.max_calls", json!(calls));
+    let v = set(v, "agent.tool_timeout_ms", json!(20_000));
+    let v = set(v, "workers.journal", json!("durable"));
+    let v = faults(
+        v,
+        json!([
+            { "drop_reply": { "attempt": 1 } },
+            { "crash_worker": { "attempt": crash_at, "point": "after_send" } }
+        ]),
+    );
+    set(v, "executor.stack", stack)
+}
+
+#[test]
+fn a_call_nothing_redelivers_is_sent_again_by_the_agents_next_call() {
+    // The one send dies with the worker; the agent's second call (after its 20 s tool
+    // timeout, and its thinking) runs the stack anew under the operation's key.
+    let stack = json!({ "layers": [{ "name": "sdk", "attempts": 1, "retry_on": "nothing" }] });
+    let v = crashing(stack, 1, 2);
+    let sends = send_times(&v, "same_key", 0);
+    assert_eq!(sends.len(), 2, "{sends:?}");
+    assert!(sends[1].0 >= 20_000, "{sends:?}");
+    assert_eq!(sends[1].1, "key k1");
+}
+
+#[test]
+fn a_layer_redelivered_as_a_retry_makes_no_send_past_its_attempts() {
+    // Two attempts: the first times out, the second dies with the worker; the restart has
+    // no attempt left and gives up.
+    let stack = json!({ "layers": [{
+        "name": "activity", "attempts": 2, "retry_on": "uncertain", "key": "per_call",
+        "redelivery": "retry", "backoff": { "initial_ms": 100 }
+    }] });
+    let sends = send_times(&crashing(stack.clone(), 2, 1), "no_dedup", 0);
+    assert_eq!(sends.len(), 2, "{sends:?}");
+    // Three attempts: the restart re-sends, under the same key.
+    let mut three = stack;
+    three["layers"][0]["attempts"] = json!(3);
+    let sends = send_times(&crashing(three, 2, 1), "no_dedup", 0);
+    assert_eq!(
+        sends.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(),
+        ["key k1"; 3],
+        "{sends:?}"
+    );
+    // An outer layer redelivered as a retry counts the redelivery, and its count starts
+    // again on a new call of the stack.
+    let outer = json!({ "layers": [
+        { "name": "queue", "attempts": 2, "retry_on": "nothing", "key": "per_call", "redelivery": "retry" },
+        { "name": "http", "attempts": 1, "retry_on": "nothing" }
+    ] });
+    let v = set(
+        crashing(outer, 1, 1),
+        "faults",
+        json!([
+            { "crash_worker": { "attempt": 1, "point": "after_send" } },
+            { "crash_worker": { "attempt": 2, "point": "after_send" } }
+        ]),
+    );
+    let v = set(v, "workers.max_crashes", json!(2));
+    let sends = send_times(&v, "no_dedup", 0);
+    assert_eq!(
+        sends.len(),
+        2,
+        "the queue's two runs, then no more: {sends:?}"
+    );
+}

@@ -272,7 +272,13 @@ fn command_models(command: &Command) -> Vec<PathBuf> {
         Command::Run(a) => vec![a.model.clone()],
         Command::Check(a) => a.models.clone(),
         Command::Explore(a) => vec![a.model.clone()],
-        Command::Report(a) => a.models.iter().chain(&a.matrix).cloned().collect(),
+        Command::Report(a) => a
+            .models
+            .iter()
+            .chain(&a.matrix)
+            .chain(&a.each_provider)
+            .cloned()
+            .collect(),
         Command::Trace(a) => vec![a.model.clone()],
         Command::Replay(a) => vec![a.model.clone()],
         Command::ShowModel(a) => vec![a.model.clone()],

@@ -257,6 +257,21 @@ impl Design for Preset {
             .collect()
     }
 
+    /// The client timeouts, deadlines and `Retry-After` maxima of the stack it runs (the
+    /// shorthand's knobs are the model's, named already).
+    fn time_thresholds(&self, config: &ExecutorModel) -> Vec<(crate::sim::Millis, &'static str)> {
+        let mut out = Vec::new();
+        for l in self.stack_in(config).layers {
+            out.extend(l.timeout_ms.map(|t| (t, "a stack layer's timeout_ms")));
+            out.extend(l.deadline_ms.map(|t| (t, "a stack layer's deadline_ms")));
+            out.extend(
+                l.retry_after
+                    .map(|r| (r.max_ms, "a stack layer's retry_after.max_ms")),
+            );
+        }
+        out
+    }
+
     /// Its guarantee rests on its own layers.
     fn runs_model_stack(&self) -> bool {
         true

@@ -322,6 +322,8 @@ pub struct Stacked<I> {
     calls: BTreeMap<OpId, Calls>,
     /// Whether a layer has a deadline (then the calls' start times are kept).
     deadlines: bool,
+    /// Whether a layer is redelivered with its count and key (then the journal keeps them).
+    durable: bool,
 }
 
 impl<I: Identity> Stacked<I> {
@@ -338,11 +340,16 @@ impl<I: Identity> Stacked<I> {
             "a stack has 1 to {MAX_LAYERS} layers"
         );
         let deadlines = stack.layers.iter().any(|l| l.deadline_ms.is_some());
+        let durable = stack
+            .layers
+            .iter()
+            .any(|l| matches!(l.redelivery, Redelivery::Retry | Redelivery::Resume));
         Self {
             identity,
             stack,
             calls: BTreeMap::new(),
             deadlines,
+            durable,
         }
     }
 
@@ -439,7 +446,6 @@ impl<I: Identity> Stacked<I> {
                 }
                 let k = ctx.new_key();
                 self.memory(op).keys[i] = Some(k);
-                self.keep_durable(ctx, op, i);
                 Some(k)
             }
         }
@@ -463,6 +469,7 @@ impl<I: Identity> Stacked<I> {
         if let Some(s) = ctx.journal().scratch_mut(op) {
             s.last_attempt = Some(attempt);
         }
+        self.persist(ctx, op);
     }
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
@@ -566,19 +573,23 @@ impl<I: Identity> Stacked<I> {
             .put(&entry, format!("{count} {key}"), worker);
     }
 
-    /// Reads back what layer `i` kept for `op` across a crash.
-    fn recall_durable(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, i: usize) {
-        let Some(entry) = self.durable_entry(op, i) else {
-            return;
-        };
-        let kept = ctx.journal_ref().kv().get(&entry).and_then(|e| {
-            let (count, key) = e.value.split_once(' ')?;
-            Some((count.parse::<u32>().ok()?, key.parse::<u64>().ok()?))
-        });
-        if let Some((count, key)) = kept {
-            self.set_count(ctx, op, i, count);
-            self.memory(op).keys[i] = (key != 0).then_some(Key(key));
+    /// Writes what every layer redelivered with its state keeps for `op` (a stack without
+    /// one writes nothing).
+    fn persist(&self, ctx: &mut ExecCtx<'_>, op: OpId) {
+        if self.durable {
+            for i in 0..self.stack.layers.len() {
+                self.keep_durable(ctx, op, i);
+            }
         }
+    }
+
+    /// What layer `i` kept for `op` across a crash: its count and its per-call key.
+    fn recall_durable(&self, ctx: &ExecCtx<'_>, op: OpId, i: usize) -> Option<(u32, Option<Key>)> {
+        let entry = self.durable_entry(op, i)?;
+        let e = ctx.journal_ref().kv().get(&entry)?;
+        let (count, key) = e.value.split_once(' ')?;
+        let key = key.parse::<u64>().ok()?;
+        Some((count.parse::<u32>().ok()?, (key != 0).then_some(Key(key))))
     }
 
     /// Arms layer `i`'s retry of `op` after a wait from `min` to `max` (its jitter).
@@ -594,7 +605,9 @@ impl<I: Identity> Stacked<I> {
     fn redeliver(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) {
         let layers = &self.stack.layers;
         let Some(i) = layers.iter().position(|l| l.redelivery != Redelivery::None) else {
-            // Nothing re-runs it: the call stays unanswered.
+            // Nothing re-runs it: its send died with the process. The agent waits out its
+            // tool timeout; a later call of the operation runs the stack anew.
+            ctx.transition(op, OpState::Unknown);
             return;
         };
         let (redelivery, attempts) = (layers[i].redelivery, layers[i].attempts);
@@ -602,18 +615,28 @@ impl<I: Identity> Stacked<I> {
             self.call_anew(ctx, op, 0);
             return self.dispatch(ctx, op);
         }
-        // The layers above it lived in the crashed process: they are as if called anew.
+        // What the layer kept, read before the layers above it (which lived in the crashed
+        // process) are called anew.
+        let kept = self.recall_durable(ctx, op, i);
         self.call_anew(ctx, op, 0);
-        self.recall_durable(ctx, op, i);
-        if redelivery == Redelivery::Retry {
-            let done = self.count(ctx, op, i);
-            if done >= attempts {
-                return self.give_up(ctx, op, Verdict::Uncertain);
-            }
+        let (done, key) = kept.unwrap_or((0, None));
+        self.set_count(ctx, op, i, done);
+        self.memory(op).keys[i] = key;
+        let innermost = i == self.innermost();
+        if redelivery == Redelivery::Retry && done >= attempts {
+            ctx.transition(op, OpState::Unknown);
+            self.persist(ctx, op);
+            return self.give_up(ctx, op, Verdict::Uncertain);
+        }
+        // A retry of an outer layer is one more call of the layer below; the innermost
+        // layer's count is its sends, which the send itself counts. A resumed call keeps its
+        // count.
+        if redelivery == Redelivery::Retry && !innermost {
             self.set_count(ctx, op, i, done + 1);
         }
-        self.keep_durable(ctx, op, i);
-        self.call_anew(ctx, op, i + 1);
+        if !innermost {
+            self.call_anew(ctx, op, i + 1);
+        }
         self.dispatch(ctx, op);
     }
 }
@@ -627,6 +650,7 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
             stack: _,
             calls,
             deadlines: _,
+            durable: _,
         } = self;
         calls.hash(&mut h);
         identity.fingerprint(h)
@@ -640,6 +664,7 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
             stack: _,
             calls,
             deadlines: _,
+            durable: _,
         } = self;
         calls.clear();
         identity.reset()
@@ -652,6 +677,7 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
             stack: self.stack.clone(),
             calls: self.calls.clone(),
             deadlines: self.deadlines,
+            durable: self.durable,
         }))
     }
 
@@ -721,8 +747,8 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
         };
         if i < self.innermost() {
             self.set_count(ctx, op, i, done + 1);
-            self.keep_durable(ctx, op, i);
             self.call_anew(ctx, op, i + 1);
+            self.persist(ctx, op);
         }
         self.arm(ctx, op, i, delay);
     }

@@ -166,6 +166,12 @@ impl Model {
         m.provider = provider;
         m.name = format!("{} @ {name}", self.name);
         m.expect = Default::default();
+        // A configured design runs against the same provider.
+        for c in m.configured.values_mut() {
+            c.model.provider = m.provider.clone();
+            c.model.name = m.name.clone();
+            c.model.expect = Default::default();
+        }
         // The design names were checked when the model was read.
         let problems = validate::check(&m, None);
         if problems.is_empty() {
@@ -238,6 +244,19 @@ impl Model {
             }
         }
         model.configured = configured;
+        // A configured design of another model is not this model's to name.
+        for (i, name) in model.designs.iter().enumerate() {
+            if designs.find(name).is_some_and(|d| d.configures().is_some())
+                && !model.configured.contains_key(name)
+            {
+                found.push((
+                    format!("designs[{i}]"),
+                    format!(
+                        "\"{name}\" is a design another model configures; configure it here ({{\"name\": \"{name}\", \"design\": ..., \"executor\": {{...}}}}) or name the design itself"
+                    ),
+                ));
+            }
+        }
         let problems: Vec<Problem> = found
             .into_iter()
             .map(|(path, message)| {
@@ -354,17 +373,13 @@ fn configure(
     let mut run_on = model.clone();
     run_on.executor = executor;
     run_on.configured = Default::default();
-    // Its problems: those of its executor section that the entry's fields cause.
+    // Its problems: those of its executor section the shared one does not have (the
+    // entry's fields cause them, alone or with the shared fields).
+    let shared = validate::check(model, None);
     let own: Vec<(String, String)> = validate::check(&run_on, None)
         .into_iter()
         .filter(|(path, _)| path.starts_with("executor."))
-        .filter(|(path, _)| {
-            let field = path["executor.".len()..]
-                .split(['.', '['])
-                .next()
-                .unwrap_or_default();
-            entry.executor.contains_key(field)
-        })
+        .filter(|p| !shared.contains(p))
         .map(|(path, message)| (format!("{at}.{path}"), message))
         .collect();
     if own.is_empty() {

@@ -326,6 +326,9 @@ fn example_stack() -> serde_json::Value {
 /// Most layers a stack has.
 pub const MAX_LAYERS: usize = 16;
 
+/// The longest wait a table may name: the longest duration a model may name.
+const MAX_WAIT_MS: Millis = 1_000_000_000_000;
+
 /// The longest wait table.
 pub const MAX_TABLE: usize = 64;
 
@@ -468,6 +471,12 @@ impl BackoffSpec {
                 push(
                     "table_ms",
                     "a table gives every wait; leave out initial_ms, factor and cap_ms".into(),
+                );
+            }
+            if let Some(w) = table.iter().find(|&&w| w > MAX_WAIT_MS) {
+                push(
+                    "table_ms",
+                    format!("{w} is longer than {MAX_WAIT_MS} ms (about 31 years)"),
                 );
             }
             if !(1..=MAX_TABLE).contains(&table.len()) {

@@ -316,7 +316,8 @@ pub trait ChooserExt: Chooser {
         if min == max {
             return min;
         }
-        let len = max - min + 1;
+        // The whole range of u64 has one value more than a u64 counts: the top one is left out.
+        let len = (max - min).saturating_add(1);
         min + self.choose(purpose, Alternatives::Span { min, len })
     }
 
