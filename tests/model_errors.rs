@@ -1072,7 +1072,7 @@ fn every_unknown_field_is_reported_at_once() {
         (15, 69),
         "0 }",
         &[
-            "unknown field `reply_lost`, expected one of `duplicate`, `latency_ms`, `reply_loss`, `request_loss`",
+            "unknown field `reply_lost`, expected one of `connection_reset`, `duplicate`, `latency_ms`, `reply_loss`, `request_loss`",
         ],
     );
     assert_problem(
