@@ -6,26 +6,15 @@
 mod common;
 
 use common::*;
-use retrylab::run::run_traced;
-use retrylab::sim::RandomChooser;
 use serde_json::json;
 
 /// The sends of `design` under executor preset `preset` on `v`, seed `seed`: (time, key).
 fn sends(v: &serde_json::Value, preset: &str, design_name: &str, seed: u64) -> Vec<(u64, String)> {
-    let v = set(v.clone(), "executor.preset", json!(preset));
-    let t = run_traced(
-        &model(&v),
-        design(design_name),
-        &mut RandomChooser::new(seed),
-    );
-    t.timeline
-        .lines()
-        .filter(|l| l.contains(" sends attempt "))
-        .map(|l| {
-            let ms = l.split_whitespace().next().unwrap().parse().unwrap();
-            (ms, l.rsplit(", ").next().unwrap().to_string())
-        })
-        .collect()
+    timed_sends(
+        &set(v.clone(), "executor.preset", json!(preset)),
+        design_name,
+        seed,
+    )
 }
 
 fn times(s: &[(u64, String)]) -> Vec<u64> {
@@ -185,7 +174,7 @@ fn a_model_names_a_preset_or_a_stack_and_an_unknown_preset_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("executor.preset: unknown executor preset \"no_such\"; known presets (retrylab executors): openai_sdk, stripe_client"),
+        e.contains("executor.preset: unknown executor preset \"no_such\"; known presets (retrylab executors): temporal_activity, langgraph_py_httpx"),
         "{e}"
     );
     let v = set(base(), "executor.preset", json!("openai_sdk"));
@@ -201,4 +190,286 @@ fn a_model_names_a_preset_or_a_stack_and_an_unknown_preset_is_refused() {
         e.contains("executor.preset: give a preset or a stack, not both"),
         "{e}"
     );
+}
+
+#[test]
+fn an_override_changes_the_layer_it_names_and_nothing_else() {
+    // The OpenAI SDK with max_retries=4: five attempts, the same waits.
+    let v = set(
+        every_500(),
+        "executor.overrides",
+        json!({ "openai": { "attempts": 5 } }),
+    );
+    let s = sends(&v, "openai_sdk", "no_dedup", 0);
+    assert_eq!(s.len(), 5, "{s:?}");
+    let plain = sends(&every_500(), "openai_sdk", "no_dedup", 0);
+    assert_eq!(times(&s)[..3], times(&plain)[..]);
+}
+
+fn refusal(v: &serde_json::Value) -> String {
+    retrylab::model::Model::from_json(&serde_json::to_string_pretty(v).unwrap(), "m.json")
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn an_override_of_a_layer_the_preset_lacks_or_without_a_preset_is_refused_naming_it() {
+    let v = set(base(), "executor.preset", json!("openai_sdk"));
+    let v = set(v, "executor.overrides", json!({ "sdk": { "attempts": 5 } }));
+    let e = refusal(&v);
+    assert!(
+        e.contains("executor.overrides.sdk: the preset has no layer \"sdk\"; its layers: openai"),
+        "{e}"
+    );
+    let v = set(
+        base(),
+        "executor.overrides",
+        json!({ "sdk": { "attempts": 5 } }),
+    );
+    let e = refusal(&v);
+    assert!(
+        e.contains("executor.overrides.sdk: overrides change the layers of an executor preset: give executor.preset too"),
+        "{e}"
+    );
+    // The changed layer is checked as a layer: its path is the override's.
+    let v = set(base(), "executor.preset", json!("openai_sdk"));
+    let v = set(
+        v,
+        "executor.overrides",
+        json!({ "openai": { "attempts": 0 } }),
+    );
+    let e = refusal(&v);
+    assert!(
+        e.contains("executor.overrides.openai.attempts: 0; a layer makes 1 to 32 calls"),
+        "{e}"
+    );
+}
+
+/// One call whose every create is refused with a 400 (a `reject` fault on each of the
+/// first `n` attempts).
+fn every_400(n: u64) -> serde_json::Value {
+    let v = set(base(), "agent.max_calls", json!(1));
+    let rejects: Vec<serde_json::Value> = (1..=n)
+        .map(|a| json!({ "reject": { "attempt": a } }))
+        .collect();
+    faults(v, json!(rejects))
+}
+
+/// One call whose every reply is lost: each send times out after 1 s.
+fn every_reply_lost() -> serde_json::Value {
+    let v = set(base(), "agent.max_calls", json!(1));
+    let v = set(v, "agent.tool_timeout_ms", json!(600_000));
+    let v = set(v, "executor.timeout_ms", json!(1_000));
+    set(v, "network.reply_loss", json!(1))
+}
+
+/// One call whose every create is answered 408.
+fn every_408() -> serde_json::Value {
+    let v = set(base(), "agent.max_calls", json!(1));
+    set(v, "provider.request_timeout", json!(1))
+}
+
+/// Two agent calls under one key (`same_key`), the provider 10 s at work on the first
+/// send, which times out after 1 s: every later send meets it in progress (409).
+fn in_progress() -> serde_json::Value {
+    let v = set(base(), "provider.processing_ms", json!(10_000));
+    let v = set(v, "executor.timeout_ms", json!(1_000));
+    set(v, "agent.on_failure", json!({ "replan": 1 }))
+}
+
+/// The number of sends of `preset` (design `no_dedup`, seed 0) on each scenario:
+/// 500s, 429s, 400s, 408s, lost replies.
+fn retried(preset: &str) -> [usize; 5] {
+    [
+        every_500(),
+        throttled(1_000),
+        every_400(5),
+        every_408(),
+        every_reply_lost(),
+    ]
+    .map(|v| sends(&v, preset, "no_dedup", 0).len())
+}
+
+#[test]
+fn langgraph_py_retries_by_client_library_as_its_code_does_not_as_its_docs_say() {
+    // httpx: 5xx and timeouts, not 429, 400 or 408.
+    assert_eq!(retried("langgraph_py_httpx"), [3, 1, 1, 1, 3]);
+    // requests with raise_for_status(): every status, but not a timeout.
+    assert_eq!(retried("langgraph_py_requests"), [3, 3, 3, 3, 1]);
+    // A 409: httpx passes it up, requests retries it (0.5 s plus up to 1 s later).
+    let s = sends(&in_progress(), "langgraph_py_httpx", "same_key", 0);
+    assert_eq!(keys(&s), ["key k1"; 3], "{s:?}");
+    let s = sends(&in_progress(), "langgraph_py_requests", "same_key", 0);
+    assert_eq!(keys(&s), ["key k1"; 4], "{s:?}");
+    // The waits: 0.5 s then 1 s, each plus 0 to 1 s, after each 500 (70 ms after its send).
+    for seed in 0..20 {
+        let t = times(&sends(&every_500(), "langgraph_py_httpx", "no_dedup", seed));
+        let (w1, w2) = (t[1] - (t[0] + 70), t[2] - (t[1] + 70));
+        assert!(
+            (500..=1_500).contains(&w1) && (1_000..=2_000).contains(&w2),
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
+fn langgraph_js_retries_all_but_400_to_407_and_409() {
+    assert_eq!(retried("langgraph_js"), [3, 3, 1, 3, 3]);
+    let s = sends(&in_progress(), "langgraph_js", "same_key", 0);
+    assert_eq!(keys(&s), ["key k1"; 3], "the 409 goes up: {s:?}");
+}
+
+#[test]
+fn anthropic_sdk_retries_as_openai_but_waits_any_retry_after_in_2_15_0() {
+    assert_eq!(retried("anthropic_sdk"), [3, 3, 1, 3, 3]);
+    let s = sends(&throttled(130_000), "anthropic_sdk", "no_dedup", 0);
+    assert_eq!(times(&s), [0, 130_020, 260_040]);
+    assert_eq!(keys(&s), ["no key"; 3]);
+    // The repository head's rule, as an override: above 60 s, its own backoff.
+    let v = set(
+        throttled(130_000),
+        "executor.overrides",
+        json!({ "anthropic": { "retry_after": { "max_ms": 60_000, "above": "backoff" } } }),
+    );
+    let t = times(&sends(&v, "anthropic_sdk", "no_dedup", 0));
+    assert!((375..=500).contains(&(t[1] - 20)), "{t:?}");
+}
+
+#[test]
+fn stripe_global_retries_as_a_client_with_two_network_retries() {
+    assert_eq!(retried("stripe_global"), [3, 1, 1, 1, 3]);
+    for seed in 0..5 {
+        assert_eq!(
+            sends(&every_500(), "stripe_global", "no_dedup", seed),
+            sends(&every_500(), "stripe_client_retries", "no_dedup", seed)
+        );
+    }
+}
+
+#[test]
+fn aws_modes_retry_5xx_429_and_timeouts_under_one_client_token_per_call() {
+    assert_eq!(retried("aws_standard"), [3, 3, 1, 1, 3]);
+    assert_eq!(retried("aws_legacy"), [5, 5, 1, 1, 5]);
+    for seed in 0..20 {
+        let s = sends(&every_reply_lost(), "aws_standard", "no_dedup", seed);
+        assert_eq!(keys(&s), ["key k1"; 3], "{s:?}");
+        let t = times(&s);
+        // Full jitter on 50 ms, then 100 ms, after each 60 s timeout (the SDK's read timeout).
+        assert!(t[1] - 60_000 <= 50 && t[2] - t[1] - 60_000 <= 100, "{t:?}");
+        let t = times(&sends(&every_reply_lost(), "aws_legacy", "no_dedup", seed));
+        for (n, pair) in t.windows(2).enumerate() {
+            assert!(pair[1] - pair[0] - 60_000 <= 1_000 << n, "{t:?}");
+        }
+    }
+    // A new SDK call (the agent's, after the SDK gave up) fills a new token.
+    let v = set(every_reply_lost(), "agent.max_calls", json!(2));
+    let v = set(v, "agent.tool_timeout_ms", json!(200_000));
+    let v = set(v, "agent.on_failure", json!({ "replan": 1 }));
+    let s = sends(&v, "aws_standard", "no_dedup", 0);
+    assert_eq!(
+        keys(&s),
+        ["key k1", "key k1", "key k1", "key k2", "key k2", "key k2"]
+    );
+}
+
+/// One call whose worker crashes right after its first send (the effect commits).
+fn crash_after_send() -> serde_json::Value {
+    let v = set(base(), "agent.max_calls", json!(1));
+    let v = set(v, "workers.journal", json!("durable"));
+    faults(
+        v,
+        json!([{ "crash_worker": { "attempt": 1, "point": "after_send" } }]),
+    )
+}
+
+#[test]
+fn celery_loses_a_crashed_task_unless_acks_late_redelivers_it_under_its_task_id() {
+    assert_eq!(retried("celery_default"), [1, 1, 1, 1, 1]);
+    assert_eq!(retried("celery_acks_late"), [1, 1, 1, 1, 1]);
+    let s = sends(&crash_after_send(), "celery_default", "no_dedup", 0);
+    assert_eq!(s, [(0, "key k1".to_string())]);
+    let s = sends(&crash_after_send(), "celery_acks_late", "no_dedup", 0);
+    assert_eq!(keys(&s), ["key k1", "key k1"], "{s:?}");
+}
+
+#[test]
+fn an_sqs_message_comes_back_after_the_visibility_timeout_under_its_id() {
+    let v = set(every_400(3), "horizon_ms", json!(70_000));
+    let s = sends(&v, "sqs_consumer", "no_dedup", 0);
+    assert_eq!(
+        s,
+        [
+            (0, "key k1".to_string()),
+            (30_020, "key k1".to_string()),
+            (60_040, "key k1".to_string())
+        ]
+    );
+    let s = sends(&crash_after_send(), "sqs_consumer", "no_dedup", 0);
+    assert_eq!(keys(&s), ["key k1", "key k1"], "{s:?}");
+}
+
+#[test]
+fn an_agents_sdk_tool_runs_once_and_the_model_calls_again_under_a_new_call() {
+    for preset in ["openai_agents_tool", "vercel_ai_tool"] {
+        assert_eq!(retried(preset), [1, 1, 1, 1, 1], "{preset}");
+        // The failure goes to the model, which calls again: a new call, the design's key.
+        let v = set(every_500(), "agent.max_calls", json!(2));
+        let v = set(v, "agent.on_failure", json!({ "replan": 1 }));
+        let s = sends(&v, preset, "new_key_after_replan", 0);
+        assert_eq!(keys(&s), ["key k1", "key k2"], "{preset}: {s:?}");
+        let t = trace(&set(v, "executor.preset", json!(preset)), "no_dedup");
+        assert!(
+            t.timeline.contains("tells the user failure"),
+            "{}",
+            t.timeline
+        );
+    }
+}
+
+#[test]
+fn a_restate_run_retries_any_error_from_50_ms_under_its_key_and_reruns_after_a_crash() {
+    // Refused 4 times, each answer 20 ms after its send: waits of 50, 100 and 200 ms.
+    let v = set(every_400(4), "horizon_ms", json!(500));
+    let s = sends(&v, "restate_run", "no_dedup", 0);
+    assert_eq!(
+        s,
+        [
+            (0, "key k1".to_string()),
+            (70, "key k1".to_string()),
+            (190, "key k1".to_string()),
+            (410, "key k1".to_string())
+        ]
+    );
+    let s = sends(&crash_after_send(), "restate_run", "no_dedup", 0);
+    assert_eq!(keys(&s), ["key k1", "key k1"], "{s:?}");
+}
+
+#[test]
+fn a_dbos_step_runs_once_unless_retries_are_allowed_and_reruns_after_a_crash() {
+    assert_eq!(retried("dbos_step"), [1, 1, 1, 1, 1]);
+    let s = sends(&crash_after_send(), "dbos_step", "no_dedup", 0);
+    assert_eq!(keys(&s), ["key k1", "key k1"], "{s:?}");
+    // retries_allowed=True: 3 attempts, 1 s then 2 s.
+    let v = set(
+        every_400(3),
+        "executor.overrides",
+        json!({ "step": { "attempts": 3 } }),
+    );
+    let s = sends(&v, "dbos_step", "no_dedup", 0);
+    assert_eq!(times(&s), [0, 1_020, 3_040]);
+    assert_eq!(keys(&s), ["key k1"; 3]);
+}
+
+#[test]
+fn an_inngest_step_makes_5_attempts_on_its_wait_table_plus_up_to_30_s() {
+    for seed in 0..10 {
+        let s = sends(&every_400(5), "inngest_step", "no_dedup", seed);
+        assert_eq!(keys(&s), ["key k1"; 5], "{s:?}");
+        let t = times(&s);
+        for (n, pair) in t.windows(2).enumerate() {
+            let table = [15_000, 30_000, 60_000, 120_000][n];
+            let wait = pair[1] - pair[0] - 20;
+            assert!((table..=table + 30_000).contains(&wait), "{t:?}");
+        }
+    }
 }

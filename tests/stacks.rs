@@ -61,27 +61,25 @@ fn every_reply_lost() -> serde_json::Value {
     set(v, "agent.tool_timeout_ms", json!(600_000))
 }
 
+/// A wrapper that retries only timeouts, calling anew with no key of its own, over a
+/// client that retries 5xx (4 attempts) under the key it mints per call.
+fn wrapper_over_client(wrapper_attempts: u32) -> Stack {
+    let wrapper = RetryOn::of(&[ErrorClass::Timeout]);
+    let client = RetryOn::of(&[ErrorClass::ServerError]);
+    Stack {
+        layers: vec![
+            layer("wrapper", wrapper_attempts, wrapper, KeyMode::None),
+            layer("client", 4, client, KeyMode::PerCall),
+        ],
+        gives_up: GiveUp::Unknown,
+    }
+}
+
 #[test]
 fn a_timeout_the_client_does_not_retry_goes_up_to_the_wrapper_that_does() {
     // The client retries only 5xx, under the key it mints per call; the wrapper above it
     // retries timeouts, calling the client anew: a new key each time.
-    let stack = Stack {
-        layers: vec![
-            layer(
-                "wrapper",
-                3,
-                RetryOn::of(&[ErrorClass::Timeout]),
-                KeyMode::None,
-            ),
-            layer(
-                "client",
-                4,
-                RetryOn::of(&[ErrorClass::ServerError]),
-                KeyMode::PerCall,
-            ),
-        ],
-        gives_up: GiveUp::Unknown,
-    };
+    let stack = wrapper_over_client(3);
     let (sends, told) = sends(&every_reply_lost(), stack);
     assert_eq!(
         sends,
@@ -151,23 +149,7 @@ fn a_5xx_the_client_retries_goes_again_under_the_key_it_minted_for_the_call() {
     // k4), then passes the 5xx up, which the wrapper does not retry.
     let v = set(base(), "agent.max_calls", json!(1));
     let v = set(v, "provider.error_after_commit", json!(1));
-    let stack = Stack {
-        layers: vec![
-            layer(
-                "wrapper",
-                2,
-                RetryOn::of(&[ErrorClass::Timeout]),
-                KeyMode::None,
-            ),
-            layer(
-                "client",
-                4,
-                RetryOn::of(&[ErrorClass::ServerError]),
-                KeyMode::PerCall,
-            ),
-        ],
-        gives_up: GiveUp::Unknown,
-    };
+    let stack = wrapper_over_client(2);
     let (sends, told) = sends(&v, stack);
     let send = |ms: u32, n: u32| {
         format!("{ms} ms executor worker 0: op 0 sends attempt {n}: create with params 1, key k1")
@@ -352,23 +334,6 @@ fn a_presets_layers_written_out_as_executor_stack_run_exactly_as_its_own() {
     }
 }
 
-/// The sends of `design` on `v` with `chooser`: (time, key) of each.
-fn send_times(v: &serde_json::Value, design: &str, seed: u64) -> Vec<(u64, String)> {
-    let t = run_traced(
-        &model(v),
-        common::design(design),
-        &mut RandomChooser::new(seed),
-    );
-    t.timeline
-        .lines()
-        .filter(|l| l.contains(" sends attempt "))
-        .map(|l| {
-            let ms = l.split_whitespace().next().unwrap().parse().unwrap();
-            (ms, l.rsplit(", ").next().unwrap().to_string())
-        })
-        .collect()
-}
-
 /// Every reply lost, under a stack the model writes out.
 fn with_stack(stack: serde_json::Value) -> serde_json::Value {
     set(every_reply_lost(), "executor.stack", stack)
@@ -383,7 +348,7 @@ fn a_jittered_wait_is_a_timing_choice_within_its_range_and_replays() {
     }] }));
     let mut waits = std::collections::BTreeSet::new();
     for seed in 0..20 {
-        let sends = send_times(&v, "no_dedup", seed);
+        let sends = timed_sends(&v, "no_dedup", seed);
         assert_eq!(sends.len(), 3, "{sends:?}");
         let first = sends[1].0 - (sends[0].0 + 5_000);
         let second = sends[2].0 - (sends[1].0 + 5_000);
@@ -417,7 +382,7 @@ fn a_table_schedule_an_own_client_timeout_and_unlimited_attempts() {
         "backoff": { "table_ms": [100, 200, 400] }, "timeout_ms": 2000
     }] }));
     let v = set(v, "horizon_ms", json!(20_000));
-    let sends: Vec<u64> = send_times(&v, "same_key", 0)
+    let sends: Vec<u64> = timed_sends(&v, "same_key", 0)
         .into_iter()
         .map(|(t, _)| t)
         .collect();
@@ -438,7 +403,7 @@ fn a_layer_makes_no_retry_past_its_deadline() {
           "backoff": { "initial_ms": 0 } },
         { "name": "client", "attempts": 1, "retry_on": "nothing", "key": "per_call" }
     ] }));
-    let sends = send_times(&v, "no_dedup", 0);
+    let sends = timed_sends(&v, "no_dedup", 0);
     assert_eq!(
         sends,
         [
@@ -481,7 +446,7 @@ fn a_429s_retry_after_is_waited_up_to_the_layers_maximum() {
             "backoff": { "initial_ms": 500 }, "retry_after": retry_after
         }] });
         let v = set(throttled(), "executor.stack", stack);
-        let sends: Vec<u64> = send_times(&v, "no_dedup", 0)
+        let sends: Vec<u64> = timed_sends(&v, "no_dedup", 0)
             .into_iter()
             .map(|(t, _)| t)
             .collect();
@@ -524,7 +489,7 @@ fn a_408_and_a_connection_reset_are_retried_by_the_layers_that_name_them() {
     let timeouts = set(base(), "agent.max_calls", json!(1));
     let timeouts = set(timeouts, "provider.request_timeout", json!(1));
     let count = |v: &serde_json::Value, retry_on| {
-        send_times(
+        timed_sends(
             &set(v.clone(), "executor.stack", stack(retry_on)),
             "no_dedup",
             0,
@@ -579,7 +544,7 @@ fn a_call_nothing_redelivers_is_sent_again_by_the_agents_next_call() {
     // timeout, and its thinking) runs the stack anew under the operation's key.
     let stack = json!({ "layers": [{ "name": "sdk", "attempts": 1, "retry_on": "nothing" }] });
     let v = crashing(stack, 1, 2);
-    let sends = send_times(&v, "same_key", 0);
+    let sends = timed_sends(&v, "same_key", 0);
     assert_eq!(sends.len(), 2, "{sends:?}");
     assert!(sends[1].0 >= 20_000, "{sends:?}");
     assert_eq!(sends[1].1, "key k1");
@@ -593,12 +558,12 @@ fn a_layer_redelivered_as_a_retry_makes_no_send_past_its_attempts() {
         "name": "activity", "attempts": 2, "retry_on": "uncertain", "key": "per_call",
         "redelivery": "retry", "backoff": { "initial_ms": 100 }
     }] });
-    let sends = send_times(&crashing(stack.clone(), 2, 1), "no_dedup", 0);
+    let sends = timed_sends(&crashing(stack.clone(), 2, 1), "no_dedup", 0);
     assert_eq!(sends.len(), 2, "{sends:?}");
     // Three attempts: the restart re-sends, under the same key.
     let mut three = stack;
     three["layers"][0]["attempts"] = json!(3);
-    let sends = send_times(&crashing(three, 2, 1), "no_dedup", 0);
+    let sends = timed_sends(&crashing(three, 2, 1), "no_dedup", 0);
     assert_eq!(
         sends.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(),
         ["key k1"; 3],
@@ -619,7 +584,7 @@ fn a_layer_redelivered_as_a_retry_makes_no_send_past_its_attempts() {
         ]),
     );
     let v = set(v, "workers.max_crashes", json!(2));
-    let sends = send_times(&v, "no_dedup", 0);
+    let sends = timed_sends(&v, "no_dedup", 0);
     assert_eq!(
         sends.len(),
         2,

@@ -83,9 +83,20 @@ fn preset_layers(e: &crate::model::ExecutorModel) -> String {
         "# executor.preset {} (retrylab executors): its stack, outermost layer first\n",
         p.name
     );
-    for (i, layer) in p.stack.layers.iter().enumerate() {
+    let stack = e
+        .stack_spec()
+        .map(|s| s.into_owned())
+        .unwrap_or(p.stack.clone());
+    for (i, layer) in stack.layers.iter().enumerate() {
+        let changed = if e.overrides.contains_key(&layer.name) {
+            format!(" (changed by executor.overrides.{})", layer.name)
+        } else {
+            String::new()
+        };
         let layer = crate::model::effective::Ordered::of(layer).compact();
-        out.push_str(&format!("#   executor.stack.layers[{i}] = {layer}\n"));
+        out.push_str(&format!(
+            "#   executor.stack.layers[{i}] = {layer}{changed}\n"
+        ));
     }
     out.push_str(&format!(
         "#   executor.stack.gives_up = {}\n",

@@ -227,7 +227,7 @@ impl Preset {
     /// has one, else its own.
     pub fn stack_in(&self, config: &ExecutorModel) -> Stack {
         match config.stack_spec() {
-            Some(given) => Stack::from_spec(given, config),
+            Some(given) => Stack::from_spec(&given, config),
             None => self.stack(config),
         }
     }
@@ -335,15 +335,9 @@ const FILES: [(&str, &str); 8] = [
 pub fn all() -> &'static [Preset] {
     static PRESETS: OnceLock<Vec<Preset>> = OnceLock::new();
     PRESETS.get_or_init(|| {
-        FILES
-            .iter()
-            .map(|(name, text)| {
-                let file = format!("models/designs/{name}.json");
-                let p = Preset::parse(&file, text).unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(p.name, *name, "{file}: its name");
-                p
-            })
-            .collect()
+        crate::model::bundled::read_all("models/designs", &FILES, Preset::parse, |p: &Preset| {
+            p.name.as_str()
+        })
     })
 }
 

@@ -28,10 +28,30 @@ pub struct ExecutorPreset {
 }
 
 /// The preset files of `models/executors/`, by name.
-const FILES: [(&str, &str); 6] = [
+const FILES: [(&str, &str); 21] = [
+    (
+        "temporal_activity",
+        include_str!("../../models/executors/temporal_activity.json"),
+    ),
+    (
+        "langgraph_py_httpx",
+        include_str!("../../models/executors/langgraph_py_httpx.json"),
+    ),
+    (
+        "langgraph_py_requests",
+        include_str!("../../models/executors/langgraph_py_requests.json"),
+    ),
+    (
+        "langgraph_js",
+        include_str!("../../models/executors/langgraph_js.json"),
+    ),
     (
         "openai_sdk",
         include_str!("../../models/executors/openai_sdk.json"),
+    ),
+    (
+        "anthropic_sdk",
+        include_str!("../../models/executors/anthropic_sdk.json"),
     ),
     (
         "stripe_client",
@@ -42,8 +62,48 @@ const FILES: [(&str, &str); 6] = [
         include_str!("../../models/executors/stripe_client_retries.json"),
     ),
     (
-        "temporal_activity",
-        include_str!("../../models/executors/temporal_activity.json"),
+        "stripe_global",
+        include_str!("../../models/executors/stripe_global.json"),
+    ),
+    (
+        "aws_standard",
+        include_str!("../../models/executors/aws_standard.json"),
+    ),
+    (
+        "aws_legacy",
+        include_str!("../../models/executors/aws_legacy.json"),
+    ),
+    (
+        "celery_default",
+        include_str!("../../models/executors/celery_default.json"),
+    ),
+    (
+        "celery_acks_late",
+        include_str!("../../models/executors/celery_acks_late.json"),
+    ),
+    (
+        "sqs_consumer",
+        include_str!("../../models/executors/sqs_consumer.json"),
+    ),
+    (
+        "openai_agents_tool",
+        include_str!("../../models/executors/openai_agents_tool.json"),
+    ),
+    (
+        "vercel_ai_tool",
+        include_str!("../../models/executors/vercel_ai_tool.json"),
+    ),
+    (
+        "restate_run",
+        include_str!("../../models/executors/restate_run.json"),
+    ),
+    (
+        "dbos_step",
+        include_str!("../../models/executors/dbos_step.json"),
+    ),
+    (
+        "inngest_step",
+        include_str!("../../models/executors/inngest_step.json"),
     ),
     (
         "tenacity_default",
@@ -69,15 +129,9 @@ fn parse(file: &str, text: &str) -> Result<ExecutorPreset, String> {
 pub fn all() -> &'static [ExecutorPreset] {
     static PRESETS: OnceLock<Vec<ExecutorPreset>> = OnceLock::new();
     PRESETS.get_or_init(|| {
-        FILES
-            .iter()
-            .map(|(name, text)| {
-                let file = format!("models/executors/{name}.json");
-                let p = parse(&file, text).unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(p.name, *name, "{file}: its name");
-                p
-            })
-            .collect()
+        crate::model::bundled::read_all("models/executors", &FILES, parse, |p: &ExecutorPreset| {
+            p.name.as_str()
+        })
     })
 }
 

@@ -4,6 +4,7 @@
 //! found it (bad JSON, wrong type, unknown field, negative number) or the checks after parsing
 //! did (impossible or inconsistent values, unknown designs).
 
+pub(crate) mod bundled;
 pub mod designs;
 pub mod effective;
 pub mod executor_preset;

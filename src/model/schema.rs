@@ -3,6 +3,7 @@
 //! Durations are integer milliseconds of virtual time (`*_ms`); probabilities are
 //! [`Ratio`]s; a [`Range`] is a constant or `{"min", "max"}` drawn uniformly.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -343,6 +344,12 @@ pub struct ExecutorModel {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null), example = &"stripe_client_retries")]
     pub preset: Option<String>,
+    /// Changes to the preset's layers, by layer name (`retrylab executors` lists them): each
+    /// field given replaces the layer's, e.g. `{"sdk": {"attempts": 5}}`. Only with
+    /// `preset`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("default" = {}), example = json!({"anthropic": {"retry_after": {"max_ms": 60000, "above": "backoff"}}}))]
+    pub overrides: BTreeMap<String, super::stack::LayerOverride>,
 }
 
 impl Default for ExecutorModel {
@@ -363,6 +370,7 @@ impl Default for ExecutorModel {
             assumed_retention_ms: None,
             stack: None,
             preset: None,
+            overrides: BTreeMap::new(),
         }
     }
 }
@@ -370,13 +378,15 @@ impl Default for ExecutorModel {
 impl ExecutorModel {
     /// The stack the design presets run under this section: `stack`, or the executor
     /// preset's; `None`: their own layers.
-    pub fn stack_spec(&self) -> Option<&super::stack::StackSpec> {
-        self.stack.as_ref().or_else(|| {
-            self.preset
-                .as_deref()
-                .and_then(super::executor_preset::find)
-                .map(|p| &p.stack)
-        })
+    pub fn stack_spec(&self) -> Option<Cow<'_, super::stack::StackSpec>> {
+        if let Some(stack) = &self.stack {
+            return Some(Cow::Borrowed(stack));
+        }
+        let preset = super::executor_preset::find(self.preset.as_deref()?)?;
+        if self.overrides.is_empty() {
+            return Some(Cow::Borrowed(&preset.stack));
+        }
+        Some(Cow::Owned(preset.stack.with_overrides(&self.overrides)))
     }
 
     /// Wait before retry number `n` (1-based): doubling from `backoff_ms`, capped.

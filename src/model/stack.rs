@@ -3,6 +3,8 @@
 //! the errors it retries, its key, what a crash does to its call, its client timeout and its
 //! deadline. `design::stack` runs it; `docs/executor-stacks.md` explains each field.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -272,6 +274,75 @@ pub struct LayerSpec {
     pub retry_after: Option<RetryAfterSpec>,
 }
 
+/// Changes to one layer of an executor preset (`executor.overrides`, by the layer's name):
+/// each field given replaces the layer's; the others stay the preset's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LayerOverride {
+    /// In place of the layer's `attempts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub attempts: Option<Attempts>,
+    /// In place of the layer's `backoff` (the whole object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub backoff: Option<BackoffSpec>,
+    /// In place of the layer's `retry_on`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub retry_on: Option<Retries>,
+    /// In place of the layer's `key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub key: Option<KeyMode>,
+    /// In place of the layer's `redelivery`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub redelivery: Option<Redelivery>,
+    /// In place of the layer's `timeout_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub timeout_ms: Option<Millis>,
+    /// In place of the layer's `deadline_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub deadline_ms: Option<Millis>,
+    /// In place of the layer's `retry_after`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub retry_after: Option<RetryAfterSpec>,
+}
+
+impl LayerOverride {
+    /// `layer` with these changes.
+    fn apply(&self, layer: &mut LayerSpec) {
+        if let Some(v) = &self.attempts {
+            layer.attempts = v.clone();
+        }
+        if let Some(v) = &self.backoff {
+            layer.backoff = Some(v.clone());
+        }
+        if let Some(v) = &self.retry_on {
+            layer.retry_on = v.clone();
+        }
+        if let Some(v) = self.key {
+            layer.key = v;
+        }
+        if let Some(v) = self.redelivery {
+            layer.redelivery = v;
+        }
+        if let Some(v) = self.timeout_ms {
+            layer.timeout_ms = Some(v);
+        }
+        if let Some(v) = self.deadline_ms {
+            layer.deadline_ms = Some(v);
+        }
+        if let Some(v) = self.retry_after {
+            layer.retry_after = Some(v);
+        }
+    }
+}
+
 /// How a layer reads a 429's `Retry-After`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -381,6 +452,60 @@ pub fn class_names() -> String {
 }
 
 impl StackSpec {
+    /// This stack with `overrides` applied to the layers they name (a name no layer has
+    /// changes nothing: [`StackSpec::override_problems`] reports it).
+    pub fn with_overrides(&self, overrides: &BTreeMap<String, LayerOverride>) -> StackSpec {
+        let mut s = self.clone();
+        for layer in &mut s.layers {
+            if let Some(o) = overrides.get(&layer.name) {
+                o.apply(layer);
+            }
+        }
+        s
+    }
+
+    /// What is wrong with `overrides` of this stack, under field `at`: a layer it does not
+    /// have, or a layer the changes make invalid.
+    pub fn override_problems(
+        &self,
+        at: &str,
+        overrides: &BTreeMap<String, LayerOverride>,
+    ) -> Vec<(String, String)> {
+        let names: Vec<&str> = self.layers.iter().map(|l| l.name.as_str()).collect();
+        let mut p: Vec<(String, String)> = overrides
+            .keys()
+            .filter(|k| !names.contains(&k.as_str()))
+            .map(|k| {
+                (
+                    format!("{at}.{k}"),
+                    format!(
+                        "the preset has no layer \"{k}\"; its layers: {}",
+                        names.join(", ")
+                    ),
+                )
+            })
+            .collect();
+        let changed = self.with_overrides(overrides);
+        for (path, message) in changed.problems("", false) {
+            // "layers[i].field" of the changed stack is "<at>.<layer name>.field".
+            let (layer, rest) = match path
+                .strip_prefix("layers[")
+                .and_then(|r| r.split_once(']'))
+                .and_then(|(i, rest)| Some((i.parse::<usize>().ok()?, rest)))
+            {
+                Some(x) => x,
+                None => (usize::MAX, ""),
+            };
+            match changed.layers.get(layer) {
+                Some(l) if overrides.contains_key(&l.name) => {
+                    p.push((format!("{at}.{}{rest}", l.name), message));
+                }
+                _ => {}
+            }
+        }
+        p
+    }
+
     /// What is wrong with it, each as (field path under `at`, message). `knobs`: whether
     /// a layer's attempts may name a knob of the shorthand (design presets).
     pub fn problems(&self, at: &str, knobs: bool) -> Vec<(String, String)> {

@@ -350,7 +350,18 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
                 "executor.preset".into(),
                 "give a preset or a stack, not both: the preset is a stack".into(),
             ));
+        } else if let Some(preset) = super::executor_preset::find(name) {
+            p.extend(
+                preset
+                    .stack
+                    .override_problems("executor.overrides", &e.overrides),
+            );
         }
+    } else if let Some(first) = e.overrides.keys().next() {
+        p.push((
+            format!("executor.overrides.{first}"),
+            "overrides change the layers of an executor preset: give executor.preset too (or write the layer in executor.stack)".into(),
+        ));
     }
     if e.reconcile == Lookup::None {
         p.push((

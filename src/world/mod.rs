@@ -1125,37 +1125,36 @@ impl<'a> World<'a> {
     }
 
     fn attempt_timeout(&mut self, attempt: AttemptId, ch: &mut dyn Chooser) {
-        let info = &mut self.attempts[attempt.0 as usize - 1];
-        if !info.open {
-            return;
-        }
-        info.open = false;
-        let (worker, op) = (info.worker, info.op);
-        self.unknown_from(attempt);
-        self.trace.log(self.now, Component::Executor, || {
-            format!("{worker}: {attempt} timed out")
-        });
-        self.exec(worker, ch, |e, ctx| {
-            e.on_response(ctx, op, attempt, Response::Timeout)
-        });
+        self.close_unanswered(attempt, Response::Timeout, ch);
     }
 
     /// The connection of `attempt` was reset: its worker learns now that no answer comes
     /// (unless the attempt was closed already).
     fn connection_reset(&mut self, attempt: AttemptId, ch: &mut dyn Chooser) {
+        self.close_unanswered(attempt, Response::Reset, ch);
+    }
+
+    /// Closes `attempt`, still open, without an answer: its outcome is unknown, and its
+    /// worker hears `response` (a timeout, whose timer this is, or a reset, which cancels
+    /// the timer).
+    fn close_unanswered(&mut self, attempt: AttemptId, response: Response, ch: &mut dyn Chooser) {
         let info = &mut self.attempts[attempt.0 as usize - 1];
         if !info.open {
             return;
         }
         info.open = false;
         let (worker, op) = (info.worker, info.op);
-        self.cancel_attempt_timer(attempt);
+        if matches!(response, Response::Reset) {
+            self.cancel_attempt_timer(attempt);
+        }
         self.unknown_from(attempt);
-        self.trace.log(self.now, Component::Executor, || {
-            format!("{worker}: connection of {attempt} reset")
-        });
+        self.trace
+            .log(self.now, Component::Executor, || match response {
+                Response::Reset => format!("{worker}: connection of {attempt} reset"),
+                _ => format!("{worker}: {attempt} timed out"),
+            });
         self.exec(worker, ch, |e, ctx| {
-            e.on_response(ctx, op, attempt, Response::Reset)
+            e.on_response(ctx, op, attempt, response)
         });
     }
 

@@ -66,6 +66,23 @@ pub fn trace(v: &Value, design_name: &str) -> Traced {
     run_traced(&model(v), design(design_name), &mut RandomChooser::new(0))
 }
 
+/// The sends of `design_name` on `v`, seed `seed`, from its timeline: (time in ms, key).
+pub fn timed_sends(v: &Value, design_name: &str, seed: u64) -> Vec<(u64, String)> {
+    let t = run_traced(
+        &model(v),
+        design(design_name),
+        &mut RandomChooser::new(seed),
+    );
+    t.timeline
+        .lines()
+        .filter(|l| l.contains(" sends attempt "))
+        .map(|l| {
+            let ms = l.split_whitespace().next().unwrap().parse().unwrap();
+            (ms, l.rsplit(", ").next().unwrap().to_string())
+        })
+        .collect()
+}
+
 /// The counts a scenario pins, in one comparable value.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Counts {
