@@ -73,7 +73,12 @@ pub fn timed_sends(v: &Value, design_name: &str, seed: u64) -> Vec<(u64, String)
         design(design_name),
         &mut RandomChooser::new(seed),
     );
-    t.timeline
+    sends_in(&t.timeline)
+}
+
+/// (time in ms, key) of each send in a timeline.
+pub fn sends_in(timeline: &str) -> Vec<(u64, String)> {
+    timeline
         .lines()
         .filter(|l| l.contains(" sends attempt "))
         .map(|l| {
