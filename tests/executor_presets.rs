@@ -473,3 +473,32 @@ fn an_inngest_step_makes_5_attempts_on_its_wait_table_plus_up_to_30_s() {
         }
     }
 }
+
+#[test]
+fn aws_standard_waits_on_a_1_s_base_after_a_429_and_50_ms_after_the_rest() {
+    for seed in 0..20 {
+        let t = times(&sends(&throttled(1_000), "aws_standard", "no_dedup", seed));
+        // Each 429 is back 20 ms after its send: full jitter on 1 s, then 2 s.
+        assert!(t[1] - 20 <= 1_000 && t[2] - t[1] - 20 <= 2_000, "{t:?}");
+    }
+    // Some seed draws a wait no 50 ms base allows.
+    assert!((0..20).any(|seed| {
+        let t = times(&sends(&throttled(1_000), "aws_standard", "no_dedup", seed));
+        t[1] - 20 > 50
+    }));
+}
+
+#[test]
+fn a_backoff_for_a_class_that_does_not_exist_is_refused_naming_it() {
+    let v = set(base(), "executor.preset", json!("aws_standard"));
+    let v = set(
+        v,
+        "executor.overrides",
+        json!({ "botocore": { "backoff_on": { "throttling": { "initial_ms": 1 } } } }),
+    );
+    let e = refusal(&v);
+    assert!(
+        e.contains("executor.overrides.botocore.backoff_on.throttling: \"throttling\" is not an error class; expected one of timeout, "),
+        "{e}"
+    );
+}

@@ -185,6 +185,28 @@ fn stamina_sends_as_stamina_default() {
 }
 
 #[test]
+fn the_openai_sdk_sends_as_openai_sdk() {
+    package_sends_as("openai", "openai_sdk");
+}
+
+#[test]
+fn the_anthropic_sdk_sends_as_anthropic_sdk() {
+    package_sends_as("anthropic", "anthropic_sdk");
+}
+
+#[test]
+fn botocore_sends_as_aws_standard_and_aws_legacy() {
+    // EC2's RunInstances against the simulated EC2 API, its ClientToken filled by botocore.
+    for (what, v) in scenarios() {
+        let v = set(v, "provider.preset", json!("aws_ec2"));
+        let command = format!("{} botocore", script("packages.py"));
+        same_sends(what, &v, "aws_standard", &command);
+        let command = format!("{} botocore_legacy", script("packages.py"));
+        same_sends(what, &v, "aws_legacy", &command);
+    }
+}
+
+#[test]
 fn tenacity_sends_as_tenacity_default() {
     // It retries forever without waiting: the scenarios end at 1 s.
     for (what, v) in scenarios() {

@@ -11,6 +11,13 @@ Packages (the preset each stands for):
 - ``tenacity`` (``tenacity_default``): ``@tenacity.retry`` with no arguments around a post
   that makes its key inside (``uuid4``), ``raise_for_status()``.
 - ``stamina`` (``stamina_default``): ``@stamina.retry(on=Exception)`` around the same post.
+- ``openai`` (``openai_sdk``), ``anthropic`` (``anthropic_sdk``): the SDK's client, as
+  shipped (2 retries, its timeout of 600 s), posting the create with its generic
+  ``client.post`` (the same request path, retry loop and headers as its typed methods) over
+  ``retrylab.httpx2.client()``.
+- ``botocore`` (``aws_standard``; ``botocore_legacy``: ``aws_legacy``): an EC2 client's
+  ``run_instances``, its ``ClientToken`` filled by botocore, its requests routed to the
+  simulated EC2 API by ``retrylab.botocore.attach``; against the ``aws_ec2`` provider.
 
 Every client timeout is 5 s (the model's ``executor.timeout_ms``). What the package raises
 last becomes a failed tool result, as the presets give up (``failure``).
@@ -20,6 +27,11 @@ import sys
 import uuid
 from typing import TypedDict
 
+import anthropic
+import botocore.config
+import botocore.session
+import openai
+
 # Imported before the simulator's patches of time and randomness are installed, as a
 # program's imports are.
 import stamina
@@ -28,6 +40,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
 import retrylab
+import retrylab.botocore
+import retrylab.httpx2
 
 PACKAGE = sys.argv[1] if len(sys.argv) > 1 else ""
 TIMEOUT_S = 5.0
@@ -88,11 +102,50 @@ def stamina_create():
     return create
 
 
+def sdk_create(sdk_class):
+    def create(ref: str, tenant: str) -> str:
+        sdk = sdk_class(
+            api_key="sk-retrylab",
+            base_url=retrylab.provider_base_url() or "https://api.example.com",
+            http_client=retrylab.httpx2.client(),
+        )
+        answer = sdk.post("/v1/resources", cast_to=object, body={"ref": ref, "tenant": tenant})
+        return answer["id"]
+
+    return create
+
+
+def ec2_create(mode: str):
+    def create(ref: str, tenant: str) -> str:
+        ec2 = botocore.session.get_session().create_client(
+            "ec2",
+            region_name="us-east-1",
+            endpoint_url=retrylab.provider_base_url() or None,
+            aws_access_key_id="AKIDRETRYLAB",
+            aws_secret_access_key="retrylab",
+            config=botocore.config.Config(retries={"mode": mode}),
+        )
+        retrylab.botocore.attach(ec2)
+        answer = ec2.run_instances(
+            ImageId="ami-12345678",
+            MinCount=1,
+            MaxCount=1,
+            TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "ref", "Value": ref}]}],
+        )
+        return answer["Instances"][0]["InstanceId"]
+
+    return create
+
+
 CREATE = {
     "langgraph_httpx": lambda: langgraph_create(post_with_httpx),
     "langgraph_requests": lambda: langgraph_create(post_with_requests),
     "tenacity": tenacity_create,
     "stamina": stamina_create,
+    "openai": lambda: sdk_create(openai.OpenAI),
+    "anthropic": lambda: sdk_create(anthropic.Anthropic),
+    "botocore": lambda: ec2_create("standard"),
+    "botocore_legacy": lambda: ec2_create("legacy"),
 }
 
 

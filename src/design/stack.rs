@@ -37,7 +37,9 @@ use super::context::ExecCtx;
 use super::journal::OpState;
 use super::retrying::{Identity, Verdict, classify};
 use crate::model::ExecutorModel;
-use crate::model::stack::{AboveMax, Attempts, KNOBS, LayerSpec, RetryAfterSpec, UNLIMITED};
+use crate::model::stack::{
+    AboveMax, Attempts, BackoffSpec, KNOBS, LayerSpec, RetryAfterSpec, UNLIMITED,
+};
 pub use crate::model::stack::{
     ErrorClass, GiveUp, Jitter, KeyMode, MAX_LAYERS, Redelivery, StackSpec,
 };
@@ -173,6 +175,9 @@ pub struct Layer {
     /// without limit.
     pub attempts: u32,
     pub backoff: Backoff,
+    /// The backoff after an error of a class, in place of `backoff` (counted by the same
+    /// retries).
+    pub backoff_on: Vec<(ErrorClass, Backoff)>,
     pub retry_on: RetryOn,
     pub key: KeyMode,
     pub redelivery: Redelivery,
@@ -187,6 +192,14 @@ pub struct Layer {
 }
 
 impl Layer {
+    /// The backoff it waits after an error of `class`.
+    pub fn backoff_after(&self, class: ErrorClass) -> &Backoff {
+        self.backoff_on
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map_or(&self.backoff, |(_, b)| b)
+    }
+
     /// A layer with no client timeout or deadline of its own.
     pub fn new(
         name: &str,
@@ -200,6 +213,7 @@ impl Layer {
             name: name.into(),
             attempts,
             backoff,
+            backoff_on: Vec::new(),
             retry_on,
             key,
             redelivery,
@@ -262,26 +276,39 @@ fn layer_of(l: &LayerSpec, config: &ExecutorModel) -> Layer {
     };
     let backoff = match &l.backoff {
         None => shorthand_backoff(config),
-        Some(b) => Backoff {
-            initial_ms: b.initial_ms.unwrap_or(config.backoff_ms),
-            factor: b.factor,
-            cap_ms: b.cap_ms.unwrap_or(config.max_backoff_ms),
-            table_ms: b.table_ms.clone().unwrap_or_default(),
-            jitter: b.jitter.clone(),
-            floor_ms: b.floor_ms.unwrap_or(0),
-        },
+        Some(b) => backoff_of(b, config),
     };
+    let backoff_on = l
+        .backoff_on
+        .iter()
+        .filter_map(|(name, b)| {
+            let class = ErrorClass::ALL.into_iter().find(|c| c.name() == name)?;
+            Some((class, backoff_of(b, config)))
+        })
+        .collect();
     let classes = l.retry_on.classes("retry_on").unwrap_or_default();
     Layer {
         name: l.name.clone(),
         attempts,
         backoff,
+        backoff_on,
         retry_on: RetryOn::of(&classes),
         key: l.key,
         redelivery: l.redelivery,
         timeout_ms: l.timeout_ms,
         deadline_ms: l.deadline_ms,
         retry_after: l.retry_after,
+    }
+}
+
+fn backoff_of(b: &BackoffSpec, config: &ExecutorModel) -> Backoff {
+    Backoff {
+        initial_ms: b.initial_ms.unwrap_or(config.backoff_ms),
+        factor: b.factor,
+        cap_ms: b.cap_ms.unwrap_or(config.max_backoff_ms),
+        table_ms: b.table_ms.clone().unwrap_or_default(),
+        jitter: b.jitter.clone(),
+        floor_ms: b.floor_ms.unwrap_or(0),
     }
 }
 
@@ -743,7 +770,7 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
         let layer = &self.stack.layers[i];
         let delay = match (retry_after, layer.retry_after) {
             (Some(asked), Some(spec)) if asked <= spec.max_ms => (asked, asked),
-            _ => layer.backoff.range(done),
+            _ => layer.backoff_after(class).range(done),
         };
         if i < self.innermost() {
             self.set_count(ctx, op, i, done + 1);

@@ -240,6 +240,12 @@ pub struct LayerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub backoff: Option<BackoffSpec>,
+    /// Another backoff for some error classes, by class name: a retry after an error of
+    /// that class waits it instead of `backoff`, counted by the same retries (botocore waits
+    /// on a 1 s base after a throttling error, 50 ms after the others).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("default" = {}), example = json!({"throttled": {"initial_ms": 1000, "cap_ms": 20000, "jitter": "full"}}))]
+    pub backoff_on: BTreeMap<String, BackoffSpec>,
     /// The errors it retries: `"uncertain"` (timeout, in_progress, server_error,
     /// inconclusive, throttled, request_timeout, connection_reset), `"any"`, `"nothing"`,
     /// or a list of error classes (those, and `mismatch`, `expired`, `refused`, `failed`).
@@ -287,6 +293,10 @@ pub struct LayerOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub backoff: Option<BackoffSpec>,
+    /// In place of the layer's `backoff_on` (the whole object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub backoff_on: Option<BTreeMap<String, BackoffSpec>>,
     /// In place of the layer's `retry_on`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
@@ -321,6 +331,9 @@ impl LayerOverride {
         }
         if let Some(v) = &self.backoff {
             layer.backoff = Some(v.clone());
+        }
+        if let Some(v) = &self.backoff_on {
+            layer.backoff_on = v.clone();
         }
         if let Some(v) = &self.retry_on {
             layer.retry_on = v.clone();
@@ -552,6 +565,19 @@ impl LayerSpec {
         if let Some(b) = &self.backoff {
             b.problems(at, p);
         }
+        for (class, b) in &self.backoff_on {
+            let at = format!("{at}.backoff_on.{class}");
+            if !ErrorClass::ALL.iter().any(|c| c.name() == class) {
+                p.push((
+                    at.clone(),
+                    format!(
+                        "{class:?} is not an error class; expected one of {}",
+                        class_names()
+                    ),
+                ));
+            }
+            b.problems_at(&at, p);
+        }
         if self.timeout_ms.is_some() && !innermost {
             p.push((
                 format!("{at}.timeout_ms"),
@@ -589,7 +615,11 @@ fn push_raw(p: &mut Vec<(String, String)>, at: &str, message: String) {
 
 impl BackoffSpec {
     fn problems(&self, at: &str, p: &mut Vec<(String, String)>) {
-        let at = format!("{at}.backoff");
+        self.problems_at(&format!("{at}.backoff"), p);
+    }
+
+    /// What is wrong with it, the backoff being the field `at`.
+    fn problems_at(&self, at: &str, p: &mut Vec<(String, String)>) {
         let mut push = |field: &str, message: String| p.push((format!("{at}.{field}"), message));
         if let Some(table) = &self.table_ms {
             if self.initial_ms.is_some() || self.cap_ms.is_some() || self.factor != 2 {

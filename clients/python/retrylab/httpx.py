@@ -22,16 +22,17 @@ keep working unchanged.
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 import httpx
 
 from ._runtime import HttpAnswer, HttpFailure, current_http, provider_base_url, seconds_to_ms, under_simulator
 
-__all__ = ["SimTransport", "AsyncSimTransport", "client", "async_client"]
+__all__ = ["SimTransport", "AsyncSimTransport", "client", "async_client", "transports_for"]
 
 
-def _timeout_ms(request: httpx.Request) -> int | None:
+def _timeout_ms(request: Any) -> int | None:
     timeout = request.extensions.get("timeout")
     if not isinstance(timeout, dict):
         return None
@@ -41,7 +42,7 @@ def _timeout_ms(request: httpx.Request) -> int | None:
     return seconds_to_ms(float(read))
 
 
-def _headers(request: httpx.Request) -> dict[str, str]:
+def _headers(request: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in request.headers.multi_items():
         key = name.lower()
@@ -50,52 +51,61 @@ def _headers(request: httpx.Request) -> dict[str, str]:
     return out
 
 
-class SimTransport(httpx.BaseTransport):
-    """An ``httpx`` transport whose network is the simulator. Use it as the innermost
-    transport: ``httpx.Client(transport=SimTransport())``, or inside your own wrapping
-    transport. Requests may only be sent from a running tool handler."""
+def transports_for(mod: ModuleType) -> tuple[type, type]:
+    """The simulated transport and its async twin for ``mod``, ``httpx`` or a module of the
+    same API (``httpx2``, which the OpenAI 3.x and Anthropic 2.x SDKs use)."""
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        body = request.read()
-        answer = current_http(request.method, str(request.url), _headers(request), body, _timeout_ms(request))
-        return _response(answer, request)
+    def response(answer: HttpAnswer | HttpFailure, request: Any) -> Any:
+        if isinstance(answer, HttpFailure):
+            raise _error(mod, answer.error, request)
+        return mod.Response(
+            answer.status,
+            headers=list(answer.headers.items()),
+            content=answer.body,
+            request=request,
+            extensions={"http_version": b"HTTP/1.1"},
+        )
+
+    class Transport(mod.BaseTransport):  # type: ignore[name-defined,misc]
+        """A transport whose network is the simulator. Use it as the innermost transport:
+        ``Client(transport=SimTransport())``, or inside your own wrapping transport.
+        Requests may only be sent from a running tool handler."""
+
+        def handle_request(self, request: Any) -> Any:
+            body = request.read()
+            answer = current_http(request.method, str(request.url), _headers(request), body, _timeout_ms(request))
+            return response(answer, request)
+
+    class AsyncTransport(mod.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+        """The async twin of the transport, for an ``AsyncClient`` under
+        ``retrylab.run(mode="async")``: each request is an ``http`` message, and the awaiting
+        task is resumed by its answer while the process's other tasks run."""
+
+        async def handle_async_request(self, request: Any) -> Any:
+            from ._async import current_http_async
+
+            body = await request.aread()
+            answer = await current_http_async(request.method, str(request.url), _headers(request), body, _timeout_ms(request))
+            return response(answer, request)
+
+    return Transport, AsyncTransport
 
 
-class AsyncSimTransport(httpx.AsyncBaseTransport):
-    """The async twin of :class:`SimTransport`, for ``httpx.AsyncClient`` under
-    ``retrylab.run(mode="async")``: each request is an ``http`` message, and the awaiting
-    task is resumed by its answer while the process's other tasks run."""
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        from ._async import current_http_async
-
-        body = await request.aread()
-        answer = await current_http_async(request.method, str(request.url), _headers(request), body, _timeout_ms(request))
-        return _response(answer, request)
-
-
-def _response(answer: HttpAnswer | HttpFailure, request: httpx.Request) -> httpx.Response:
-    if isinstance(answer, HttpFailure):
-        raise _error(answer.error, request)
-    return httpx.Response(
-        answer.status,
-        headers=list(answer.headers.items()),
-        content=answer.body,
-        request=request,
-        extensions={"http_version": b"HTTP/1.1"},
-    )
-
-
-def _error(kind: str, request: httpx.Request) -> httpx.TransportError:
+def _error(mod: ModuleType, kind: str, request: Any) -> Exception:
     if kind == "read_timeout":
-        return httpx.ReadTimeout("timed out", request=request)
+        return mod.ReadTimeout("timed out", request=request)
     if kind == "connect_timeout":
-        return httpx.ConnectTimeout("timed out", request=request)
+        return mod.ConnectTimeout("timed out", request=request)
     if kind == "refused":
-        return httpx.ConnectError("[Errno 111] Connection refused", request=request)
+        return mod.ConnectError("[Errno 111] Connection refused", request=request)
     if kind == "reset":
-        return httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
+        return mod.ReadError("[Errno 104] Connection reset by peer", request=request)
     raise AssertionError(kind)  # pragma: no cover - validated by the runtime
+
+
+SimTransport, AsyncSimTransport = transports_for(httpx)
+SimTransport.__name__ = SimTransport.__qualname__ = "SimTransport"
+AsyncSimTransport.__name__ = AsyncSimTransport.__qualname__ = "AsyncSimTransport"
 
 
 class _SimClient(httpx.Client):

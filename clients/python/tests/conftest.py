@@ -20,6 +20,15 @@ from fakesim import FakeSim  # noqa: E402
 
 APP = HERE / "executors" / "app.py"
 
+# What httpx (and httpx2, its fork) raises for each transport error of the protocol, as
+# "ExceptionClass: message".
+HTTPX_ERRORS = {
+    "connect_timeout": "ConnectTimeout: timed out",
+    "refused": "ConnectError: [Errno 111] Connection refused",
+    "read_timeout": "ReadTimeout: timed out",
+    "reset": "ReadError: [Errno 104] Connection reset by peer",
+}
+
 
 @pytest.fixture
 def sim_factory(tmp_path: Path) -> Iterator[object]:

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from conftest import APP
+from conftest import APP, HTTPX_ERRORS
 from fakesim import FakeSim, subprocess_env
 
 TOOLS = [
@@ -256,13 +256,7 @@ def test_httpx_binary_bodies_and_transport_errors(sim) -> None:
         }
     )
     sim.expect("log", text="binary answer 201 0001fe receipt=None")
-    expected = {
-        "connect_timeout": "ConnectTimeout: timed out",
-        "refused": "ConnectError: [Errno 111] Connection refused",
-        "read_timeout": "ReadTimeout: timed out",
-        "reset": "ReadError: [Errno 104] Connection reset by peer",
-    }
-    for error, text in expected.items():
+    for error, text in HTTPX_ERRORS.items():
         get = sim.expect("http", method="GET", url="http://provider.sim/v1/resources/res_0", body="")
         sim.http_error(get, error, after_ms=5)
         sim.expect("log", text=f"{text} (GET http://provider.sim/v1/resources/res_0)")
