@@ -7,8 +7,17 @@ mod models;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The bundled models, and those of the framework report (models/frameworks/).
 fn models() -> Vec<PathBuf> {
-    models::bundled_paths()
+    let mut paths = models::bundled_paths();
+    let frameworks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/frameworks");
+    let mut more: Vec<PathBuf> = std::fs::read_dir(frameworks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    more.sort();
+    paths.extend(more);
+    paths
 }
 
 #[test]

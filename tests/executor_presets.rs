@@ -502,3 +502,61 @@ fn a_backoff_for_a_class_that_does_not_exist_is_refused_naming_it() {
         "{e}"
     );
 }
+
+#[test]
+fn stacked_presets_run_their_layers_outermost_first() {
+    // A LangGraph node around stripe-python with 2 network retries: the SDK's 3 sends
+    // under its key per call, and each node retry calls the SDK anew, with a new key.
+    let v = set(
+        every_500(),
+        "executor.preset",
+        json!(["langgraph_py_sdk", "stripe_client_retries"]),
+    );
+    let s = timed_sends(&v, "no_dedup", 0);
+    let keys: Vec<&str> = s.iter().map(|(_, k)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "key k1", "key k1", "key k1", "key k2", "key k2", "key k2", "key k3", "key k3",
+            "key k3"
+        ]
+    );
+    // An agents-SDK tool around the OpenAI SDK: the SDK's retries only, then a failure.
+    let v = set(
+        every_500(),
+        "executor.preset",
+        json!(["openai_agents_tool", "openai_sdk"]),
+    );
+    let t = trace(&v, "no_dedup");
+    assert_eq!(timed_sends(&v, "no_dedup", 0).len(), 3);
+    assert!(
+        t.timeline.contains("tells the user failure"),
+        "{}",
+        t.timeline
+    );
+}
+
+#[test]
+fn a_stacking_that_does_not_fit_is_refused_under_executor_preset() {
+    // stripe-python's layer has a client timeout: it cannot sit above another layer.
+    let v = set(
+        base(),
+        "executor.preset",
+        json!(["stripe_client_retries", "openai_sdk"]),
+    );
+    let e = refusal(&v);
+    assert!(
+        e.contains(
+            "executor.preset: stacked, layers[0].timeout_ms: only the innermost layer sends"
+        ),
+        "{e}"
+    );
+    let v = set(base(), "executor.preset", json!(["openai_sdk", "no_such"]));
+    let e = refusal(&v);
+    assert!(
+        e.contains("executor.preset[1]: unknown executor preset \"no_such\""),
+        "{e}"
+    );
+    let v = set(base(), "executor.preset", json!([]));
+    assert!(refusal(&v).contains("executor.preset: an empty list"));
+}

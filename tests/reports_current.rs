@@ -19,7 +19,22 @@ const FILES: [&str; 3] = ["report.json", "report.md", "report.html"];
 
 #[test]
 fn the_committed_report_is_current() {
-    let committed = root().join("reports");
+    check_current("reports");
+    if golden::blessing() {
+        // After the report: the README copies its table (the test below only compares).
+        bless_readme();
+    }
+}
+
+#[test]
+fn the_committed_framework_report_is_current() {
+    check_current("reports/frameworks");
+}
+
+/// The report committed in `dir` is made again, the same bytes, by the arguments its
+/// provenance records.
+fn check_current(dir: &str) {
+    let committed = root().join(dir);
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(committed.join("report.json")).unwrap()).unwrap();
     let pv = &json["provenance"];
@@ -30,7 +45,9 @@ fn the_committed_report_is_current() {
             .map(|s| s.as_str().unwrap().to_string())
             .collect()
     };
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reports-current");
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("reports-current")
+        .join(dir);
     let _ = std::fs::remove_dir_all(&out);
     let mut args: Vec<String> = vec!["report".into()];
     args.extend(list(&pv["arguments"]["models"]));
@@ -64,18 +81,16 @@ fn the_committed_report_is_current() {
     want.sort();
     assert_eq!(written, want, "the files report --out writes");
 
-    let mut golden = golden::Golden::in_project("reports");
-    golden.note("(or regenerate reports/ with the command in reports/README.md)");
+    let mut golden = golden::Golden::in_project(dir);
+    golden.note(&format!(
+        "(or regenerate {dir}/ with the command in its README.md)"
+    ));
     for name in FILES {
         let fresh = std::fs::read_to_string(out.join(name)).unwrap();
         golden.check(name, &fresh);
     }
     golden.finish();
     let _ = std::fs::remove_dir_all(&out);
-    if golden::blessing() {
-        // After the report: the README copies its table (the test below only compares).
-        bless_readme();
-    }
 }
 
 /// The README's copy of the headline table is a golden too: `RETRYLAB_BLESS=1` writes the

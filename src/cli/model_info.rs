@@ -69,24 +69,25 @@ pub(super) fn show_model(a: ShowModelArgs, ctx: &Ctx) -> Result<(), CliError> {
     }
 }
 
-/// The layers of the model's executor preset, one comment line each, with its source and
-/// notes; nothing without a preset.
+/// The layers of the model's executor preset (or presets, stacked), one comment line each,
+/// with each preset's source and notes; nothing without a preset.
 fn preset_layers(e: &crate::model::ExecutorModel) -> String {
-    let Some(p) = e
-        .preset
-        .as_deref()
-        .and_then(crate::model::executor_preset::find)
-    else {
+    let Some(presets) = e.preset.as_ref().and_then(|p| {
+        p.names()
+            .into_iter()
+            .map(crate::model::executor_preset::find)
+            .collect::<Option<Vec<_>>>()
+    }) else {
         return String::new();
     };
+    let Some(stack) = e.stack_spec() else {
+        return String::new();
+    };
+    let names: Vec<&str> = presets.iter().map(|p| p.name.as_str()).collect();
     let mut out = format!(
         "# executor.preset {} (retrylab executors): its stack, outermost layer first\n",
-        p.name
+        names.join(" + ")
     );
-    let stack = e
-        .stack_spec()
-        .map(|s| s.into_owned())
-        .unwrap_or(p.stack.clone());
     for (i, layer) in stack.layers.iter().enumerate() {
         let changed = if e.overrides.contains_key(&layer.name) {
             format!(" (changed by executor.overrides.{})", layer.name)
@@ -100,12 +101,19 @@ fn preset_layers(e: &crate::model::ExecutorModel) -> String {
     }
     out.push_str(&format!(
         "#   executor.stack.gives_up = {}\n",
-        serde_json::to_value(p.stack.gives_up).unwrap_or_default()
+        serde_json::to_value(stack.gives_up).unwrap_or_default()
     ));
-    for (what, text) in [("source", &p.source), ("notes", &p.notes)] {
-        out.push_str(&format!("# executor.preset {what}:\n"));
-        for line in wrap(text, WIDTH - 4) {
-            out.push_str(&format!("#   {line}\n"));
+    for p in presets {
+        for (what, text) in [("source", &p.source), ("notes", &p.notes)] {
+            let name = if names.len() > 1 {
+                format!(" {}", p.name)
+            } else {
+                String::new()
+            };
+            out.push_str(&format!("# executor.preset{name} {what}:\n"));
+            for line in wrap(text, WIDTH - 4) {
+                out.push_str(&format!("#   {line}\n"));
+            }
         }
     }
     out

@@ -28,7 +28,7 @@ pub struct ExecutorPreset {
 }
 
 /// The preset files of `models/executors/`, by name.
-const FILES: [(&str, &str); 21] = [
+const FILES: [(&str, &str); 22] = [
     (
         "temporal_activity",
         include_str!("../../models/executors/temporal_activity.json"),
@@ -40,6 +40,10 @@ const FILES: [(&str, &str); 21] = [
     (
         "langgraph_py_requests",
         include_str!("../../models/executors/langgraph_py_requests.json"),
+    ),
+    (
+        "langgraph_py_sdk",
+        include_str!("../../models/executors/langgraph_py_sdk.json"),
     ),
     (
         "langgraph_js",

@@ -339,17 +339,39 @@ pub struct ExecutorModel {
     #[schemars(extend("default" = null))]
     pub stack: Option<super::stack::StackSpec>,
     /// An executor preset (`retrylab executors`: a framework's, an SDK's or a retry
-    /// library's layers, with their sources) taken as `stack`. Absent: `stack`, or the
-    /// designs' own layers.
+    /// library's layers, with their sources) taken as `stack`, or a list of them stacked,
+    /// outermost first (`["langgraph_py_requests", "stripe_client_retries"]`: a LangGraph
+    /// node retry around stripe-python; the stack gives up as the first one does). Absent:
+    /// `stack`, or the designs' own layers.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null), example = &"stripe_client_retries")]
-    pub preset: Option<String>,
+    pub preset: Option<PresetRef>,
     /// Changes to the preset's layers, by layer name (`retrylab executors` lists them): each
     /// field given replaces the layer's, e.g. `{"sdk": {"attempts": 5}}`. Only with
     /// `preset`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("default" = {}), example = json!({"anthropic": {"retry_after": {"max_ms": 60000, "above": "backoff"}}}))]
     pub overrides: BTreeMap<String, super::stack::LayerOverride>,
+}
+
+/// `executor.preset`: one executor preset, or several stacked, outermost first.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PresetRef {
+    /// One preset's stack.
+    One(String),
+    /// The presets' layers, the first one's outermost.
+    Stacked(Vec<String>),
+}
+
+impl PresetRef {
+    /// The presets it names, outermost first.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            PresetRef::One(name) => vec![name.as_str()],
+            PresetRef::Stacked(names) => names.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 impl Default for ExecutorModel {
@@ -382,11 +404,26 @@ impl ExecutorModel {
         if let Some(stack) = &self.stack {
             return Some(Cow::Borrowed(stack));
         }
-        let preset = super::executor_preset::find(self.preset.as_deref()?)?;
-        if self.overrides.is_empty() {
+        let presets = self
+            .preset
+            .as_ref()?
+            .names()
+            .into_iter()
+            .map(super::executor_preset::find)
+            .collect::<Option<Vec<_>>>()?;
+        if let [preset] = presets[..]
+            && self.overrides.is_empty()
+        {
             return Some(Cow::Borrowed(&preset.stack));
         }
-        Some(Cow::Owned(preset.stack.with_overrides(&self.overrides)))
+        let stacked = super::stack::StackSpec {
+            layers: presets
+                .iter()
+                .flat_map(|p| p.stack.layers.clone())
+                .collect(),
+            gives_up: presets.first()?.stack.gives_up,
+        };
+        Some(Cow::Owned(stacked.with_overrides(&self.overrides)))
     }
 
     /// Wait before retry number `n` (1-based): doubling from `backoff_ms`, capped.

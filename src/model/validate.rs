@@ -336,27 +336,8 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
     if let Some(stack) = &e.stack {
         p.extend(stack.problems("executor.stack", false));
     }
-    if let Some(name) = &e.preset {
-        if super::executor_preset::find(name).is_none() {
-            p.push((
-                "executor.preset".into(),
-                format!(
-                    "unknown executor preset \"{name}\"; known presets (retrylab executors): {}",
-                    super::executor_preset::names().join(", ")
-                ),
-            ));
-        } else if e.stack.is_some() {
-            p.push((
-                "executor.preset".into(),
-                "give a preset or a stack, not both: the preset is a stack".into(),
-            ));
-        } else if let Some(preset) = super::executor_preset::find(name) {
-            p.extend(
-                preset
-                    .stack
-                    .override_problems("executor.overrides", &e.overrides),
-            );
-        }
+    if let Some(preset) = &e.preset {
+        p.extend(preset_problems(e, preset));
     } else if let Some(first) = e.overrides.keys().next() {
         p.push((
             format!("executor.overrides.{first}"),
@@ -445,4 +426,58 @@ fn fault(p: &mut Problems, i: usize, f: &Fault, workers: u32) {
         }
         _ => {}
     }
+}
+
+/// What is wrong with `executor.preset` (and `executor.overrides`, which change its layers).
+fn preset_problems(e: &ExecutorModel, preset: &PresetRef) -> Vec<(String, String)> {
+    let names = preset.names();
+    let at = |i: usize| match preset {
+        PresetRef::One(_) => "executor.preset".to_string(),
+        PresetRef::Stacked(_) => format!("executor.preset[{i}]"),
+    };
+    let mut p = Vec::new();
+    if names.is_empty() {
+        p.push((
+            "executor.preset".into(),
+            "an empty list; name one executor preset or several (retrylab executors)".into(),
+        ));
+    }
+    let mut found = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        match super::executor_preset::find(name) {
+            Some(preset) => found.push(preset),
+            None => p.push((
+                at(i),
+                format!(
+                    "unknown executor preset \"{name}\"; known presets (retrylab executors): {}",
+                    super::executor_preset::names().join(", ")
+                ),
+            )),
+        }
+    }
+    if e.stack.is_some() {
+        p.push((
+            "executor.preset".into(),
+            "give a preset or a stack, not both: the preset is a stack".into(),
+        ));
+    }
+    if !p.is_empty() {
+        return p;
+    }
+    let stacked = super::stack::StackSpec {
+        layers: found.iter().flat_map(|f| f.stack.layers.clone()).collect(),
+        gives_up: found[0].stack.gives_up,
+    };
+    if found.len() > 1 {
+        // A preset's own layers read without problems: what is left is how they stack (a
+        // client timeout above the innermost layer, too many layers).
+        for (path, message) in stacked.problems("", false) {
+            p.push((
+                "executor.preset".into(),
+                format!("stacked, {path}: {message}"),
+            ));
+        }
+    }
+    p.extend(stacked.override_problems("executor.overrides", &e.overrides));
+    p
 }
