@@ -340,7 +340,7 @@ pub struct ExecutorModel {
     pub stack: Option<super::stack::StackSpec>,
     /// An executor preset (`retrylab executors`: a framework's, an SDK's or a retry
     /// library's layers, with their sources) taken as `stack`, or a list of them stacked,
-    /// outermost first (`["langgraph_py_requests", "stripe_client_retries"]`: a LangGraph
+    /// outermost first (`["langgraph_py_sdk", "stripe_client_retries"]`: a LangGraph
     /// node retry around stripe-python; the stack gives up as the first one does). Absent:
     /// `stack`, or the designs' own layers.
     #[serde(skip_serializing_if = "Option::is_none")]
