@@ -560,3 +560,59 @@ fn a_stacking_that_does_not_fit_is_refused_under_executor_preset() {
     let v = set(base(), "executor.preset", json!([]));
     assert!(refusal(&v).contains("executor.preset: an empty list"));
 }
+
+#[test]
+fn an_sdk_follows_a_should_retry_header_over_its_status_rules() {
+    let hint = |v: serde_json::Value, header: &str, class: &str, value: bool| {
+        set(
+            v,
+            "provider.should_retry",
+            json!({ "header": header, "on": { class: value } }),
+        )
+    };
+    // x-should-retry: false on a 500: the OpenAI SDK makes no retry.
+    let v = hint(every_500(), "x-should-retry", "server_error", false);
+    assert_eq!(sends(&v, "openai_sdk", "no_dedup", 0).len(), 1);
+    // true on a 400: retried, where the status alone is not.
+    let v = hint(every_400(5), "x-should-retry", "refused", true);
+    assert_eq!(sends(&v, "openai_sdk", "no_dedup", 0).len(), 3);
+    assert_eq!(sends(&v, "anthropic_sdk", "no_dedup", 0).len(), 3);
+    let v = hint(every_400(5), "Stripe-Should-Retry", "refused", true);
+    assert_eq!(sends(&v, "stripe_client_retries", "no_dedup", 0).len(), 3);
+    // A layer that does not read it (tenacity retries a 500 whatever the header says).
+    let v = set(
+        hint(every_500(), "x-should-retry", "server_error", false),
+        "horizon_ms",
+        json!(300),
+    );
+    assert!(sends(&v, "tenacity_default", "no_dedup", 0).len() > 1);
+    // The trace shows the header.
+    let t = trace(
+        &set(
+            hint(every_500(), "x-should-retry", "server_error", false),
+            "executor.preset",
+            json!("openai_sdk"),
+        ),
+        "no_dedup",
+    );
+    assert!(
+        t.timeline
+            .contains("500 server error (should-retry: false)"),
+        "{}",
+        t.timeline
+    );
+}
+
+#[test]
+fn a_should_retry_header_on_an_answer_that_has_none_is_refused_naming_it() {
+    let v = set(
+        base(),
+        "provider.should_retry",
+        json!({ "on": { "timeout": true } }),
+    );
+    let e = refusal(&v);
+    assert!(
+        e.contains("provider.should_retry.on.timeout: \"timeout\" is not the class of an answer; expected one of in_progress, server_error"),
+        "{e}"
+    );
+}

@@ -66,6 +66,8 @@ pub struct ExecCtx<'a> {
     /// designs). A claim names the call the operation serves; the world tags it with the
     /// intent.
     pub(crate) claims: &'a mut Vec<CallClaim>,
+    /// The should-retry header of the answer being handled, if it carries one.
+    pub(crate) should_retry: Option<bool>,
 }
 
 impl ExecCtx<'_> {
@@ -77,6 +79,13 @@ impl ExecCtx<'_> {
     /// The worker running this executor.
     pub fn worker(&self) -> WorkerId {
         self.worker
+    }
+
+    /// The value of the should-retry header (`provider.should_retry`) on the answer being
+    /// handled: `Some(true)` retry, `Some(false)` do not; `None` when the answer carries
+    /// none (or nothing is being answered).
+    pub fn should_retry_header(&self) -> Option<bool> {
+        self.should_retry
     }
 
     /// How many times this worker has restarted: a restarted worker is a new process.

@@ -189,6 +189,9 @@ pub struct Layer {
     /// A 429's `Retry-After` up to this, waited instead of the backoff; above it, as the
     /// spec says. `None`: the header is ignored.
     pub retry_after: Option<RetryAfterSpec>,
+    /// Whether it follows an answer's should-retry header (`true`: retry, `false`: do not)
+    /// over `retry_on`.
+    pub should_retry_header: bool,
 }
 
 impl Layer {
@@ -220,6 +223,7 @@ impl Layer {
             timeout_ms: None,
             deadline_ms: None,
             retry_after: None,
+            should_retry_header: false,
         }
     }
 }
@@ -298,6 +302,7 @@ fn layer_of(l: &LayerSpec, config: &ExecutorModel) -> Layer {
         timeout_ms: l.timeout_ms,
         deadline_ms: l.deadline_ms,
         retry_after: l.retry_after,
+        should_retry_header: l.should_retry_header,
     }
 }
 
@@ -568,7 +573,12 @@ impl<I: Identity> Stacked<I> {
                 let started = self.calls.get(&op).and_then(|c| c.started.get(i).copied());
                 now.saturating_sub(started.unwrap_or(now)) < d
             });
-            layer.retry_on.contains(class) && self.count(ctx, op, i) < layer.attempts && within
+            // A layer that reads the should-retry header follows it over its own rule.
+            let retries = match (layer.should_retry_header, ctx.should_retry_header()) {
+                (true, Some(header)) => header,
+                _ => layer.retry_on.contains(class),
+            };
+            retries && self.count(ctx, op, i) < layer.attempts && within
         })
     }
 

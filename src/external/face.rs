@@ -33,6 +33,8 @@ pub enum Mapped {
 #[derive(Clone, Debug)]
 pub struct Face {
     pub spec: HttpFace,
+    /// The should-retry header some answers carry (`provider.should_retry`).
+    pub should_retry: crate::model::provider::ShouldRetry,
     create: Option<Route>,
     compensate: Option<Route>,
     read: Option<Route>,
@@ -217,6 +219,7 @@ impl Face {
     pub fn new(spec: &HttpFace) -> Face {
         Face {
             spec: spec.clone(),
+            should_retry: Default::default(),
             create: parsed(&spec.create),
             compensate: parsed(&spec.compensate),
             read: parsed(&spec.read),
@@ -485,6 +488,19 @@ impl Face {
     /// How the provider's `reply` reads on the wire; `key` is the request's key header's
     /// value (echoed where the provider does).
     pub fn answer(&self, reply: Reply, key: Option<&str>) -> HttpReply {
+        let mut answer = self.answer_without_hints(reply, key);
+        let class =
+            crate::model::stack::ErrorClass::of(crate::vocab::protocol::Response::Reply(reply));
+        if let Some(v) = class.and_then(|c| self.should_retry.on(c)) {
+            answer
+                .headers
+                .insert(self.should_retry.header.to_ascii_lowercase(), v.to_string());
+        }
+        answer
+    }
+
+    /// The answer to `reply`, without a should-retry header.
+    fn answer_without_hints(&self, reply: Reply, key: Option<&str>) -> HttpReply {
         let s = &self.spec;
         let mut headers = BTreeMap::new();
         let xml = s.answer == AnswerFormat::Xml;

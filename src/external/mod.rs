@@ -378,7 +378,8 @@ impl Design for ExternalDesign {
     }
 
     fn executor_in(&self, model: &crate::model::Model) -> Box<dyn Executor> {
-        let face = face::Face::new(&model.provider.http);
+        let mut face = face::Face::new(&model.provider.http);
+        face.should_retry = model.provider.should_retry.clone();
         Box::new(executor::External::new(
             Arc::clone(&self.shared),
             &model.executor,

@@ -143,8 +143,8 @@ impl Model {
     /// The same scenario against another provider: the contract of the built-in preset
     /// `name` (every knob a preset sets, visibility lag included), with the model's failure
     /// environment kept (`processing_ms`, `error_before_commit`, `error_after_commit`,
-    /// `crash_during_processing`, `throttle`, `retry_after_ms`, `request_timeout`: no preset
-    /// sets them). The name becomes `NAME @ PRESET`;
+    /// `crash_during_processing`, `throttle`, `retry_after_ms`, `request_timeout`,
+    /// `should_retry`: no preset sets them). The name becomes `NAME @ PRESET`;
     /// the expectations go (they were written for the model's own provider). Checked again:
     /// a model whose executor needs what the preset lacks is refused, each problem on its
     /// own line.
@@ -163,6 +163,7 @@ impl Model {
         provider.throttle = own.throttle;
         provider.retry_after_ms = own.retry_after_ms;
         provider.request_timeout = own.request_timeout;
+        provider.should_retry = own.should_retry.clone();
         let mut m = self.clone();
         m.provider = provider;
         m.name = format!("{} @ {name}", self.name);
@@ -284,8 +285,9 @@ impl Model {
 /// Knobs added after digests were first printed, by section: left out of a digest at their
 /// default, so that a model that does not use them keeps its digest and the replay
 /// commands printed for it stay good.
-const LATER_KNOBS: [(&str, &str); 6] = [
+const LATER_KNOBS: [(&str, &str); 7] = [
     ("provider", "throttle"),
+    ("provider", "should_retry"),
     ("provider", "retry_after_ms"),
     ("provider", "request_timeout"),
     ("network", "connection_reset"),

@@ -140,6 +140,74 @@ provider_knobs! {
     /// Probability that a create is answered 408 Request Timeout on arrival, before its key
     /// is looked at: nothing is done and nothing is stored.
     request_timeout: Ratio = Ratio::ZERO;
+    /// A should-retry header the provider puts on some answers (Stripe's
+    /// `Stripe-Should-Retry`, the `x-should-retry` of the OpenAI and Anthropic APIs): which
+    /// answers, by error class, carry it with which value. Absent: no answer carries one.
+    should_retry: ShouldRetry = ShouldRetry::default();
+}
+
+/// `provider.should_retry`: the header and the answers that carry it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShouldRetry {
+    /// The header's name on the wire (answers to external executors).
+    pub header: String,
+    /// By error class of the answer (`server_error`, `in_progress`, `refused`, `throttled`,
+    /// `request_timeout`, `mismatch`, `expired`, `failed`, `inconclusive`): the header's
+    /// value, `true` (retry) or `false` (do not).
+    #[schemars(example = serde_json::json!({"server_error": false, "in_progress": true}))]
+    pub on: std::collections::BTreeMap<String, bool>,
+}
+
+impl Default for ShouldRetry {
+    fn default() -> Self {
+        Self {
+            header: "x-should-retry".into(),
+            on: Default::default(),
+        }
+    }
+}
+
+impl ShouldRetry {
+    /// The header's value on an answer of `class`, if it carries one.
+    pub fn on(&self, class: super::stack::ErrorClass) -> Option<bool> {
+        self.on.get(class.name()).copied()
+    }
+
+    /// What is wrong with it (fields under `provider.should_retry`).
+    pub(crate) fn problems(&self) -> Vec<(String, String)> {
+        let answers: Vec<&str> = super::stack::ErrorClass::ALL
+            .iter()
+            .filter(|c| {
+                !matches!(
+                    c,
+                    super::stack::ErrorClass::Timeout | super::stack::ErrorClass::ConnectionReset
+                )
+            })
+            .map(|c| c.name())
+            .collect();
+        let mut p: Vec<(String, String)> = self
+            .on
+            .keys()
+            .filter(|k| !answers.contains(&k.as_str()))
+            .map(|k| {
+                (
+                    format!("provider.should_retry.on.{k}"),
+                    format!(
+                        "{k:?} is not the class of an answer; expected one of {}",
+                        answers.join(", ")
+                    ),
+                )
+            })
+            .collect();
+        if self.header.trim().is_empty() {
+            p.push((
+                "provider.should_retry.header".into(),
+                "empty; the header's name, as x-should-retry".into(),
+            ));
+        }
+        p
+    }
 }
 
 /// The presets shipped in `models/providers/`, by name.

@@ -278,6 +278,12 @@ pub struct LayerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub retry_after: Option<RetryAfterSpec>,
+    /// Whether it follows a should-retry header on an answer (`provider.should_retry`:
+    /// Stripe's `Stripe-Should-Retry`, the OpenAI and Anthropic SDKs' `x-should-retry`) over
+    /// `retry_on`: `true` retries the answer (attempts left), `false` passes it up.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(extend("default" = false))]
+    pub should_retry_header: bool,
 }
 
 /// Changes to one layer of an executor preset (`executor.overrides`, by the layer's name):
@@ -321,6 +327,10 @@ pub struct LayerOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub retry_after: Option<RetryAfterSpec>,
+    /// In place of the layer's `should_retry_header`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub should_retry_header: Option<bool>,
 }
 
 impl LayerOverride {
@@ -352,6 +362,9 @@ impl LayerOverride {
         }
         if let Some(v) = self.retry_after {
             layer.retry_after = Some(v);
+        }
+        if let Some(v) = self.should_retry_header {
+            layer.should_retry_header = v;
         }
     }
 }

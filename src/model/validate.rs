@@ -354,6 +354,7 @@ fn executor(p: &mut Problems, e: &ExecutorModel) {
 
 fn provider(p: &mut Problems, v: &ProviderModel) {
     p.extend(v.http.problems());
+    p.extend(v.should_retry.problems());
     if v.retention_ms == Some(0) {
         p.push((
             "provider.retention_ms".into(),

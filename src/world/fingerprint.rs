@@ -259,6 +259,7 @@ impl World<'_> {
             attempt_timers: _,
             agent_timers: _,
             exec_out,
+            answer_should_retry,
             provider_out,
             // Used only in runs nothing observes (see `World::push`): always empty here.
             lane,
@@ -268,6 +269,10 @@ impl World<'_> {
             cut_at_tie: _,
         } = self;
         debug_assert!(call_claims.is_empty() && exec_out.is_empty() && provider_out.is_empty());
+        debug_assert!(
+            answer_should_retry.is_none(),
+            "taken by the callback it was set for"
+        );
         debug_assert!(lane.is_empty());
         let mut h = StableHasher::new();
         h.write_usize(workers.len());

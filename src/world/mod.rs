@@ -210,6 +210,9 @@ pub struct World<'a> {
     /// is a no-op that never pops.
     agent_timers: Vec<Option<Handle>>,
     exec_out: Vec<ExecCommand>,
+    /// The should-retry header of the reply about to be handed to an executor: set just
+    /// before, taken by the executor's context (never kept past one callback).
+    answer_should_retry: Option<bool>,
     provider_out: Vec<ProviderOut>,
     /// Events pushed for the present instant while nothing else is due by then (the hops of
     /// a message between components: the agent taking up an intent, a call's delivery to
@@ -262,6 +265,7 @@ impl<'a> World<'a> {
             attempt_timers: Vec::new(),
             agent_timers: Vec::new(),
             exec_out: Vec::new(),
+            answer_should_retry: None,
             provider_out: Vec::new(),
             lane: std::collections::VecDeque::new(),
             use_lane: false,
@@ -916,6 +920,7 @@ impl<'a> World<'a> {
         f: impl FnOnce(&mut dyn Executor, &mut ExecCtx<'_>),
     ) {
         self.workers[worker.0 as usize].touched = true;
+        let should_retry = self.answer_should_retry.take();
         let Some(mut executor) = self.workers[worker.0 as usize].executor.take() else {
             return;
         };
@@ -929,6 +934,7 @@ impl<'a> World<'a> {
             minted: &mut self.minted,
             trace: &mut self.trace,
             claims: &mut self.call_claims,
+            should_retry,
         };
         f(executor.as_mut(), &mut ctx);
         self.workers[worker.0 as usize].executor = Some(executor);
@@ -1183,11 +1189,17 @@ impl<'a> World<'a> {
         ) {
             self.unknown_from(attempt);
         }
-        self.trace.log(self.now, Component::Executor, || {
-            format!("{worker}: reply to {attempt}: {reply}")
-        });
+        let response = Response::Reply(reply);
+        let should_retry = crate::model::stack::ErrorClass::of(response)
+            .and_then(|class| self.model.provider.should_retry.on(class));
+        self.trace
+            .log(self.now, Component::Executor, || match should_retry {
+                Some(v) => format!("{worker}: reply to {attempt}: {reply} (should-retry: {v})"),
+                None => format!("{worker}: reply to {attempt}: {reply}"),
+            });
+        self.answer_should_retry = should_retry;
         self.exec(worker, ch, |e, ctx| {
-            e.on_response(ctx, op, attempt, Response::Reply(reply))
+            e.on_response(ctx, op, attempt, response)
         });
     }
 
