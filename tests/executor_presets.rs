@@ -616,3 +616,78 @@ fn a_should_retry_header_on_an_answer_that_has_none_is_refused_naming_it() {
         "{e}"
     );
 }
+
+#[test]
+fn an_sdk_reads_only_its_own_should_retry_header() {
+    // Stripe's header on a 500: the OpenAI SDK does not read it, and retries the 500.
+    let v = set(
+        every_500(),
+        "provider.should_retry",
+        json!({ "header": "Stripe-Should-Retry", "on": { "server_error": false } }),
+    );
+    assert_eq!(sends(&v, "openai_sdk", "no_dedup", 0).len(), 3);
+    assert_eq!(sends(&v, "stripe_client_retries", "no_dedup", 0).len(), 1);
+}
+
+#[test]
+fn stamina_bounds_each_wait_with_its_jitter_at_5_s() {
+    // Every reply lost after 1 s: ten attempts within 45 s, the waits doubling from 0.1 s
+    // plus up to 1 s, never above 5 s.
+    let v = set(every_reply_lost(), "executor.timeout_ms", json!(1_000));
+    for seed in 0..20 {
+        let t = times(&sends(&v, "stamina_default", "no_dedup", seed));
+        assert_eq!(t.len(), 10, "{t:?}");
+        for pair in t.windows(2) {
+            assert!(pair[1] - pair[0] - 1_000 <= 5_000, "{t:?}");
+        }
+        // The seventh wait (6.4 s before the bound) is exactly 5 s.
+        assert_eq!(t[7] - t[6] - 1_000, 5_000, "{t:?}");
+    }
+}
+
+#[test]
+fn an_override_is_checked_for_what_it_sets_and_must_name_one_layer() {
+    // The stacking's own problem is reported once, under executor.preset, and not again
+    // under the override, which does not set the timeout.
+    let v = set(
+        base(),
+        "executor.preset",
+        json!(["stripe_client_retries", "openai_sdk"]),
+    );
+    let v = set(
+        v,
+        "executor.overrides",
+        json!({ "stripe": { "attempts": 2 } }),
+    );
+    let e = refusal(&v);
+    assert!(
+        e.contains("executor.preset: stacked, layers[0].timeout_ms"),
+        "{e}"
+    );
+    assert!(!e.contains("executor.overrides.stripe.timeout_ms"), "{e}");
+    // An override that sets nothing.
+    let v = set(base(), "executor.preset", json!("openai_sdk"));
+    let v = set(v, "executor.overrides", json!({ "openai": {} }));
+    assert!(
+        refusal(&v).contains("executor.overrides.openai: changes nothing"),
+        "{}",
+        refusal(&v)
+    );
+    // Two stacked presets with a layer of the same name.
+    let v = set(
+        base(),
+        "executor.preset",
+        json!(["dbos_step", "inngest_step"]),
+    );
+    let v = set(
+        v,
+        "executor.overrides",
+        json!({ "step": { "attempts": 2 } }),
+    );
+    assert!(
+        refusal(&v)
+            .contains("executor.overrides.step: the stacked presets have 2 layers named \"step\""),
+        "{}",
+        refusal(&v)
+    );
+}

@@ -234,9 +234,15 @@ fn botocore_sends_as_aws_standard_and_aws_legacy() {
 
 #[test]
 fn tenacity_sends_as_tenacity_default() {
-    // It retries forever without waiting: the scenarios end at 1 s.
+    // It retries forever without waiting: the scenarios end after 1 s, or after three
+    // timeouts of 5 s where every reply is lost.
     for (what, v) in scenarios() {
-        let v = set(v, "horizon_ms", json!(1_000));
+        let horizon = if what == "lost replies" {
+            16_000
+        } else {
+            1_000
+        };
+        let v = set(v, "horizon_ms", json!(horizon));
         let command = format!("{} tenacity", script("packages.py"));
         same_sends(what, &v, "tenacity_default", &command);
     }

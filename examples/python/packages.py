@@ -19,8 +19,10 @@ Packages (the preset each stands for):
   ``run_instances``, its ``ClientToken`` filled by botocore, its requests routed to the
   simulated EC2 API by ``retrylab.botocore.attach``; against the ``aws_ec2`` provider.
 
-Every client timeout is 5 s (the model's ``executor.timeout_ms``). What the package raises
-last becomes a failed tool result, as the presets give up (``failure``).
+The httpx and requests clients time out after 5 s (the model's ``executor.timeout_ms``);
+the SDKs keep their own timeouts (OpenAI and Anthropic 600 s, botocore 60 s, as their
+presets). What the package raises last becomes a failed tool result, as the presets give
+up (``failure``).
 """
 
 import sys

@@ -66,8 +66,8 @@ pub struct ExecCtx<'a> {
     /// designs). A claim names the call the operation serves; the world tags it with the
     /// intent.
     pub(crate) claims: &'a mut Vec<CallClaim>,
-    /// The should-retry header of the answer being handled, if it carries one.
-    pub(crate) should_retry: Option<bool>,
+    /// The should-retry header of the answer being handled (name, value), if it carries one.
+    pub(crate) should_retry: Option<(&'a str, bool)>,
 }
 
 impl ExecCtx<'_> {
@@ -81,10 +81,10 @@ impl ExecCtx<'_> {
         self.worker
     }
 
-    /// The value of the should-retry header (`provider.should_retry`) on the answer being
-    /// handled: `Some(true)` retry, `Some(false)` do not; `None` when the answer carries
-    /// none (or nothing is being answered).
-    pub fn should_retry_header(&self) -> Option<bool> {
+    /// The should-retry header (`provider.should_retry`) on the answer being handled: its
+    /// name and value (`true` retry, `false` do not); `None` when the answer carries none
+    /// (or nothing is being answered).
+    pub fn should_retry_header(&self) -> Option<(&str, bool)> {
         self.should_retry
     }
 

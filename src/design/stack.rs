@@ -120,6 +120,8 @@ pub struct Backoff {
     pub jitter: Jitter,
     /// No wait shorter than this, after the jitter.
     pub floor_ms: Millis,
+    /// No wait longer than this, after the jitter (`Millis::MAX`: none).
+    pub ceiling_ms: Millis,
 }
 
 impl Backoff {
@@ -132,6 +134,7 @@ impl Backoff {
             table_ms: Vec::new(),
             jitter: Jitter::None,
             floor_ms: 0,
+            ceiling_ms: Millis::MAX,
         }
     }
 
@@ -152,7 +155,10 @@ impl Backoff {
     pub fn range(&self, n: u32) -> (Millis, Millis) {
         let wait = self.before(n);
         let percent = |p: u32| wait.saturating_mul(u64::from(p)) / 100;
-        let floor = |(lo, hi): (Millis, Millis)| (lo.max(self.floor_ms), hi.max(self.floor_ms));
+        let floor = |(lo, hi): (Millis, Millis)| {
+            let bound = |w: Millis| w.min(self.ceiling_ms).max(self.floor_ms);
+            (bound(lo), bound(hi))
+        };
         floor(match self.jitter {
             Jitter::None => (wait, wait),
             Jitter::Full => (0, wait),
@@ -189,9 +195,9 @@ pub struct Layer {
     /// A 429's `Retry-After` up to this, waited instead of the backoff; above it, as the
     /// spec says. `None`: the header is ignored.
     pub retry_after: Option<RetryAfterSpec>,
-    /// Whether it follows an answer's should-retry header (`true`: retry, `false`: do not)
-    /// over `retry_on`.
-    pub should_retry_header: bool,
+    /// The should-retry header it follows over `retry_on` (`true`: retry, `false`: do
+    /// not), by name, compared without case; `None`: it reads none.
+    pub should_retry_header: Option<String>,
 }
 
 impl Layer {
@@ -223,7 +229,7 @@ impl Layer {
             timeout_ms: None,
             deadline_ms: None,
             retry_after: None,
-            should_retry_header: false,
+            should_retry_header: None,
         }
     }
 }
@@ -302,7 +308,7 @@ fn layer_of(l: &LayerSpec, config: &ExecutorModel) -> Layer {
         timeout_ms: l.timeout_ms,
         deadline_ms: l.deadline_ms,
         retry_after: l.retry_after,
-        should_retry_header: l.should_retry_header,
+        should_retry_header: l.should_retry_header.clone(),
     }
 }
 
@@ -314,6 +320,7 @@ fn backoff_of(b: &BackoffSpec, config: &ExecutorModel) -> Backoff {
         table_ms: b.table_ms.clone().unwrap_or_default(),
         jitter: b.jitter.clone(),
         floor_ms: b.floor_ms.unwrap_or(0),
+        ceiling_ms: b.ceiling_ms.unwrap_or(Millis::MAX),
     }
 }
 
@@ -574,8 +581,8 @@ impl<I: Identity> Stacked<I> {
                 now.saturating_sub(started.unwrap_or(now)) < d
             });
             // A layer that reads the should-retry header follows it over its own rule.
-            let retries = match (layer.should_retry_header, ctx.should_retry_header()) {
-                (true, Some(header)) => header,
+            let retries = match (&layer.should_retry_header, ctx.should_retry_header()) {
+                (Some(reads), Some((name, value))) if reads.eq_ignore_ascii_case(name) => value,
                 _ => layer.retry_on.contains(class),
             };
             retries && self.count(ctx, op, i) < layer.attempts && within

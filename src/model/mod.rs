@@ -107,8 +107,9 @@ impl Model {
     /// FNV-1a): the canonical JSON of the effective model (every field with the value a
     /// run uses, presets resolved, file formatting and key order irrelevant) without the
     /// fields no run reads: `name`, `description`, `designs`, `expect`, `explore`, and the
-    /// provider's `source` and `notes`; with, for each configured design, the design it
-    /// configures and the executor section it runs. A printed `replay` command carries it
+    /// provider's `source` and `notes`; with the layers of a named executor preset, and,
+    /// for each configured design, the design it configures and the executor section it
+    /// runs. A printed `replay` command carries it
     /// (`--model-digest`), so that a choice vector is never replayed against a model edited
     /// since it was recorded: every choice would then mean another decision.
     pub fn digest(&self) -> String {
@@ -122,14 +123,14 @@ impl Model {
                 p.remove("notes");
             }
             omit_later_knobs_at_default(o);
+            o.insert("executor".into(), executor_digest_value(&self.executor));
             // What a configured design runs on is part of what its runs depend on.
             if !self.configured.is_empty() {
                 let configured: serde_json::Map<String, serde_json::Value> = self
                     .configured
                     .iter()
                     .map(|(name, c)| {
-                        let executor = serde_json::to_value(&c.model.executor)
-                            .unwrap_or(serde_json::Value::Null);
+                        let executor = executor_digest_value(&c.model.executor);
                         let entry = serde_json::json!({ "design": c.design, "executor": executor });
                         (name.clone(), entry)
                     })
@@ -285,6 +286,22 @@ impl Model {
 /// Knobs added after digests were first printed, by section: left out of a digest at their
 /// default, so that a model that does not use them keeps its digest and the replay
 /// commands printed for it stay good.
+/// An executor section as the digest sees it: its fields, and the layers of the executor
+/// preset it names (a preset edited since changes the runs, so it changes the digest).
+fn executor_digest_value(e: &ExecutorModel) -> serde_json::Value {
+    let mut v = serde_json::to_value(e).unwrap_or(serde_json::Value::Null);
+    if e.stack.is_none()
+        && e.preset.is_some()
+        && let (Some(o), Some(stack)) = (v.as_object_mut(), e.stack_spec())
+    {
+        o.insert(
+            "preset_stack".into(),
+            serde_json::to_value(stack.as_ref()).unwrap_or(serde_json::Value::Null),
+        );
+    }
+    v
+}
+
 const LATER_KNOBS: [(&str, &str); 7] = [
     ("provider", "throttle"),
     ("provider", "should_retry"),

@@ -207,6 +207,11 @@ pub struct BackoffSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub floor_ms: Option<Millis>,
+    /// No wait longer than this, after the jitter (stamina's `wait_max`, which bounds the
+    /// wait with its jitter). Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null))]
+    pub ceiling_ms: Option<Millis>,
     /// Waits written out instead (`[1000, 5000, 30000]`), the last one repeated: a table
     /// schedule. Given, `initial_ms`, `factor` and `cap_ms` are not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -278,12 +283,13 @@ pub struct LayerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
     pub retry_after: Option<RetryAfterSpec>,
-    /// Whether it follows a should-retry header on an answer (`provider.should_retry`:
-    /// Stripe's `Stripe-Should-Retry`, the OpenAI and Anthropic SDKs' `x-should-retry`) over
-    /// `retry_on`: `true` retries the answer (attempts left), `false` passes it up.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[schemars(extend("default" = false))]
-    pub should_retry_header: bool,
+    /// The should-retry header it reads on an answer (`provider.should_retry`), by name:
+    /// `Stripe-Should-Retry` (Stripe's SDKs), `x-should-retry` (the OpenAI and Anthropic
+    /// SDKs). A header of that name (without case) decides over `retry_on`: `true` retries
+    /// the answer (attempts left), `false` passes it up. Absent: it reads none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = null), example = &"x-should-retry")]
+    pub should_retry_header: Option<String>,
 }
 
 /// Changes to one layer of an executor preset (`executor.overrides`, by the layer's name):
@@ -330,10 +336,29 @@ pub struct LayerOverride {
     /// In place of the layer's `should_retry_header`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = null))]
-    pub should_retry_header: Option<bool>,
+    pub should_retry_header: Option<String>,
 }
 
 impl LayerOverride {
+    /// The names of the fields it sets.
+    fn fields(&self) -> Vec<&'static str> {
+        [
+            ("attempts", self.attempts.is_some()),
+            ("backoff", self.backoff.is_some()),
+            ("backoff_on", self.backoff_on.is_some()),
+            ("retry_on", self.retry_on.is_some()),
+            ("key", self.key.is_some()),
+            ("redelivery", self.redelivery.is_some()),
+            ("timeout_ms", self.timeout_ms.is_some()),
+            ("deadline_ms", self.deadline_ms.is_some()),
+            ("retry_after", self.retry_after.is_some()),
+            ("should_retry_header", self.should_retry_header.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+
     /// `layer` with these changes.
     fn apply(&self, layer: &mut LayerSpec) {
         if let Some(v) = &self.attempts {
@@ -363,8 +388,8 @@ impl LayerOverride {
         if let Some(v) = self.retry_after {
             layer.retry_after = Some(v);
         }
-        if let Some(v) = self.should_retry_header {
-            layer.should_retry_header = v;
+        if let Some(v) = &self.should_retry_header {
+            layer.should_retry_header = Some(v.clone());
         }
     }
 }
@@ -491,42 +516,62 @@ impl StackSpec {
     }
 
     /// What is wrong with `overrides` of this stack, under field `at`: a layer it does not
-    /// have, or a layer the changes make invalid.
+    /// have, or has twice (stacked presets), an override that changes nothing, or a field
+    /// it sets that makes the layer invalid.
     pub fn override_problems(
         &self,
         at: &str,
         overrides: &BTreeMap<String, LayerOverride>,
     ) -> Vec<(String, String)> {
         let names: Vec<&str> = self.layers.iter().map(|l| l.name.as_str()).collect();
-        let mut p: Vec<(String, String)> = overrides
-            .keys()
-            .filter(|k| !names.contains(&k.as_str()))
-            .map(|k| {
-                (
-                    format!("{at}.{k}"),
-                    format!(
-                        "the preset has no layer \"{k}\"; its layers: {}",
-                        names.join(", ")
-                    ),
-                )
-            })
-            .collect();
+        let mut p = Vec::new();
+        for (k, o) in overrides {
+            let count = names.iter().filter(|n| **n == k.as_str()).count();
+            let problem = match count {
+                0 => Some(format!(
+                    "the preset has no layer \"{k}\"; its layers: {}",
+                    names.join(", ")
+                )),
+                1 if o.fields().is_empty() => {
+                    Some("changes nothing; give the fields to change, or leave it out".into())
+                }
+                1 => None,
+                n => Some(format!(
+                    "the stacked presets have {n} layers named \"{k}\"; an override cannot tell them apart"
+                )),
+            };
+            if let Some(message) = problem {
+                p.push((format!("{at}.{k}"), message));
+            }
+        }
+        let before = self.problems("", false);
         let changed = self.with_overrides(overrides);
         for (path, message) in changed.problems("", false) {
-            // "layers[i].field" of the changed stack is "<at>.<layer name>.field".
-            let (layer, rest) = match path
+            if before.contains(&(path.clone(), message.clone())) {
+                continue; // the stack's own, reported where it is written
+            }
+            // "layers[i].field" of the changed stack is "<at>.<layer name>.field", when the
+            // override sets that field.
+            let Some((i, rest)) = path
                 .strip_prefix("layers[")
                 .and_then(|r| r.split_once(']'))
                 .and_then(|(i, rest)| Some((i.parse::<usize>().ok()?, rest)))
-            {
-                Some(x) => x,
-                None => (usize::MAX, ""),
+            else {
+                continue;
             };
-            match changed.layers.get(layer) {
-                Some(l) if overrides.contains_key(&l.name) => {
-                    p.push((format!("{at}.{}{rest}", l.name), message));
-                }
-                _ => {}
+            let Some(layer) = changed.layers.get(i) else {
+                continue;
+            };
+            let Some(o) = overrides.get(&layer.name) else {
+                continue;
+            };
+            let set = o.fields().iter().any(|f| {
+                rest.strip_prefix('.')
+                    .and_then(|r| r.strip_prefix(f))
+                    .is_some_and(|tail| tail.is_empty() || tail.starts_with(['.', '[']))
+            });
+            if set {
+                p.push((format!("{at}.{}{rest}", layer.name), message));
             }
         }
         p
@@ -664,6 +709,11 @@ impl BackoffSpec {
             && cap < initial
         {
             push("cap_ms", format!("{cap} is below initial_ms {initial}"));
+        }
+        if let (Some(floor), Some(ceiling)) = (self.floor_ms, self.ceiling_ms)
+            && ceiling < floor
+        {
+            push("ceiling_ms", format!("{ceiling} is below floor_ms {floor}"));
         }
         if let Jitter::Multiplicative {
             min_percent,

@@ -934,7 +934,8 @@ impl<'a> World<'a> {
             minted: &mut self.minted,
             trace: &mut self.trace,
             claims: &mut self.call_claims,
-            should_retry,
+            should_retry: should_retry
+                .map(|v| (self.model.provider.should_retry.header.as_str(), v)),
         };
         f(executor.as_mut(), &mut ctx);
         self.workers[worker.0 as usize].executor = Some(executor);
