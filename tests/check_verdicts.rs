@@ -249,18 +249,20 @@ fn a_failed_expectation_exits_1_and_its_replay_carries_the_model_digest() {
         .lines()
         .find_map(|l| l.strip_prefix("replay: "))
         .expect("a replay line");
-    let digest = replay
-        .split_once(" --model-digest ")
-        .and_then(|(_, rest)| rest.split(' ').next())
-        .map(str::to_string)
-        .expect("the replay command carries the digest");
+    // One word carries the digest and the vector: `--choices DIGEST:ITEMS`.
+    let key = replay
+        .split_once(" --choices ")
+        .map(|(_, rest)| rest.to_string())
+        .expect("the replay command gives --choices");
+    let (digest, items) = key.split_once(':').expect("the key carries the digest");
+    let digest = digest.to_string();
     assert!(
-        replay.contains(&format!(
-            "--design same_key --model-digest {digest} --choices '"
-        )),
+        replay.contains(&format!("--design same_key --choices {digest}:")),
         "{replay}"
     );
     assert_eq!(digest.len(), 16, "{replay}");
+    // The short form: the one decision that is not at its default, by position.
+    assert_eq!(items, "23=1", "{replay}");
     // As printed, it replays.
     let out = shell(replay);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -287,14 +289,38 @@ fn a_failed_expectation_exits_1_and_its_replay_carries_the_model_digest() {
     let err = stderr(&out);
     assert!(
         err.starts_with(&format!(
-            "error: --model-digest {digest}: the model changed since the vector was recorded (its digest is now "
+            "error: --choices: the model changed since the vector was recorded (its digest was {digest}, is now "
         )),
         "{err}"
     );
     assert!(stdout(&out).is_empty());
+    // The long form with the digest as a flag (as commands were first printed) is refused
+    // alike.
+    let long = format!(
+        "{} --model-digest {digest} --choices '0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1'",
+        replay.split_once(" --choices ").unwrap().0
+    );
+    let out = shell(&long);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out).starts_with(&format!("error: --model-digest: the model changed since the vector was recorded (its digest was {digest}, is now ")),
+        "{}",
+        stderr(&out)
+    );
+    // A digest in the key and another in the flag: which one is meant is not guessed.
+    let both = format!("{replay} --model-digest 0000000000000000");
+    let out = shell(&both);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains(&format!(
+            "--model-digest 0000000000000000 differs from the digest {digest} in --choices"
+        )),
+        "{}",
+        stderr(&out)
+    );
 
     // A vector without a digest (printed before digests were) replays unchecked.
-    let old = replay.replace(&format!(" --model-digest {digest}"), "");
+    let old = replay.replace(&format!(" --choices {digest}:"), " --choices ");
     let out = shell(&old);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
@@ -316,7 +342,7 @@ fn trace_prints_the_digest_with_its_choice_vector() {
     assert!(
         stdout(&out).lines().any(|l| l.starts_with("replay: ")
             && l.contains(&format!(
-                " replay models/ticket_lost_response.json --design same_key --model-digest {digest} --choices '"
+                " replay models/ticket_lost_response.json --design same_key --choices {digest}:"
             ))),
         "{}",
         stdout(&out)
@@ -428,7 +454,8 @@ fn assert_well_formed(xml: &str) {
 fn junit_has_one_test_case_per_expectation_a_failure_with_its_replay_and_skips_what_is_not_certified()
  {
     let scratch = Scratch::new("junit");
-    let model = scratch.file("wrong_chaos.json", &wrong_chaos());
+    // A space in the name: the printed commands quote the path, which the XML escapes.
+    let model = scratch.file("wrong chaos.json", &wrong_chaos());
     let junit = scratch.path("junit.xml");
     let out = retrylab(&[
         "check",
@@ -463,7 +490,7 @@ fn junit_has_one_test_case_per_expectation_a_failure_with_its_replay_and_skips_w
     assert!(failure.contains("shrunk to "), "{failure}");
     assert!(failure.contains("replay: "), "{failure}");
     assert!(
-        failure.contains("--choices &apos;"),
+        failure.contains("chaos.json&apos; --design same_key --choices "),
         "quotes escaped: {failure}"
     );
     assert!(xml.contains(

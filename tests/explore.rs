@@ -67,7 +67,7 @@ fn the_shortest_counterexample_replays_as_printed() {
         .digest();
     assert!(
         replay.ends_with(&format!(
-            "replay models/ticket_lost_response.json --design new_key_after_replan --model-digest {digest} --choices '' --ties"
+            "replay models/ticket_lost_response.json --design new_key_after_replan --choices {digest}+ties:"
         )),
         "{replay}"
     );

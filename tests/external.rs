@@ -356,7 +356,7 @@ fn explore_finds_the_naive_executors_duplicate_with_a_replay_that_reproduces_it(
         .lines()
         .find_map(|l| l.strip_prefix("replay: "))
         .expect("a replay command");
-    assert!(replay.starts_with("retrylab --executor 'e=python3 tests/executors/naive.py' replay models/ticket_lost_response.json --design e --model-digest "), "{replay}");
+    assert!(replay.starts_with("retrylab --executor 'e=python3 tests/executors/naive.py' replay models/ticket_lost_response.json --design e --choices "), "{replay}");
     let words = shlex::split(replay).unwrap();
     let again = {
         let _guard = ENV.lock().unwrap_or_else(|e| e.into_inner());

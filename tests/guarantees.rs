@@ -334,7 +334,7 @@ fn every_counterexample_replays_through_the_binary() {
             assert_eq!(
                 *replay,
                 format!(
-                    "{REPLAY_PROGRAM} replay {} --design {} --model-digest {} --choices '{choices}' --ties",
+                    "{REPLAY_PROGRAM} replay {} --design {} --choices {}+ties:{choices}",
                     m.columns[c].file,
                     m.designs[d],
                     Model::load(&cli::root().join(&m.columns[c].file))

@@ -1,5 +1,6 @@
 //! proptest: for generated models (any workload, agent, faults, provider contract) and
-//! seeds, every design gives the same run twice, and its recorded choice vector replays it.
+//! seeds, every design gives the same run twice, and its recorded choice vector replays it,
+//! as recorded and from its short text.
 
 #[path = "common/strategies.rs"]
 mod strategies;
@@ -8,7 +9,7 @@ use proptest::prelude::*;
 use retrylab::design;
 use retrylab::model::Model;
 use retrylab::run::{run_seeds, run_traced};
-use retrylab::sim::{RandomChooser, ReplayChooser};
+use retrylab::sim::{ChoiceVector, RandomChooser, ReplayChooser};
 
 proptest! {
     #![proptest_config(strategies::config(
@@ -31,6 +32,12 @@ proptest! {
         prop_assert_eq!(&first.timeline, &second.timeline);
         prop_assert_eq!(&first.metrics, &second.metrics);
         let mut replay = ReplayChooser::new(first.vector());
+        let replayed = run_traced(&model, d, &mut replay);
+        prop_assert_eq!(replay.finish(), Ok(()));
+        prop_assert_eq!(&first.timeline, &replayed.timeline);
+        // The vector's short text (defaults left out) replays the same run.
+        let short: ChoiceVector = first.vector().to_string().parse().map_err(TestCaseError::fail)?;
+        let mut replay = ReplayChooser::new(short);
         let replayed = run_traced(&model, d, &mut replay);
         prop_assert_eq!(replay.finish(), Ok(()));
         prop_assert_eq!(&first.timeline, &replayed.timeline);

@@ -139,7 +139,7 @@ fn the_report_carries_paired_differences_against_the_baseline() {
     // The shrunk counterexample of no_dedup's duplicate is the run with every choice at
     // its default: the model itself loses the reply.
     assert!(
-        md.contains(&format!("- `no_dedup` violates `no_duplicate` (expected; seed 0, 0 choices from 6): `retrylab replay models/ticket_lost_response.json --design no_dedup --model-digest {} --choices ''`", lost_response().digest())),
+        md.contains(&format!("- `no_dedup` violates `no_duplicate` (expected; seed 0, 0 choices from 6): `retrylab replay models/ticket_lost_response.json --design no_dedup --choices {}:`", lost_response().digest())),
         "{md}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -279,7 +279,7 @@ fn each_provider_adds_one_part_per_preset_and_a_comparison_table() {
         "{md}"
     );
     assert!(md.contains(&format!(
-        "`retrylab replay models/ticket_lost_response.json --provider no_dedup --design same_key --model-digest {} --choices ''`",
+        "`retrylab replay models/ticket_lost_response.json --provider no_dedup --design same_key --choices {}:`",
         lost_response().with_provider("no_dedup").unwrap().digest()
     )));
     let _ = std::fs::remove_dir_all(&dir);

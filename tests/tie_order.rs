@@ -189,15 +189,12 @@ fn replay_with_ties_reproduces_a_run_recorded_with_tie_ordering() {
     assert!(text.contains("choices (1: 1 schedule; "), "{text}");
     assert!(text.contains("): order:1/2\n"), "{text}");
 
-    // The printed replay command carries --ties and reproduces the run as printed.
+    // The printed replay command's key says +ties and reproduces the run as printed.
     let line = text
         .lines()
         .find_map(|l| l.strip_prefix("replay: "))
         .expect("a replay line");
-    assert!(
-        line.ends_with(&format!("--choices '{vector}' --ties")),
-        "{line}"
-    );
+    assert!(line.ends_with(&format!("+ties:{vector}")), "{line}");
     let again = shell(line);
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(stdout(&again), text);
@@ -226,8 +223,8 @@ fn trace_and_plain_replay_print_no_ties_flag() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("choices (0; "), "{text}");
-    assert!(text.contains("--choices ''\n"), "{text}");
-    assert!(!text.contains("--ties"), "{text}");
+    assert!(text.contains(":\n"), "{text}");
+    assert!(!text.contains("+ties"), "{text}");
 }
 
 /// Random simulation that orders ties: `Purpose::Order` drawn from its own stream like any

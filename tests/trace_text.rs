@@ -387,7 +387,7 @@ fn lines_that_repeat_unchanged_fold_into_one_with_their_count_and_last_time() {
         .unwrap()
         .trim_matches('\'')
         .to_string();
-    assert_eq!(choices, t.vector().to_string());
+    assert_eq!(choices, format!("{}:{}", model.digest(), t.vector()));
     let again = retrylab(&[
         "replay",
         &file,

@@ -135,7 +135,7 @@ fn wrong_expectation_fails_with_a_shrunk_counterexample_that_replays_as_printed(
     // the worker crash before the third dispatch, which loses the volatile journal's keys
     // of the two creates already sent.
     assert!(
-        text.contains("shrunk to 23 choices (from 151, in 465 runs): 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1\n"),
+        text.contains("shrunk to 23 choices (from 151, in 465 runs): 23=1\n"),
         "{text}"
     );
     let timeline = text
@@ -155,9 +155,11 @@ fn wrong_expectation_fails_with_a_shrunk_counterexample_that_replays_as_printed(
         .expect("a replay line");
     assert!(
         replay.contains(&format!(
-            "replay {} --design same_key --model-digest {} --choices '0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1'",
+            "replay {} --design same_key --choices {}:23=1",
             model.arg(),
-            Model::from_json(&wrong_chaos(), "wrong_chaos.json").unwrap().digest()
+            Model::from_json(&wrong_chaos(), "wrong_chaos.json")
+                .unwrap()
+                .digest()
         )),
         "{replay}"
     );

@@ -502,7 +502,7 @@ impl<'a> ModelView<'a> {
     /// The replay line of a violation a search found (same-instant order is a choice
     /// there, hence `--ties`).
     pub fn search_replay(&self, design: &str, vector: &str) -> String {
-        format!("{} --ties", self.replay.choices(design, vector))
+        self.replay.choices_with_ties(design, vector)
     }
 }
 

@@ -452,10 +452,11 @@ impl Explained {
     /// The explanation and the line that replays the run with `design`.
     fn text(&self, found_after: &str, design: &str, ties: bool, replay: &ReplayCommand) -> String {
         let mut out = self.head_and_body(found_after);
-        let mut command = replay.choices(design, &self.vector);
-        if ties {
-            command.push_str(" --ties");
-        }
+        let command = if ties {
+            replay.choices_with_ties(design, &self.vector)
+        } else {
+            replay.choices(design, &self.vector)
+        };
         let _ = writeln!(out, "replay: {command}");
         out
     }

@@ -44,7 +44,7 @@ use crate::design::{Design, Registry};
 use crate::model::Model;
 use crate::report::ReplayCommand;
 use crate::run::{Traced, run_traced};
-use crate::sim::{ChoiceVector, Class, RandomChooser, ReplayChooser};
+use crate::sim::{Class, RandomChooser, ReplayChooser, ReplayKey};
 use crate::vocab::ids::IntentId;
 use crate::vocab::trace::{Component, render_lines};
 
@@ -878,18 +878,21 @@ struct ReplayArgs {
     /// Design to run.
     #[arg(long, value_name = "NAME")]
     design: String,
-    /// Choice vector printed by `trace`: comma-separated integers (may be empty).
-    #[arg(long, value_name = "C", allow_hyphen_values = true)]
+    /// The run to replay, as printed replay commands give it: `DIGEST+ties:ITEMS`, the
+    /// model's digest (the replay is refused, exit 2, when the model, with --provider as
+    /// run, has changed since in anything a run reads), `+ties` when same-instant order was
+    /// a choice, and the choice vector's items: `V` for the next decision, `P=V` for
+    /// decision P (1-based), every decision left out at its default (`3=1`: two defaults,
+    /// then 1). A bare vector (`0,0,1` or `3=1`, may be empty) replays unchecked, as vectors
+    /// printed before keys were.
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
     choices: String,
     /// Order events due at the same instant by the vector's `order` choices, as the run
-    /// that recorded it did (a search that explores same-instant order prints this flag in
-    /// its replay commands); without it they run first in, first out.
+    /// that recorded it did: what `+ties` in the key says, for a bare vector.
     #[arg(long)]
     ties: bool,
-    /// The digest of the model the vector was recorded against, as the printed replay
-    /// command gives it: the replay is refused (exit 2) when the model (with --provider, as
-    /// run) has changed since in anything a run reads. Without it (a vector printed before
-    /// digests were), the vector replays unchecked.
+    /// The digest of the model the vector was recorded against, for a bare vector (the key
+    /// carries it): the replay is refused (exit 2) when the model has changed since.
     #[arg(long, value_name = "HEX")]
     model_digest: Option<String>,
     #[command(flatten)]
@@ -1310,19 +1313,31 @@ fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
 fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let d = ctx.find_design(&a.design)?;
-    let vector: ChoiceVector = a
+    let key: ReplayKey = a
         .choices
         .parse()
         .map_err(|e| CliError::Input(format!("--choices: {e}")))?;
-    if let Some(recorded) = &a.model_digest {
-        let now = model.digest();
-        if recorded.trim() != now {
+    let recorded = match (&key.digest, &a.model_digest) {
+        (Some(k), Some(flag)) if !flag.trim().eq_ignore_ascii_case(k) => {
             return Err(CliError::Input(format!(
-                "--model-digest {recorded}: the model changed since the vector was recorded (its digest is now {now}): its choices would make other decisions, not replay the recorded run; rerun the command that printed it (check, explore, trace) on the model as it is"
+                "--model-digest {flag} differs from the digest {k} in --choices: give one of them"
+            )));
+        }
+        (Some(k), _) => Some(("--choices", k.clone())),
+        (None, Some(flag)) => Some(("--model-digest", flag.trim().to_ascii_lowercase())),
+        (None, None) => None,
+    };
+    if let Some((from, recorded)) = recorded {
+        let now = model.digest();
+        if recorded != now {
+            return Err(CliError::Input(format!(
+                "{from}: the model changed since the vector was recorded (its digest was {recorded}, is now {now}): its choices would make other decisions, not replay the recorded run; rerun the command that printed it (check, explore, trace) on the model as it is"
             )));
         }
     }
-    let mut chooser = ReplayChooser::new(vector.clone()).ordering_ties(a.ties);
+    let ties = a.ties || key.ties;
+    let vector = key.vector;
+    let mut chooser = ReplayChooser::new(vector.clone()).ordering_ties(ties);
     let traced = run_traced(&model, d, &mut chooser);
     chooser
         .finish()
@@ -1332,12 +1347,12 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
         "replay of {} on model {}, choices {}{}{}",
         d.name(),
         model.name,
-        vector,
-        if a.ties {
-            ", ties ordered by choice"
+        if vector.0.is_empty() {
+            "(every decision at its default)".to_string()
         } else {
-            ""
+            vector.to_string()
         },
+        if ties { ", ties ordered by choice" } else { "" },
         a.filter.describe()
     );
     ctx.print(&render_run(
@@ -1345,7 +1360,7 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
         &ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest())),
         d,
         &traced,
-        a.ties,
+        ties,
         &named_properties(&model, d.name()),
         &a.filter,
     ))

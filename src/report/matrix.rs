@@ -285,8 +285,9 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
 /// choice there, hence `--ties`), as `retrylab explore` prints it, with [`REPLAY_PROGRAM`].
 pub fn replay_command(file: &str, design: &str, choices: &str, digest: &str) -> String {
     format!(
-        "{REPLAY_PROGRAM} replay {} --design {design} --model-digest {digest} --choices '{choices}' --ties",
-        shell_word(file)
+        "{REPLAY_PROGRAM} replay {} --design {design} --choices {}",
+        shell_word(file),
+        shell_word(&super::replay_key(Some(digest), true, choices))
     )
 }
 

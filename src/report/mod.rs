@@ -119,27 +119,42 @@ impl ReplayCommand {
             .unwrap_or_default()
     }
 
-    /// The command that replays a choice vector of `design` (with the model's digest, when
-    /// known).
+    /// The command that replays a choice vector of `design` (its short form, as
+    /// [`ChoiceVector`](crate::sim::ChoiceVector) prints it), with the model's digest when
+    /// known, as one [`ReplayKey`](crate::sim::ReplayKey).
     pub fn choices(&self, design: &str, choices: &str) -> String {
+        self.replay_line(design, choices, false)
+    }
+
+    /// The command that replays a choice vector of `design` recorded with same-instant
+    /// order as a choice (its key says `+ties`).
+    pub fn choices_with_ties(&self, design: &str, choices: &str) -> String {
+        self.replay_line(design, choices, true)
+    }
+
+    fn replay_line(&self, design: &str, choices: &str, ties: bool) -> String {
         format!(
-            "{}{} replay {}{} --design {design}{} --choices '{choices}'",
+            "{}{} replay {}{} --design {design} --choices {}",
             shell_word(&self.program),
             self.flags_for(design),
             shell_word(&self.model_path),
             self.provider_flag(),
-            self.model_digest
-                .as_ref()
-                .map(|d| format!(" --model-digest {d}"))
-                .unwrap_or_default()
+            shell_word(&replay_key(self.model_digest.as_deref(), ties, choices))
         )
     }
+}
 
-    /// The command that replays a choice vector of `design` recorded with same-instant
-    /// order as a choice (`--ties`).
-    pub fn choices_with_ties(&self, design: &str, choices: &str) -> String {
-        format!("{} --ties", self.choices(design, choices))
+/// The text of a [`ReplayKey`](crate::sim::ReplayKey) from its parts (`choices`: a vector's
+/// text): a bare vector when there is neither digest nor ties.
+pub fn replay_key(digest: Option<&str>, ties: bool, choices: &str) -> String {
+    if digest.is_none() && !ties {
+        return choices.to_string();
     }
+    format!(
+        "{}{}:{choices}",
+        digest.unwrap_or(""),
+        if ties { "+ties" } else { "" }
+    )
 }
 
 /// `word` quoted for a POSIX shell when it needs to be.

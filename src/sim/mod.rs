@@ -15,7 +15,7 @@ pub use por::{Parts, TieEvent};
 pub use queue::EventQueue;
 pub use random::RandomChooser;
 pub use ratio::Ratio;
-pub use replay::{ChoiceVector, ReplayChooser, ReplayError};
+pub use replay::{ChoiceVector, ReplayChooser, ReplayError, ReplayKey};
 
 /// Virtual time in milliseconds since the start of a run. Never read from a wall clock.
 pub type Millis = u64;

@@ -1,16 +1,30 @@
 //! Replay of a recorded choice vector: the universal reproduction format.
 //!
-//! A choice vector is the list of values a run's [`Chooser`] returned, written as decimal
-//! numbers joined by commas (`"3,0,1"`; the empty string is a run of defaults). Replaying it
-//! with the same model and design reproduces the run exactly. When the vector runs out, every
-//! further decision takes its default (alternative 0), which is what lets a shrinker delete
-//! entries. A value that is not a possible alternative is an error, reported after the run.
+//! A choice vector is the list of values a run's [`Chooser`] returned. Replaying it with the
+//! same model and design reproduces the run exactly. When the vector runs out, every further
+//! decision takes its default (alternative 0), which is what lets a shrinker delete entries.
+//! A value that is not a possible alternative is an error, reported after the run.
 //!
 //! Values are what the chooser answered: for a weighted decision, the index among its
 //! possible (non-zero) alternatives; for a range, the offset from its minimum. A vector
 //! recorded by a chooser that [orders ties](Chooser::orders_ties) holds the
 //! [`Purpose::Order`] decisions too, and replays only with
 //! [`ReplayChooser::ordering_ties`]`(true)` (`retrylab replay --ties`).
+//!
+//! # Text forms
+//!
+//! A vector is written as comma-separated items. An item `V` is the value of the next
+//! decision; an item `P=V` is the value of decision `P` (1-based, after every earlier
+//! item's), the decisions skipped over taking their default. A vector prints in its shortest
+//! such form: the defaults left out, `P=` only where a default was skipped (`0,0,1,0,5` prints
+//! as `3=1,5=5`; the long form `0,0,1,0,5` is read as well). A default is always 0 where a
+//! recorded value is 0 (a decision whose alternative 0 is possible defaults to it), so leaving
+//! out zeros replays exactly.
+//!
+//! A [`ReplayKey`] carries what else a replay needs, in one word: the model's digest and
+//! whether same-instant order was a choice, as `DIGEST+ties:ITEMS` (`+ties` only when it
+//! was; `DIGEST` may be absent, as in `+ties:3=1`). It is what printed replay commands give
+//! `--choices`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,15 +39,36 @@ impl ChoiceVector {
     pub fn from_choices(choices: &[Choice]) -> Self {
         ChoiceVector(choices.iter().map(|c| c.value).collect())
     }
+
+    /// Every entry, comma-separated (`0,0,1`): the long form, as vectors were first printed.
+    pub fn long_form(&self) -> String {
+        let items: Vec<String> = self.0.iter().map(u64::to_string).collect();
+        items.join(",")
+    }
 }
 
+/// The short form: the non-default entries, `P=V` where defaults were skipped (module
+/// docs). Parses back to a vector that replays the same run.
 impl fmt::Display for ChoiceVector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, v) in self.0.iter().enumerate() {
-            if i > 0 {
+        // `next`: the 1-based position a plain item would fill.
+        let mut next = 1;
+        let mut first = true;
+        for (i, &v) in self.0.iter().enumerate() {
+            if v == 0 {
+                continue;
+            }
+            let position = i + 1;
+            if !first {
                 f.write_str(",")?;
             }
-            write!(f, "{v}")?;
+            first = false;
+            if position == next {
+                write!(f, "{v}")?;
+            } else {
+                write!(f, "{position}={v}")?;
+            }
+            next = position + 1;
         }
         Ok(())
     }
@@ -44,22 +79,98 @@ impl FromStr for ChoiceVector {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
+        let mut values = Vec::new();
         if s.is_empty() {
-            return Ok(ChoiceVector(Vec::new()));
+            return Ok(ChoiceVector(values));
         }
-        s.split(',')
-            .enumerate()
-            .map(|(i, part)| {
-                part.trim().parse::<u64>().map_err(|_| {
-                    format!(
-                        "choice {} is \"{}\": expected a non-negative integer",
-                        i + 1,
-                        part.trim()
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(ChoiceVector)
+        for (i, item) in s.split(',').enumerate() {
+            let item = item.trim();
+            let number = |text: &str, what: &str| {
+                text.trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("item {} is \"{item}\": expected {what}", i + 1))
+            };
+            match item.split_once('=') {
+                None => values.push(number(item, "a non-negative integer or POSITION=VALUE")?),
+                Some((position, value)) => {
+                    let position = number(position, "POSITION=VALUE with a 1-based position")?;
+                    let value = number(value, "POSITION=VALUE with a non-negative integer value")?;
+                    let next = values.len() as u64 + 1;
+                    if position < next {
+                        return Err(format!(
+                            "item {} is \"{item}\": position {position} is not after the items before it (the next position is {next})",
+                            i + 1
+                        ));
+                    }
+                    // Positions are decisions of one run: far fewer than memory holds.
+                    if position - next > 1 << 24 {
+                        return Err(format!(
+                            "item {} is \"{item}\": position {position} is past any run's decisions",
+                            i + 1
+                        ));
+                    }
+                    values.resize(position as usize - 1, 0);
+                    values.push(value);
+                }
+            }
+        }
+        Ok(ChoiceVector(values))
+    }
+}
+
+/// A choice vector with the model digest it was recorded against and whether same-instant
+/// order was a choice: everything a replay needs besides the model and design, as one word
+/// (`DIGEST+ties:ITEMS`, module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplayKey {
+    /// The [`Model::digest`](crate::model::Model::digest) of the model as run.
+    pub digest: Option<String>,
+    /// The run ordered same-instant events by choice (`--ties`).
+    pub ties: bool,
+    pub vector: ChoiceVector,
+}
+
+impl fmt::Display for ReplayKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(d) = &self.digest {
+            f.write_str(d)?;
+        }
+        if self.ties {
+            f.write_str("+ties")?;
+        }
+        write!(f, ":{}", self.vector)
+    }
+}
+
+impl FromStr for ReplayKey {
+    type Err = String;
+
+    /// A key (`DIGEST+ties:ITEMS`) or a bare vector (no digest, no ties).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let Some((head, items)) = s.trim().split_once(':') else {
+            return Ok(ReplayKey {
+                vector: s.parse()?,
+                ..ReplayKey::default()
+            });
+        };
+        let (digest, ties) = match head.strip_suffix("+ties") {
+            Some(d) => (d, true),
+            None => (head, false),
+        };
+        let digest = if digest.is_empty() {
+            None
+        } else if digest.len() == 16 && digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Some(digest.to_ascii_lowercase())
+        } else {
+            return Err(format!(
+                "\"{head}\" before the colon: expected a model digest of 16 hex digits, optionally followed by +ties (as in 00cc67b16dc12c24+ties:3=1)"
+            ));
+        };
+        Ok(ReplayKey {
+            digest,
+            ties,
+            vector: items.parse()?,
+        })
     }
 }
 
@@ -189,14 +300,97 @@ mod tests {
     fn vector_round_trips_through_text() {
         let v: ChoiceVector = "3, 0,17".parse().unwrap();
         assert_eq!(v.0, vec![3, 0, 17]);
-        assert_eq!(v.to_string(), "3,0,17");
+        assert_eq!(v.to_string(), "3,3=17");
+        assert_eq!(v.long_form(), "3,0,17");
         assert_eq!("".parse::<ChoiceVector>().unwrap().0, Vec::<u64>::new());
         assert!(
             "1,x"
                 .parse::<ChoiceVector>()
                 .unwrap_err()
-                .contains("choice 2")
+                .contains("item 2 is \"x\"")
         );
+    }
+
+    #[test]
+    fn the_short_form_leaves_out_defaults() {
+        let cases: [(&[u64], &str); 6] = [
+            (&[], ""),
+            (&[0, 0, 0], ""),
+            (&[0, 0, 1], "3=1"),
+            (&[5, 3, 0, 0, 1, 2], "5,3,5=1,2"),
+            (&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1993, 0], "13=1993"),
+            (
+                &[1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+                "1,7=1,16=1",
+            ),
+        ];
+        for (values, short) in cases {
+            let v = ChoiceVector(values.to_vec());
+            assert_eq!(v.to_string(), short, "{values:?}");
+            // The short form reads back as the vector without its trailing defaults.
+            let mut trimmed = values.to_vec();
+            while trimmed.last() == Some(&0) {
+                trimmed.pop();
+            }
+            assert_eq!(short.parse::<ChoiceVector>().unwrap().0, trimmed, "{short}");
+            // And the long form as the vector itself.
+            assert_eq!(v.long_form().parse::<ChoiceVector>().unwrap(), v);
+        }
+    }
+
+    #[test]
+    fn positions_must_move_forward() {
+        assert_eq!(
+            "2,4=7,1".parse::<ChoiceVector>().unwrap().0,
+            vec![2, 0, 0, 7, 1]
+        );
+        for (text, wrong) in [
+            (
+                "3,1=2",
+                "position 1 is not after the items before it (the next position is 2)",
+            ),
+            ("0=1", "position 0 is not after"),
+            ("x=1", "1-based position"),
+            ("2=y", "non-negative integer value"),
+            ("99999999999=1", "past any run's decisions"),
+        ] {
+            let e = text.parse::<ChoiceVector>().unwrap_err();
+            assert!(e.contains(wrong), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_key_carries_digest_and_ties() {
+        let key = ReplayKey {
+            digest: Some("00cc67b16dc12c24".into()),
+            ties: true,
+            vector: ChoiceVector(vec![0, 0, 1]),
+        };
+        assert_eq!(key.to_string(), "00cc67b16dc12c24+ties:3=1");
+        assert_eq!(
+            "00cc67b16dc12c24+ties:3=1".parse::<ReplayKey>().unwrap(),
+            key
+        );
+        let plain: ReplayKey = "00CC67B16DC12C24:".parse().unwrap();
+        assert_eq!(plain.digest.as_deref(), Some("00cc67b16dc12c24"));
+        assert!(!plain.ties && plain.vector.0.is_empty());
+        let no_digest: ReplayKey = "+ties:1".parse().unwrap();
+        assert_eq!((no_digest.digest, no_digest.ties), (None, true));
+        // A bare vector, long or short, is a key without digest or ties.
+        let bare: ReplayKey = "0,0,1".parse().unwrap();
+        assert_eq!(
+            bare,
+            ReplayKey {
+                vector: ChoiceVector(vec![0, 0, 1]),
+                ..ReplayKey::default()
+            }
+        );
+        let e = "00cc67:1".parse::<ReplayKey>().unwrap_err();
+        assert!(e.contains("16 hex digits"), "{e}");
+        let e = "00cc67b16dc12c24+ties:1,q"
+            .parse::<ReplayKey>()
+            .unwrap_err();
+        assert!(e.contains("item 2"), "{e}");
     }
 
     #[test]
