@@ -22,6 +22,7 @@
 
 mod check;
 mod check_out;
+mod diagram;
 mod explore;
 mod merge;
 mod model_info;
@@ -782,6 +783,11 @@ struct TraceArgs {
     seed: u64,
     #[command(flatten)]
     filter: TimelineFilter,
+    /// What to print: the timeline as text, the run's sequence diagram as SVG (one lane per
+    /// component, messages as arrows, faults and duplicate effects marked, the verdicts at
+    /// the end), or an HTML page with both.
+    #[arg(long, value_enum, default_value = "text")]
+    format: diagram::TraceFormat,
 }
 
 /// Which lines of the timeline to print.
@@ -897,6 +903,10 @@ struct ReplayArgs {
     model_digest: Option<String>,
     #[command(flatten)]
     filter: TimelineFilter,
+    /// What to print: the timeline as text, the run's sequence diagram as SVG, or an HTML
+    /// page with both (as `trace --format`).
+    #[arg(long, value_enum, default_value = "text")]
+    format: diagram::TraceFormat,
 }
 
 fn run_after_help() -> String {
@@ -1299,15 +1309,42 @@ fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
         a.seed,
         a.filter.describe()
     );
-    ctx.print(&render_run(
+    let named = named_properties(&model, d.name());
+    let text = render_run(
         &header,
         &ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest())),
         d,
         &traced,
         false,
-        &named_properties(&model, d.name()),
+        &named,
         &a.filter,
-    ))
+    );
+    ctx.print(&pictured(
+        a.format, &header, &traced, &named, &a.filter, &text,
+    )?)
+}
+
+/// What `--format` asks for: `text` as it is, or the run's diagram.
+fn pictured(
+    format: diagram::TraceFormat,
+    header: &str,
+    t: &Traced,
+    named: &[Property],
+    filter: &TimelineFilter,
+    text: &str,
+) -> Result<String, CliError> {
+    if format == diagram::TraceFormat::Text {
+        return Ok(text.to_string());
+    }
+    diagram::render(
+        format,
+        header,
+        t,
+        |(l, about)| filter.keeps(l.component, *about),
+        &violated_names(t, named),
+        text,
+    )
+    .map_err(|e| CliError::Other(format!("cannot draw the diagram: {e}")))
 }
 
 fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
@@ -1355,15 +1392,19 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
         if ties { ", ties ordered by choice" } else { "" },
         a.filter.describe()
     );
-    ctx.print(&render_run(
+    let named = named_properties(&model, d.name());
+    let text = render_run(
         &header,
         &ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest())),
         d,
         &traced,
         ties,
-        &named_properties(&model, d.name()),
+        &named,
         &a.filter,
-    ))
+    );
+    ctx.print(&pictured(
+        a.format, &header, &traced, &named, &a.filter, &text,
+    )?)
 }
 
 /// The timeline, the outcome and the line that replays the run (`ties`: the run ordered
@@ -1445,6 +1486,15 @@ fn render_verdicts(t: &Traced, only: Option<IntentId>) -> String {
     )
 }
 
+/// The properties the run violates: the plain ones and `named`.
+fn violated_names(t: &Traced, named: &[Property]) -> Vec<String> {
+    t.violated()
+        .into_iter()
+        .chain(named.iter().copied().filter(|p| !p.holds(&t.summary)))
+        .map(|p| p.to_string())
+        .collect()
+}
+
 /// The `counts:` and `violates:` lines of the whole run.
 fn render_counts(t: &Traced, named: &[Property]) -> String {
     let m = &t.metrics;
@@ -1453,12 +1503,7 @@ fn render_counts(t: &Traced, named: &[Property]) -> String {
         .filter_map(|c| Some(format!("{} {}", c.trace?, (c.total)(m))))
         .collect();
     let mut s = format!("counts: {}\n", counts.join(", "));
-    let violated: Vec<String> = t
-        .violated()
-        .into_iter()
-        .chain(named.iter().copied().filter(|p| !p.holds(&t.summary)))
-        .map(|p| p.to_string())
-        .collect();
+    let violated = violated_names(t, named);
     s.push_str(&format!(
         "violates: {}\n",
         if violated.is_empty() {

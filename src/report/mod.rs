@@ -5,6 +5,7 @@ pub mod html;
 pub mod json;
 pub mod matrix;
 pub mod research;
+pub mod sequence;
 pub mod stats;
 pub mod table;
 
