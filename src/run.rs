@@ -54,6 +54,15 @@ impl Traced {
             .collect()
     }
 
+    /// The properties this run violates: those of [`Traced::violated`], then those of
+    /// `named` (properties with a parameter, such as `resolved_within(T)`) that fail.
+    pub fn violated_with(&self, named: &[Property]) -> Vec<Property> {
+        self.violated()
+            .into_iter()
+            .chain(named.iter().copied().filter(|p| !p.holds(&self.summary)))
+            .collect()
+    }
+
     /// The choice vector that replays this run.
     pub fn vector(&self) -> ChoiceVector {
         ChoiceVector::from_choices(&self.choices)

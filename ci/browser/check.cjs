@@ -24,7 +24,9 @@ const FLAGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
-const DESKTOP = { width: 1280, height: 800 };
+const DESKTOP = { width: 1400, height: 900 };
+// The summary (#summary: what to pick, the headline) must fit a few screens at DESKTOP.
+const SUMMARY_MAX_HEIGHT = 4000;
 const PHONE = { width: 390, height: 844 };
 const TIMEOUT_MS = 30000;
 
@@ -118,6 +120,55 @@ async function svgBoxes(page) {
   );
 }
 
+// Every element that scrolls sideways inside the page (its content wider than its box), the
+// page itself included: at most five, each named.
+async function scrollingSideways(page) {
+  return page.evaluate(() => {
+    const out = [];
+    for (const el of [document.scrollingElement, ...document.body.querySelectorAll("*")]) {
+      // Inside an <svg>, boxes are the drawing's own (a label's box is its text's).
+      if (el instanceof SVGElement && el.tagName.toLowerCase() !== "svg") continue;
+      if (el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + 1) continue;
+      let name = el.tagName.toLowerCase();
+      if (el.id) name += `#${el.id}`;
+      else if (typeof el.className === "string" && el.className.trim())
+        name += `.${el.className.trim().split(/\s+/).join(".")}`;
+      const inside = el.closest("[id]");
+      const where = inside && inside !== el ? ` in #${inside.id}` : "";
+      out.push(`<${name}>${where}: content ${el.scrollWidth} px wide in a ${el.clientWidth} px box`);
+      if (out.length === 5) break;
+    }
+    return out;
+  });
+}
+
+// Opens every <details> (folded model sections, diagrams) so that what is inside lays out.
+async function unfold(page) {
+  await page.evaluate(() => {
+    for (const d of document.querySelectorAll("details")) d.open = true;
+  });
+}
+
+// The counterexamples (ul.cx li) without a sequence diagram: neither one of their own
+// (details.diagram holding one <svg>) nor a link to an item that has one.
+async function withoutDiagram(page) {
+  return page.evaluate(() => {
+    const has = (li) => {
+      const d = li.querySelector("details.diagram");
+      return d !== null && d.querySelectorAll("svg").length === 1;
+    };
+    const out = [];
+    for (const li of document.querySelectorAll("ul.cx > li")) {
+      if (has(li)) continue;
+      const link = li.querySelector('a[href^="#"]');
+      const target = link ? document.getElementById(link.getAttribute("href").slice(1)) : null;
+      if (target && has(target)) continue;
+      out.push(li.id || li.textContent.slice(0, 80));
+    }
+    return out;
+  });
+}
+
 // The outermost elements that stick out past the right edge of the viewport.
 async function overflowing(page, width) {
   return page.evaluate((vw) => {
@@ -172,16 +223,46 @@ async function main() {
   });
   const summary = { charts: 0, shots: [], browser: browser.version() };
   try {
-    // Desktop: load, count and measure the charts, full-page screenshot.
+    // Desktop: the summary's height as the page opens; then, every <details> open, count
+    // and measure the charts and diagrams, look for sideways scrolling, take a screenshot.
     const page = await open(browser, "desktop", DESKTOP, {}, reportUrl);
     if (page) {
+      const summaryHeight = await page.evaluate(() => {
+        const s = document.getElementById("summary");
+        return s ? s.getBoundingClientRect().height : null;
+      });
+      if (summaryHeight === null) {
+        fail("desktop: no #summary element (what to pick and the headline, first on the page)");
+      } else if (summaryHeight > SUMMARY_MAX_HEIGHT) {
+        fail(
+          `desktop: the summary (#summary) is ${Math.round(summaryHeight)} px tall at ` +
+            `${DESKTOP.width} px wide; at most ${SUMMARY_MAX_HEIGHT} px, a few screens`,
+        );
+      }
+      summary.summaryHeight = summaryHeight;
+      await unfold(page);
+      const sideways = await scrollingSideways(page);
+      if (sideways.length) {
+        fail(
+          `desktop: at ${DESKTOP.width} px wide something scrolls sideways: ` +
+            sideways.join("; ") +
+            ". A table or chart must fit the window (wrap its cells, split or transpose it)",
+        );
+      }
+      const missingDiagrams = await withoutDiagram(page);
+      for (const id of missingDiagrams.slice(0, 5)) {
+        fail(`desktop: counterexample ${id} has no sequence diagram (details.diagram with one <svg>)`);
+      }
+      const diagrams = await page.evaluate(() => document.querySelectorAll("details.diagram svg").length);
+      summary.diagrams = diagrams;
       const boxes = await svgBoxes(page);
-      summary.charts = boxes.length;
+      summary.charts = boxes.length - diagrams;
       if (boxes.length === 0) fail("desktop: the page has no <svg> element: no chart rendered");
-      if (charts && boxes.length !== charts.length) {
+      if (charts && boxes.length !== charts.length + diagrams) {
         fail(
           `desktop: the page has ${boxes.length} <svg> elements but report.json lists ` +
-            `${charts.length} charts; each chart is exactly one <svg>`,
+            `${charts.length} charts and the page has ${diagrams} diagrams; each chart is ` +
+            "exactly one <svg> in its <figure>, each diagram one in its details.diagram",
         );
       }
       // Each chart of report.json is a <figure id="ID"> holding exactly one <svg>.
@@ -210,7 +291,7 @@ async function main() {
           const which = charts && charts[b.i] && charts[b.i].id ? ` (chart ${charts[b.i].id}?)` : "";
           fail(
             `desktop: <svg> number ${b.i + 1}${b.id ? ` in #${b.id}` : ""}${which} renders ` +
-              `${b.width} x ${b.height} px; a chart must have a non-zero size`,
+              `${b.width} x ${b.height} px; a chart or diagram must have a non-zero size`,
           );
         }
       }
@@ -227,6 +308,7 @@ async function main() {
       reportUrl,
     );
     if (phone) {
+      await unfold(phone);
       const meta = await phone.evaluate(() => {
         const m = document.querySelector('meta[name="viewport"]');
         return m ? m.getAttribute("content") || "" : null;
@@ -275,7 +357,14 @@ main()
       }
       process.exit(1);
     }
-    console.log(`browser-test: ${summary.browser}: ${summary.charts} charts rendered, each non-empty;`);
+    console.log(
+      `browser-test: ${summary.browser}: ${summary.charts} charts and ${summary.diagrams} ` +
+        "sequence diagrams rendered, each non-empty; every counterexample has its diagram;",
+    );
+    console.log(
+      `browser-test: the summary is ${Math.round(summary.summaryHeight)} px tall at ` +
+        `${DESKTOP.width} px (at most ${SUMMARY_MAX_HEIGHT}); nothing scrolls sideways there;`,
+    );
     console.log("browser-test: no console error, no page error, no request but the report;");
     console.log(`browser-test: no horizontal scroll at ${PHONE.width} px;`);
     console.log(`browser-test: screenshots: ${summary.shots.join(", ")}`);

@@ -26,6 +26,7 @@ $head
 <style>body{font-family:sans-serif;margin:1em} svg{max-width:100%;height:auto} .scroll{overflow-x:auto}</style>
 </head><body>
 <h1>Fake report</h1>
+$( [ "$1" = no_summary ] || echo '<div id="summary"><p>What to pick: same_key.</p></div>' )
 <div class="scroll"><table><tr><th>design</th><th>false success</th></tr><tr><td>no_dedup</td><td>1.2 %</td></tr></table></div>
 $body
 </body></html>
@@ -37,7 +38,13 @@ EOF
 }
 
 two="<figure id=\"chart-0\">$svg</figure><figure id=\"chart-1\">$svg</figure>"
-report good 2 "$viewport" "$two"
+# Two counterexamples: one with its diagram, one the same run (a link to it).
+cx="<ul class=\"cx\"><li id=\"cx-1\">run<details class=\"diagram\"><summary>sequence diagram</summary>$svg</details></li><li id=\"cx-2\">the same run as <a href=\"#cx-1\">the diagram above</a></li></ul>"
+report good 2 "$viewport" "$two$cx"
+report no_summary 2 "$viewport" "$two"
+report tall_summary 2 "$viewport<style>#summary{height:5000px}</style>" "$two"
+report inner_scroll 2 "$viewport" "$two<div class=\"scroll\" id=\"wide\"><table style=\"width:2000px\"><tr><td>too wide for a window</td></tr></table></div>"
+report cx_without_diagram 2 "$viewport" "$two<ul class=\"cx\"><li id=\"cx-9\">a run, not drawn</li></ul>"
 report console_error 2 "$viewport" "$two<script>console.error('boom from the page')</script>"
 report page_error 2 "$viewport" "$two<script>throw new Error('kaboom from the page')</script>"
 report external_img 2 "$viewport" "$two<img src=\"https://example.com/x.png\" alt=\"x\">"
@@ -75,7 +82,7 @@ expect() {
   fi
 }
 
-expect good 0 '2 charts rendered'
+expect good 0 '2 charts and 1 sequence diagrams rendered'
 if [ -s "$tmp/out-good/report-screenshot.png" ] && [ -s "$tmp/out-good/report-phone.png" ]; then
   passed=$((passed + 1))
   echo "ok   good               both screenshots written"
@@ -83,6 +90,10 @@ else
   failed=$((failed + 1))
   echo "FAIL good               screenshots missing in $tmp/out-good"
 fi
+expect no_summary 1 'no #summary element'
+expect tall_summary 1 'the summary \(#summary\) is 5000 px tall at 1400 px wide'
+expect inner_scroll 1 'at 1400 px wide something scrolls sideways: <div#wide>: content 2000 px wide'
+expect cx_without_diagram 1 'counterexample cx-9 has no sequence diagram'
 expect console_error 1 'console error: boom from the page'
 expect page_error 1 'uncaught exception in the page: .*kaboom from the page'
 expect external_img 1 'not self-contained: it requested image https://example\.com/x\.png'

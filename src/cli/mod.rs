@@ -1463,7 +1463,7 @@ fn render_run(
 
 /// The properties the model's expectations name for `design` beyond the plain ones (such
 /// as `resolved_within(T)`): a run is judged on them too.
-fn named_properties(model: &Model, design: &str) -> Vec<Property> {
+pub(super) fn named_properties(model: &Model, design: &str) -> Vec<Property> {
     model
         .expectations(design)
         .into_iter()
@@ -1487,11 +1487,10 @@ fn render_verdicts(t: &Traced, only: Option<IntentId>) -> String {
 }
 
 /// The properties the run violates: the plain ones and `named`.
-fn violated_names(t: &Traced, named: &[Property]) -> Vec<String> {
-    t.violated()
-        .into_iter()
-        .chain(named.iter().copied().filter(|p| !p.holds(&t.summary)))
-        .map(|p| p.to_string())
+pub(super) fn violated_names(t: &Traced, named: &[Property]) -> Vec<String> {
+    t.violated_with(named)
+        .iter()
+        .map(ToString::to_string)
         .collect()
 }
 

@@ -17,6 +17,7 @@ use crate::report::research::{
     MatrixView, ModelPart, PROGRAM, Provenance, Research, Shown, file_hash, render_json,
     render_markdown,
 };
+use crate::report::sequence::Diagram;
 use crate::report::{ReplayCommand, Report};
 use crate::run::run_traced;
 use crate::sim::RandomChooser;
@@ -196,6 +197,9 @@ pub(super) struct ShownData {
     pub original_len: usize,
     pub replay: String,
     pub trace: String,
+    /// The shrunk run's sequence diagram (SVG).
+    #[serde(default)]
+    pub diagram: String,
 }
 
 impl ShownData {
@@ -209,6 +213,7 @@ impl ShownData {
             original_len: s.original_len,
             replay: s.replay.clone(),
             trace: s.trace.clone(),
+            diagram: s.diagram.clone(),
         }
     }
 
@@ -222,6 +227,7 @@ impl ShownData {
             original_len: self.original_len,
             replay: self.replay.clone(),
             trace: self.trace.clone(),
+            diagram: self.diagram.clone(),
         })
     }
 }
@@ -408,7 +414,20 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
                             let seed = *seeds.first()?;
                             let c = counterexample(model, *d, property, seed)?;
                             let choices = c.shrunk.vector.to_string();
+                            let named = super::named_properties(model, &r.design);
+                            let title = format!(
+                                "{} violates {property} on {}: the shrunk run of seed {seed}",
+                                r.design, model.name
+                            );
+                            let diagram = Diagram::of(
+                                &title,
+                                &c.traced,
+                                &super::violated_names(&c.traced, &named),
+                            )
+                            .svg()
+                            .unwrap_or_default();
                             Some(ShownData::of(&Shown {
+                                diagram,
                                 property,
                                 expected: r.expect.iter().find(|e| e.0 == property).map(|e| e.1),
                                 seed,

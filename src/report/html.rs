@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::matrix::{Cell, MAX_RUNS, Matrix, legend};
+use super::recommend;
 use super::research::{
     COUNTEREXAMPLES_NOTE, METHOD, MODEL_TABLE_NOTE, ModelPart, PROVIDER_TABLE_NOTE, READING,
     Research, Shown, Table, distributions_table, expectation_text, headline_table, headline_text,
@@ -39,12 +40,19 @@ fn inline(text: &str) -> String {
     s
 }
 
+/// `text` escaped, with a line-break opportunity after each `_` (`<wbr>`): a long design or
+/// preset name in a narrow column breaks there instead of widening the table.
+fn breakable(text: &str) -> String {
+    esc(text).replace('_', "_<wbr>")
+}
+
 /// A table in a box that scrolls sideways on a narrow screen.
 pub fn table_html(t: &Table) -> String {
     table_html_class(t, "")
 }
 
-/// [`table_html`] with a class on the table (`compact`: cells do not wrap).
+/// [`table_html`] with a class on the table (`compact`: names in the head break after
+/// `_`, so that many columns fit a window).
 fn table_html_class(t: &Table, class: &str) -> String {
     let mut s = if class.is_empty() {
         String::from("<div class=\"scroll\"><table>\n<thead><tr>")
@@ -52,7 +60,11 @@ fn table_html_class(t: &Table, class: &str) -> String {
         format!("<div class=\"scroll\"><table class=\"{class}\">\n<thead><tr>")
     };
     for h in &t.head {
-        let _ = write!(s, "<th>{}</th>", esc(h));
+        if class == "compact" {
+            let _ = write!(s, "<th>{}</th>", breakable(h));
+        } else {
+            let _ = write!(s, "<th>{}</th>", esc(h));
+        }
     }
     s.push_str("</tr></thead>\n<tbody>\n");
     for r in &t.rows {
@@ -72,7 +84,7 @@ fn table_html_class(t: &Table, class: &str) -> String {
 
 const STYLE: &str = "\
 :root{color-scheme:light}
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;line-height:1.45;color:#1a1a1a;background:#fff;margin:0 auto;padding:0 1rem 3rem;max-width:62rem}
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;line-height:1.45;color:#1a1a1a;background:#fff;margin:0 auto;padding:0 1rem 3rem;max-width:84rem}
 h1{font-size:1.6rem;margin:1.2rem 0 .4rem}
 h2{font-size:1.3rem;margin-top:2.4rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 h3{font-size:1.05rem;margin-top:1.4rem}
@@ -90,34 +102,105 @@ nav ul{columns:2;font-size:.9rem}
 .certified{background:#e6f4ea}
 .counterexample{background:#fce8e6}
 .na{color:#777}
-table.matrix td{text-align:center;white-space:nowrap}
+table.matrix td{text-align:center}
 table.matrix thead th{font-weight:400;font-size:.75rem;vertical-align:bottom}
-table.compact td{white-space:nowrap}
+details.model{border-top:1px solid #ddd;margin-top:1rem}
+details.model>summary{cursor:pointer}
+details.model>summary h2{display:inline;border:0;margin:1rem 0 .4rem;overflow-wrap:anywhere}
+table.pick td{vertical-align:top}
+table.pick details{font-size:.9em}
 .incomplete{background:#fff4d6}
 ul.cx li{margin:.3rem 0}
+details.diagram svg{display:block;width:100%;height:auto;max-width:100%}
 @media (max-width:40rem){nav ul{columns:1}body{padding:0 .6rem 2rem}}
 @media print{nav{display:none}.scroll{overflow:visible}body{max-width:none}h2{break-after:avoid}a{color:inherit;text-decoration:none}}
 ";
 
-fn counterexamples_html(list: &[(&str, &Shown)]) -> String {
+/// A run's sequence diagram, folded: drawn only when the reader opens it.
+fn diagram_html(svg: &str) -> String {
+    if svg.is_empty() {
+        return String::new();
+    }
+    format!("\n<details class=\"diagram\"><summary>sequence diagram</summary>\n{svg}</details>")
+}
+
+/// The anchor of a counterexample of model part `part`.
+pub fn cx_anchor(part: usize, design: &str, c: &Shown) -> String {
+    let slug: String = format!("{design}-{}", c.property)
+        .chars()
+        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '-' })
+        .collect();
+    format!("cx-{}-{slug}", part + 1)
+}
+
+fn counterexamples_html(part: usize, list: &[(&str, &Shown)]) -> String {
     let mut s = format!(
         "<h3>Counterexamples</h3>\n<p>{}</p>\n<ul class=\"cx\">\n",
         esc(COUNTEREXAMPLES_NOTE)
     );
+    // A run that violates several properties is drawn once; the others link to it.
+    let mut drawn: Vec<(&str, String)> = Vec::new();
     for (design, c) in list {
+        let anchor = cx_anchor(part, design, c);
+        let diagram = match drawn.iter().find(|(replay, _)| *replay == c.replay) {
+            Some((_, first)) => {
+                format!("<br>the same run as <a href=\"#{first}\">the diagram above</a>")
+            }
+            None => {
+                drawn.push((&c.replay, anchor.clone()));
+                diagram_html(&c.diagram)
+            }
+        };
         let _ = writeln!(
             s,
-            "<li><code>{}</code> violates <code>{}</code> ({}; seed {}, {} choices from {}):<br><code>{}</code></li>",
+            "<li id=\"{anchor}\"><code>{}</code> violates <code>{}</code> ({}; seed {}, {} choices from {}):<br><code>{}</code>{diagram}</li>",
             esc(design),
             esc(&c.property.to_string()),
             esc(expectation_text(c)),
             c.seed,
             c.choices_len,
             c.original_len,
-            esc(&c.replay)
+            esc(&c.replay),
         );
     }
     s.push_str("</ul>\n");
+    s
+}
+
+/// What to pick, per scenario: the rule, then a table whose rows fold the designs not
+/// recommended (each with its reason and a link to its counterexample).
+fn recommendation_html(parts: &[ModelPart]) -> String {
+    let mut s = String::from("<section id=\"pick\">\n<h2>What to pick</h2>\n");
+    let _ = writeln!(s, "<p>{}</p>", esc(recommend::RULE));
+    s.push_str("<div class=\"scroll\"><table class=\"pick\">\n<thead><tr><th>scenario</th><th>recommendation</th></tr></thead>\n<tbody>\n");
+    for r in recommend::recommendations(parts) {
+        let mut excluded = String::new();
+        for e in &r.excluded {
+            let _ = write!(
+                excluded,
+                "<li><code>{}</code>: {}",
+                esc(&e.design),
+                esc(&e.reason)
+            );
+            if let Some(c) = e.counterexample {
+                let _ = write!(
+                    excluded,
+                    " (<a href=\"#{}\">counterexample</a>)",
+                    cx_anchor(r.part, &e.design, c)
+                );
+            }
+            excluded.push_str("</li>\n");
+        }
+        let _ = writeln!(
+            s,
+            "<tr><td><a href=\"#model-{}\">{}</a></td><td>{}<details><summary>{} not recommended</summary>\n<ul>\n{excluded}</ul></details></td></tr>",
+            r.part + 1,
+            esc(&r.scenario),
+            esc(&r.summary()),
+            r.excluded.len()
+        );
+    }
+    s.push_str("</tbody>\n</table></div>\n</section>\n");
     s
 }
 
@@ -125,7 +208,7 @@ fn part_html(index: usize, p: &ModelPart, charts: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "<section id=\"model-{}\">\n<h2>{}</h2>\n<p>{}</p>\n<p>{}.</p>",
+        "<details class=\"model\" id=\"model-{}\">\n<summary><h2>{}</h2></summary>\n<p>{}</p>\n<p>{}.</p>",
         index + 1,
         esc(&p.report.model),
         inline(&p.description),
@@ -137,9 +220,9 @@ fn part_html(index: usize, p: &ModelPart, charts: &str) -> String {
     s.push_str(&table_html(&distributions_table(p)));
     let list = shown(p);
     if !list.is_empty() {
-        s.push_str(&counterexamples_html(&list));
+        s.push_str(&counterexamples_html(index, &list));
     }
-    s.push_str("</section>\n");
+    s.push_str("</details>\n");
     s
 }
 
@@ -161,7 +244,7 @@ pub fn matrix_html(m: &Matrix) -> String {
             "<th><a href=\"#matrix-column-{}\">[{}]</a><br><small>{}</small></th>",
             i + 1,
             i + 1,
-            esc(&c.label()).replace(" + ", "<br>+ ")
+            breakable(&c.label()).replace(" + ", "<br>+ ")
         );
     }
     s.push_str("</tr></thead>\n<tbody>\n");
@@ -194,7 +277,7 @@ pub fn matrix_html(m: &Matrix) -> String {
                     m.designs[d],
                     m.columns[c].label()
                 )),
-                esc(&m.mark(d, c))
+                breakable(&m.mark(d, c))
             );
         }
         s.push_str("</tr>\n");
@@ -218,18 +301,22 @@ pub fn matrix_html(m: &Matrix) -> String {
                 property,
                 faults,
                 replay,
+                diagram,
                 ..
             } = cell
             {
                 let _ = writeln!(
                     s,
-                    "<li><code>{}</code> on [{}] {}: <code>{}</code> with {faults} fault{}:<br><code>{}</code></li>",
+                    "<li id=\"matrix-cx-{}-{}\"><code>{}</code> on [{}] {}: <code>{}</code> with {faults} fault{}:<br><code>{}</code>{}</li>",
+                    d + 1,
+                    c + 1,
                     esc(&m.designs[d]),
                     c + 1,
                     esc(&m.columns[c].model),
                     esc(property),
                     if *faults == 1 { "" } else { "s" },
-                    esc(replay)
+                    esc(replay),
+                    diagram_html(diagram)
                 );
             }
         }
@@ -250,7 +337,20 @@ pub fn render_html(research: &Research) -> String {
         "<p>{}</p>\n</header>",
         inline(&provenance_text(&research.provenance))
     );
-    s.push_str("<nav><h2>Contents</h2><ul>\n<li><a href=\"#headline\">Headline</a></li>\n");
+    // The summary: what to pick, then the headline; everything after it is reference.
+    s.push_str("<div id=\"summary\">\n");
+    s.push_str(&recommendation_html(&research.parts));
+    s.push_str("<section id=\"headline\">\n<h2>Headline</h2>\n");
+    s.push_str(&table_html(&headline_table(&research.parts)));
+    let _ = writeln!(s, "<p>{}</p>", esc(&headline_text(research)));
+    s.push_str(
+        "<details><summary>Choosing a design with this report, step by step</summary>\n<ol>\n",
+    );
+    for step in READING {
+        let _ = writeln!(s, "<li>{}</li>", esc(step));
+    }
+    s.push_str("</ol>\n</details>\n</section>\n</div>\n");
+    s.push_str("<nav><h2>Contents</h2><ul>\n<li><a href=\"#pick\">What to pick</a></li>\n<li><a href=\"#headline\">Headline</a></li>\n");
     for (i, (file, _)) in provider_tables(&research.parts).iter().enumerate() {
         let _ = writeln!(
             s,
@@ -271,14 +371,7 @@ pub fn render_html(research: &Research) -> String {
             esc(&p.report.model)
         );
     }
-    s.push_str("</ul></nav>\n<section id=\"headline\">\n<h2>Headline</h2>\n");
-    s.push_str(&table_html(&headline_table(&research.parts)));
-    let _ = writeln!(s, "<p>{}</p>", esc(&headline_text(research)));
-    s.push_str("<h3>Choosing a design with this report</h3>\n<ol>\n");
-    for step in READING {
-        let _ = writeln!(s, "<li>{}</li>", esc(step));
-    }
-    s.push_str("</ol>\n</section>\n");
+    s.push_str("</ul></nav>\n");
     for (i, (file, t)) in provider_tables(&research.parts).iter().enumerate() {
         let _ = writeln!(
             s,

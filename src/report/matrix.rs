@@ -31,7 +31,7 @@ use crate::design::assumptions::judge;
 use crate::explore::search::{Bound, Strategy, explore};
 use crate::explore::shrink::shrink_values;
 use crate::model::Model;
-use crate::sim::ChoiceVector;
+use crate::sim::{ChoiceVector, ReplayChooser};
 
 /// The command a replay line starts with, as everywhere in a report (see
 /// [`super::research::PROGRAM`]): it does not depend on how the matrix was produced.
@@ -64,6 +64,9 @@ pub enum Cell {
         choices: String,
         /// The whole command that replays it, from the repository root.
         replay: String,
+        /// The run as a sequence diagram (one `<svg>`; not in the JSON: `replay --format
+        /// svg` draws it again).
+        diagram: String,
     },
     /// The search stopped at its run limit before covering the bound, without a violation.
     Incomplete { runs: u64 },
@@ -108,6 +111,7 @@ impl Cell {
                 faults,
                 choices,
                 replay,
+                ..
             } => json!({
                 "kind": self.kind(),
                 "property": property,
@@ -258,7 +262,25 @@ fn cell(file: &str, model: &Model, design: &dyn Design, as_assumed: bool, k: u32
         let vector = shrink_values(model, design, v.property, &v.values, true)
             .map_or_else(|| ChoiceVector(v.values.clone()), |s| s.vector);
         let choices = vector.to_string();
+        let traced = crate::run::run_traced(
+            model,
+            design,
+            &mut ReplayChooser::new(vector).ordering_ties(true),
+        );
+        let violated: Vec<String> = traced.violated().iter().map(ToString::to_string).collect();
+        let title = format!(
+            "{} on {}: {} with {} fault{}",
+            design.name(),
+            model.name,
+            v.property,
+            v.faults,
+            if v.faults == 1 { "" } else { "s" }
+        );
+        let diagram = super::sequence::Diagram::of(&title, &traced, &violated)
+            .svg()
+            .unwrap_or_default();
         return Cell::Counterexample {
+            diagram,
             property: v.property.to_string(),
             faults: v.faults,
             replay: replay_command(file, design.name(), &choices, &model.digest()),

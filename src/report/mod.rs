@@ -4,6 +4,7 @@ pub mod charts;
 pub mod html;
 pub mod json;
 pub mod matrix;
+pub mod recommend;
 pub mod research;
 pub mod sequence;
 pub mod stats;

@@ -92,6 +92,9 @@ pub struct Shown {
     /// The command that replays the shrunk run, and the one that traces the seed.
     pub replay: String,
     pub trace: String,
+    /// The shrunk run as a sequence diagram ([`super::sequence`]): one `<svg>`, or empty
+    /// when it could not be drawn.
+    pub diagram: String,
 }
 
 /// One model's part of the report.
@@ -504,6 +507,7 @@ pub fn render_json(research: &Research) -> String {
             "models": research.parts.iter().map(|p| json!({"file": p.file, "file_fnv1a": p.file_hash, "provider_preset": p.provider})).collect::<Vec<_>>(),
         },
         "method": method_json(),
+        "recommendation": super::recommend::json(&research.parts),
         "headline": records(&research.parts).iter().map(|r| json!({
             "design": r.design,
             "models": r.models,
@@ -952,6 +956,8 @@ pub fn headline_text(research: &Research) -> String {
 pub fn render_markdown(research: &Research) -> String {
     let mut s = String::new();
     s.push_str("# retrylab comparison report\n\n");
+    s.push_str(&super::recommend::markdown(&research.parts));
+    s.push_str("\n## Headline\n\n");
     s.push_str(&headline_table(&research.parts).to_markdown());
     let _ = writeln!(s, "\n{}", headline_text(research));
     let _ = writeln!(s, "\n{}", provenance_text(&research.provenance));
