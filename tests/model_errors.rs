@@ -1342,7 +1342,24 @@ fn cli_replay_malformed_choices() {
         "1,x",
     ]));
     assert!(
-        stderr.contains("--choices: choice 2 is \"x\": expected a non-negative integer"),
+        stderr.contains(
+            "--choices: item 2 is \"x\": expected a non-negative integer or POSITION=VALUE"
+        ),
+        "{stderr}"
+    );
+    // A key whose digest is not one.
+    let stderr = assert_input_error(&retrylab(&[
+        "replay",
+        arg(&file),
+        "--design",
+        "same_key",
+        "--choices",
+        "12ab:3=1",
+    ]));
+    assert!(
+        stderr.contains(
+            "--choices: \"12ab\" before the colon: expected a model digest of 16 hex digits"
+        ),
         "{stderr}"
     );
 }

@@ -60,7 +60,7 @@ fn the_report_carries_paired_differences_against_the_baseline() {
     let dir = out_dir("paired");
     let (json, md, _) = report(&dir, "2");
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     let lost = &v["models"][0];
     assert_eq!(lost["model"], "ticket_lost_response");
     assert_eq!(lost["file"], "models/ticket_lost_response.json");
@@ -124,9 +124,8 @@ fn the_report_carries_paired_differences_against_the_baseline() {
     );
     let md = String::from_utf8(md).unwrap();
     assert!(
-        md.starts_with(
-            "# retrylab comparison report\n\n| design | no duplicate | no false outcome |"
-        ),
+        md.starts_with("# retrylab comparison report\n\n## What to pick\n\n")
+            && md.contains("\n## Headline\n\n| design | no duplicate | no false outcome |"),
         "{md}"
     );
     // Across both models: no_dedup duplicates in both, same_key in ticket_chaos only.

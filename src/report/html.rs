@@ -401,10 +401,11 @@ pub fn render_html(research: &Research) -> String {
         for c in charts.iter().filter(|c| c.part == i) {
             let _ = write!(
                 figures,
-                "<figure id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>\n",
+                "<figure id=\"{}\">\n{}<figcaption>{}<br><strong>{}</strong></figcaption>\n</figure>\n",
                 esc(&c.id),
                 research.svg(c),
-                esc(&c.title)
+                esc(&c.title),
+                esc(&c.takeaway)
             );
         }
         s.push_str(&part_html(i, p, &figures));

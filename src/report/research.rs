@@ -18,12 +18,12 @@ use super::charts::{self, Cdf, Estimate, RateRow};
 use super::stats::{Rate, human_ms};
 use super::{DesignResult, Report};
 use crate::check::counters;
-use crate::check::{Histogram, Property};
+use crate::check::{Histogram, Metrics, Property};
 use crate::explore::paired::{Difference, Paired};
 use crate::model::Want;
 
 /// The version of the JSON layout; it changes when a field changes meaning or goes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The program name the report's commands use: a report is a document, so its bytes do not
 /// depend on how the tool was invoked (from a clone, `retrylab` is `cargo run --release --`).
@@ -212,7 +212,7 @@ pub enum ChartKind {
     Rates,
     ReconciliationCdf,
     TimeToOutcomeCdf,
-    Calls,
+    PerIntent,
 }
 
 impl ChartKind {
@@ -221,7 +221,7 @@ impl ChartKind {
             ChartKind::Rates => "rates",
             ChartKind::ReconciliationCdf => "reconciliation_cdf",
             ChartKind::TimeToOutcomeCdf => "time_to_outcome_cdf",
-            ChartKind::Calls => "calls_per_intent",
+            ChartKind::PerIntent => "per_intent",
         }
     }
 }
@@ -239,13 +239,110 @@ fn slug(text: &str) -> String {
         .collect()
 }
 
-/// One chart of the report: which model (index in `parts`), what it shows, its title.
+/// One chart of the report: which model (index in `parts`), what it shows, its title, and
+/// the one line under it that says what it shows.
 #[derive(Clone, Debug)]
 pub struct Chart {
     pub part: usize,
     pub kind: ChartKind,
     pub id: String,
     pub title: String,
+    pub takeaway: String,
+}
+
+/// The design with the largest (`most`) or smallest value of `f`, first in order on a tie.
+fn extreme(
+    results: &[DesignResult],
+    most: bool,
+    f: impl Fn(&DesignResult) -> Option<f64>,
+) -> Option<(&str, f64)> {
+    let mut best: Option<(&str, f64)> = None;
+    for r in results {
+        let Some(v) = f(r) else { continue };
+        let better = match best {
+            None => true,
+            Some((_, b)) => (most && v > b) || (!most && v < b),
+        };
+        if better {
+            best = Some((&r.design, v));
+        }
+    }
+    best
+}
+
+/// The line under a chart of model part `p`.
+fn takeaway(p: &ModelPart, kind: ChartKind) -> String {
+    let results = &p.report.results;
+    let per = |k: fn(&Metrics) -> u64| {
+        move |r: &DesignResult| Some(k(&r.metrics) as f64 / r.metrics.intents.max(1) as f64)
+    };
+    match kind {
+        ChartKind::Rates => {
+            let (best, done) = extreme(results, true, per(|m| m.completed)).unwrap_or(("", 0.0));
+            let (worst, open) = extreme(results, true, per(|m| m.unresolved)).unwrap_or(("", 0.0));
+            let lying: Vec<&str> = results
+                .iter()
+                .filter(|r| r.metrics.false_success + r.metrics.false_failure > 0)
+                .map(|r| r.design.as_str())
+                .collect();
+            format!(
+                "Most intents completed: {best} ({}). {}. {}.",
+                percent(done),
+                if open > 0.0 {
+                    format!("Most left unresolved: {worst} ({})", percent(open))
+                } else {
+                    "No design left an intent unresolved".to_string()
+                },
+                if lying.is_empty() {
+                    "No design told a false success or failure".to_string()
+                } else {
+                    format!("A false success or failure told by {}", lying.join(", "))
+                }
+            )
+        }
+        ChartKind::ReconciliationCdf | ChartKind::TimeToOutcomeCdf => {
+            let h: fn(&DesignResult) -> &Histogram = if kind == ChartKind::ReconciliationCdf {
+                |r| &r.metrics.reconciliation_ms
+            } else {
+                |r| &r.metrics.time_to_outcome_ms
+            };
+            let median = |r: &DesignResult| charts::median(&h(r).cdf()).map(|m| m as f64);
+            match (
+                extreme(results, false, median),
+                extreme(results, true, median),
+            ) {
+                (Some((fast, a)), Some((slow, b))) if a < b => format!(
+                    "Median: fastest {fast} ({}), slowest {slow} ({}).",
+                    human_ms(a as u64),
+                    human_ms(b as u64)
+                ),
+                (Some((_, a)), _) => {
+                    format!(
+                        "Every design drawn has the same median, {}.",
+                        human_ms(a as u64)
+                    )
+                }
+                _ => String::new(),
+            }
+        }
+        ChartKind::PerIntent => {
+            let (most, calls) =
+                extreme(results, true, per(|m| m.remote_calls)).unwrap_or(("", 0.0));
+            let (dup, dups) =
+                extreme(results, true, per(|m| m.duplicate_effects)).unwrap_or(("", 0.0));
+            format!(
+                "Most remote calls: {most} ({calls:.2} per intent). {}.",
+                if dups > 0.0 {
+                    format!(
+                        "Most duplicate effects: {dup} ({} per intent)",
+                        per_intent_text(dups)
+                    )
+                } else {
+                    "No design left a duplicate effect".to_string()
+                }
+            )
+        }
+    }
 }
 
 impl Research {
@@ -264,11 +361,12 @@ impl Research {
                     kind,
                     id: format!("{}-{}-{}", kind.name(), i + 1, slug(model)),
                     title,
+                    takeaway: takeaway(p, kind),
                 })
             };
             push(
                 ChartKind::Rates,
-                format!("{model}: outcome rates and duplicates per intent (95 %)"),
+                format!("{model}: outcome of each intent (shares, 95 %)"),
             );
             if any(|r| &r.metrics.reconciliation_ms) {
                 push(
@@ -283,8 +381,8 @@ impl Research {
                 );
             }
             push(
-                ChartKind::Calls,
-                format!("{model}: remote calls per intent (95 %)"),
+                ChartKind::PerIntent,
+                format!("{model}: remote calls and duplicate effects per intent (95 %)"),
             );
         }
         out
@@ -298,8 +396,7 @@ impl Research {
             ChartKind::Rates => {
                 let rows: Vec<RateRow<'_>> = results
                     .iter()
-                    .zip(&p.paired)
-                    .map(|(r, paired)| {
+                    .map(|r| {
                         let c = outcome_counts(r);
                         let n = r.metrics.intents;
                         RateRow {
@@ -310,7 +407,6 @@ impl Research {
                                 wilson(c[2], n),
                                 wilson(c[3], n),
                                 wilson(c[4], n),
-                                level(paired, "duplicate_effects"),
                             ],
                         }
                     })
@@ -342,13 +438,19 @@ impl Research {
                     .collect();
                 charts::cdf(&chart.title, x, &series)
             }
-            ChartKind::Calls => {
-                let rows: Vec<(&str, Estimate)> = results
+            ChartKind::PerIntent => {
+                let rows: Vec<(&str, Estimate, Estimate)> = results
                     .iter()
                     .zip(&p.paired)
-                    .map(|(r, paired)| (r.design.as_str(), level(paired, "remote_calls")))
+                    .map(|(r, paired)| {
+                        (
+                            r.design.as_str(),
+                            level(paired, "remote_calls"),
+                            level(paired, "duplicate_effects"),
+                        )
+                    })
                     .collect();
-                charts::calls(&chart.title, &rows)
+                charts::per_intent(&chart.title, &rows)
             }
         };
         drawn.unwrap_or_else(|e| panic!("chart {} cannot be drawn: {e}", chart.id))
@@ -524,6 +626,7 @@ pub fn render_json(research: &Research) -> String {
             "model": research.parts[c.part].report.model,
             "kind": c.kind.name(),
             "title": c.title,
+            "takeaway": c.takeaway,
         })).collect::<Vec<_>>(),
         "models": models,
     });
