@@ -17,24 +17,16 @@ pub(super) enum TraceFormat {
     Html,
 }
 
-/// The diagram of `t` (its lines as `keeps` filters them), as `format` asks; `text`: what
-/// `--format text` prints, shown beside the diagram in the page.
+/// The diagram of the whole run `t`, as `format` asks; `text`: what `--format text` prints,
+/// shown beside the diagram in the page.
 pub(super) fn render(
     format: TraceFormat,
     header: &str,
     t: &Traced,
-    keeps: impl Fn(
-        &(
-            crate::vocab::trace::TraceLine,
-            Option<crate::vocab::ids::IntentId>,
-        ),
-    ) -> bool,
     violated: &[String],
     text: &str,
 ) -> Result<String, String> {
-    let mut shown = t.clone();
-    shown.lines.retain(|l| keeps(l));
-    let svg = Diagram::of(header, &shown, violated).svg()?;
+    let svg = Diagram::of(header, t, violated).svg()?;
     Ok(match format {
         TraceFormat::Text => text.to_string(),
         TraceFormat::Svg => svg,

@@ -1336,15 +1336,15 @@ fn pictured(
     if format == diagram::TraceFormat::Text {
         return Ok(text.to_string());
     }
-    diagram::render(
-        format,
-        header,
-        t,
-        |(l, about)| filter.keeps(l.component, *about),
-        &violated_names(t, named),
-        text,
-    )
-    .map_err(|e| CliError::Other(format!("cannot draw the diagram: {e}")))
+    // A diagram pairs every message's two ends and judges every intent: drawn from part of
+    // the timeline it would show requests never answered and users told nothing.
+    if filter.intent.is_some() || !filter.component.is_empty() {
+        return Err(CliError::Input(
+            "--intent and --component filter the text timeline; --format svg and html draw the whole run (every message with both its ends), so they take neither".to_string(),
+        ));
+    }
+    diagram::render(format, header, t, &violated_names(t, named), text)
+        .map_err(|e| CliError::Other(format!("cannot draw the diagram: {e}")))
 }
 
 fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
@@ -1371,6 +1371,12 @@ fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
                 "{from}: the model changed since the vector was recorded (its digest was {recorded}, is now {now}): its choices would make other decisions, not replay the recorded run; rerun the command that printed it (check, explore, trace) on the model as it is"
             )));
         }
+    }
+    // A key says whether the run ordered ties; --ties may not change what it says.
+    if a.ties && key.digest.is_some() && !key.ties {
+        return Err(CliError::Input(
+            "--ties: the key in --choices was recorded without same-instant order choices (it has no +ties); --ties would replay another run".to_string(),
+        ));
     }
     let ties = a.ties || key.ties;
     let vector = key.vector;

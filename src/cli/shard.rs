@@ -484,6 +484,9 @@ pub(super) struct ResultData {
     pub failures: Vec<Vec<u64>>,
     pub expect: Vec<(String, String)>,
     pub assumptions: Vec<JudgementData>,
+    /// The design's guarantee, by property name.
+    #[serde(default)]
+    pub guarantee: Vec<String>,
     pub unfired: Vec<usize>,
 }
 
@@ -514,6 +517,7 @@ impl ResultData {
                     why: j.why.clone(),
                 })
                 .collect(),
+            guarantee: r.guarantee.iter().map(ToString::to_string).collect(),
             unfired: r.unfired.clone(),
         }
     }
@@ -545,6 +549,11 @@ impl ResultData {
                     why: j.why.clone(),
                 })
                 .collect(),
+            guarantee: self
+                .guarantee
+                .iter()
+                .map(|p| property(p, props))
+                .collect::<Result<_, String>>()?,
             unfired: self.unfired.clone(),
         })
     }

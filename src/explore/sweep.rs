@@ -196,6 +196,7 @@ pub fn compare(
                 failures: s.failures,
                 expect: c.model.expectations(d.name()),
                 assumptions: assumptions::judge(*d, c.model),
+                guarantee: d.guarantee(),
             }
         })
         .collect();

@@ -397,8 +397,10 @@ pub fn per_intent(title: &str, rows: &[(&str, Estimate, Estimate)]) -> Result<St
         ))
         .map_err(err)?;
         legend_label(&head, (WIDTH as i32 / 2 + 12, 38), "duplicate effects")?;
+        // Two decimals at most, without trailing zeros: 0.5, 1, 2.25.
         let mut chart = row_chart(ChartBuilder::on(&body), n, x_max, "per intent", &|x| {
-            format!("{x}")
+            let s = format!("{x:.2}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
         })?;
         label_rows(root, &chart, rows.iter().map(|r| r.0))?;
         chart

@@ -124,16 +124,32 @@ fn diagram_html(svg: &str) -> String {
     format!("\n<details class=\"diagram\"><summary>sequence diagram</summary>\n{svg}</details>")
 }
 
-/// The anchor of a counterexample of model part `part`.
-pub fn cx_anchor(part: usize, design: &str, c: &Shown) -> String {
-    let slug: String = format!("{design}-{}", c.property)
+/// The anchor of a counterexample of model part `part` (`p`): by the design's place in the
+/// part and the property's name (the only characters of a property name that an id may not
+/// hold are the parentheses of `resolved_within(T)`, as `-`; names differ before them).
+pub fn cx_anchor(p: &ModelPart, part: usize, design: &str, c: &Shown) -> String {
+    let d = p
+        .report
+        .results
+        .iter()
+        .position(|r| r.design == design)
+        .map_or(0, |i| i + 1);
+    let property: String = c
+        .property
+        .to_string()
         .chars()
-        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '-' })
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() || ch == '_' {
+                ch
+            } else {
+                '-'
+            }
+        })
         .collect();
-    format!("cx-{}-{slug}", part + 1)
+    format!("cx-{}-{d}-{property}", part + 1)
 }
 
-fn counterexamples_html(part: usize, list: &[(&str, &Shown)]) -> String {
+fn counterexamples_html(p: &ModelPart, part: usize, list: &[(&str, &Shown)]) -> String {
     let mut s = format!(
         "<h3>Counterexamples</h3>\n<p>{}</p>\n<ul class=\"cx\">\n",
         esc(COUNTEREXAMPLES_NOTE)
@@ -141,7 +157,7 @@ fn counterexamples_html(part: usize, list: &[(&str, &Shown)]) -> String {
     // A run that violates several properties is drawn once; the others link to it.
     let mut drawn: Vec<(&str, String)> = Vec::new();
     for (design, c) in list {
-        let anchor = cx_anchor(part, design, c);
+        let anchor = cx_anchor(p, part, design, c);
         let diagram = match drawn.iter().find(|(replay, _)| *replay == c.replay) {
             Some((_, first)) => {
                 format!("<br>the same run as <a href=\"#{first}\">the diagram above</a>")
@@ -186,7 +202,7 @@ fn recommendation_html(parts: &[ModelPart]) -> String {
                 let _ = write!(
                     excluded,
                     " (<a href=\"#{}\">counterexample</a>)",
-                    cx_anchor(r.part, &e.design, c)
+                    cx_anchor(&parts[r.part], r.part, &e.design, c)
                 );
             }
             excluded.push_str("</li>\n");
@@ -220,7 +236,7 @@ fn part_html(index: usize, p: &ModelPart, charts: &str) -> String {
     s.push_str(&table_html(&distributions_table(p)));
     let list = shown(p);
     if !list.is_empty() {
-        s.push_str(&counterexamples_html(index, &list));
+        s.push_str(&counterexamples_html(p, index, &list));
     }
     s.push_str("</details>\n");
     s

@@ -28,6 +28,10 @@ pub struct DesignResult {
     /// The design's contract assumptions, judged against the model: where one does not
     /// hold, the design's guarantee does not apply.
     pub assumptions: Vec<Judgement>,
+    /// The properties the design promises where every assumption holds
+    /// ([`Design::guarantee`](crate::design::Design::guarantee)); empty for a design that
+    /// promises nothing.
+    pub guarantee: Vec<Property>,
     /// Scripted faults of the model (indices in its list) that fired on no seed.
     pub unfired: Vec<usize>,
 }

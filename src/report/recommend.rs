@@ -3,11 +3,12 @@
 //! stated rule, and for every other design the one reason it is not recommended, with its
 //! counterexample.
 //!
-//! A design is recommended only when both hold: the ledger shows no unsafe outcome on any
-//! seed of the sweep, *and* every assumption of its guarantee holds against the scenario's
-//! contract. Figures alone never suffice: a design that states no guarantee (or whose
-//! guarantee does not apply here) may have been lucky on these seeds, and the guarantee
-//! matrix is where it would be broken.
+//! A design is recommended only when the ledger shows no unsafe outcome on any seed of the
+//! sweep, *and* it has a guarantee that covers `no_duplicate` and applies here (every
+//! assumption of it holds against the scenario). Figures alone never suffice: a design that
+//! states no guarantee (or whose guarantee does not apply here) may have been lucky on these
+//! seeds, and the guarantee matrix is where it would be broken. Each pick says which of the
+//! safety properties its guarantee covers and which only held on every seed.
 
 use super::DesignResult;
 use super::research::{ModelPart, Shown};
@@ -22,12 +23,15 @@ pub const SAFETY: [Property; 4] = [
 ];
 
 /// The rule, as the report states it.
-pub const RULE: &str = "A design is recommended for a scenario only when, on every seed, it left no duplicate effect, told no false success or false failure and reported no wrong receipt (no_duplicate, no_false_success, no_false_failure, no_wrong_receipt, judged against the ledger), and every assumption of its guarantee holds against the scenario's provider contract (a design that states no guarantee is never recommended on figures alone). The recommended designs are ranked by the share of intents left unresolved (for a person to settle), then remote calls per intent, then the 95th percentile of reconciliation time, lowest first; every other design is listed with the first reason it is not recommended, in that order of checks, and its counterexample.";
+pub const RULE: &str = "A design is recommended for a scenario only when, on every seed, it left no duplicate effect, told no false success or false failure and reported no wrong receipt (no_duplicate, no_false_success, no_false_failure, no_wrong_receipt, judged against the ledger), and it has a guarantee that covers no_duplicate and applies there: every assumption it states holds in the scenario (the provider's contract, and the executor's own, such as a durable journal). A design that states no guarantee is never recommended on figures alone; each pick says which safety properties its guarantee covers and which only held on every seed. The recommended designs are ranked by the share of intents left unresolved (for a person to settle), then remote calls per intent, then the 95th percentile of reconciliation time, lowest first; every other design is listed with the first reason it is not recommended (in this order: a safety property violated, with its counterexample; runs cut by the events budget or a property not evaluated; no guarantee; a guarantee that does not apply; a guarantee that does not cover no_duplicate).";
 
 /// A recommended design and the figures that rank it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pick {
     pub design: String,
+    /// The safety properties its guarantee covers, and those that only held on every seed.
+    pub guaranteed: Vec<Property>,
+    pub held: Vec<Property>,
     /// Share of intents left unresolved.
     pub unresolved: f64,
     pub calls_per_intent: f64,
@@ -38,23 +42,27 @@ pub struct Pick {
 /// The kind of reason a design is not recommended, in the order they are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Why {
-    /// Some seeds' runs were cut by the events budget: unfinished runs prove nothing.
-    Unjudged,
     /// It violated a safety property on some seed.
     Unsafe,
+    /// Some seeds' runs were cut by the events budget (unfinished runs prove nothing), or a
+    /// safety property was not evaluated.
+    Unjudged,
     /// It states no guarantee.
     NoGuarantee,
-    /// An assumption of its guarantee does not hold against this contract.
+    /// An assumption of its guarantee does not hold here.
     NotApplicable,
+    /// Its guarantee does not cover `no_duplicate`.
+    NotCovering,
 }
 
 impl Why {
     pub fn name(self) -> &'static str {
         match self {
-            Why::Unjudged => "unjudged",
             Why::Unsafe => "unsafe",
+            Why::Unjudged => "unjudged",
             Why::NoGuarantee => "no_guarantee",
             Why::NotApplicable => "guarantee_not_applicable",
+            Why::NotCovering => "guarantee_not_covering_no_duplicate",
         }
     }
 }
@@ -87,8 +95,9 @@ impl Recommendation<'_> {
             Some(best) => {
                 let others: Vec<&str> = self.picks[1..].iter().map(|p| p.design.as_str()).collect();
                 format!(
-                    "pick {} (safe on every seed, its guarantee applies): {}{}",
+                    "pick {} ({}): {}{}",
                     best.design,
+                    best.grounds(),
                     best.figures(),
                     if others.is_empty() {
                         String::new()
@@ -102,12 +111,16 @@ impl Recommendation<'_> {
                 let mut why = Vec::new();
                 for (k, text) in [
                     (Why::Unsafe, "violate a safety property"),
+                    (Why::Unjudged, "were not fully judged"),
                     (Why::NoGuarantee, "state no guarantee"),
                     (
                         Why::NotApplicable,
                         "have a guarantee that does not apply here",
                     ),
-                    (Why::Unjudged, "were cut by the events budget"),
+                    (
+                        Why::NotCovering,
+                        "have a guarantee that does not cover no_duplicate",
+                    ),
                 ] {
                     let n = count(k);
                     if n > 0 {
@@ -120,7 +133,22 @@ impl Recommendation<'_> {
     }
 }
 
+fn names(ps: &[Property]) -> String {
+    let v: Vec<String> = ps.iter().map(ToString::to_string).collect();
+    v.join(", ")
+}
+
 impl Pick {
+    /// What the pick rests on: `guaranteed: no_duplicate, no_wrong_receipt; held on every
+    /// seed: no_false_success, no_false_failure`.
+    pub fn grounds(&self) -> String {
+        let mut s = format!("guaranteed: {}", names(&self.guaranteed));
+        if !self.held.is_empty() {
+            s.push_str(&format!("; held on every seed: {}", names(&self.held)));
+        }
+        s
+    }
+
     /// `0.0 % unresolved, 2.00 calls/intent, reconciliation p95 5.9 s`.
     pub fn figures(&self) -> String {
         format!(
@@ -142,24 +170,13 @@ fn share(k: u64, n: u64) -> f64 {
 /// Why `r` is not recommended, and the counterexample behind it; `None` when it qualifies.
 fn reason<'a>(r: &DesignResult, shown: &'a [Shown]) -> Option<(Why, String, Option<&'a Shown>)> {
     let m: &Metrics = &r.metrics;
-    if m.budget_runs > 0 {
-        return Some((
-            Why::Unjudged,
-            format!(
-                "{} of {} seeds were cut by the events budget: not judged",
-                m.budget_runs, m.seeds
-            ),
-            None,
-        ));
-    }
     let violated: Vec<Property> = SAFETY
         .into_iter()
         .filter(|&p| r.violations.of(p) > 0)
         .collect();
     if let Some(&first) = violated.first() {
         let also = if violated.len() > 1 {
-            let rest: Vec<String> = violated[1..].iter().map(|p| p.to_string()).collect();
-            format!(" (also {})", rest.join(", "))
+            format!(" (also {})", names(&violated[1..]))
         } else {
             String::new()
         };
@@ -173,7 +190,28 @@ fn reason<'a>(r: &DesignResult, shown: &'a [Shown]) -> Option<(Why, String, Opti
             shown.iter().find(|c| c.property == first),
         ));
     }
-    if r.assumptions.is_empty() {
+    if m.budget_runs > 0 {
+        return Some((
+            Why::Unjudged,
+            format!(
+                "{} of {} seeds were cut by the events budget: not judged",
+                m.budget_runs, m.seeds
+            ),
+            None,
+        ));
+    }
+    let unevaluated: Vec<Property> = SAFETY
+        .into_iter()
+        .filter(|&p| !r.violations.counts.iter().any(|(q, _)| *q == p))
+        .collect();
+    if !unevaluated.is_empty() {
+        return Some((
+            Why::Unjudged,
+            format!("{} not evaluated: not judged", names(&unevaluated)),
+            None,
+        ));
+    }
+    if r.guarantee.is_empty() {
         return Some((
             Why::NoGuarantee,
             "safe on these seeds, but it states no guarantee: not recommended on figures alone"
@@ -192,6 +230,13 @@ fn reason<'a>(r: &DesignResult, shown: &'a [Shown]) -> Option<(Why, String, Opti
             None,
         ));
     }
+    if !r.guarantee.contains(&Property::NoDuplicate) {
+        return Some((
+            Why::NotCovering,
+            "safe on these seeds, but its guarantee does not cover no_duplicate".to_string(),
+            None,
+        ));
+    }
     None
 }
 
@@ -199,7 +244,9 @@ fn reason<'a>(r: &DesignResult, shown: &'a [Shown]) -> Option<(Why, String, Opti
 pub fn recommend(index: usize, p: &ModelPart) -> Recommendation<'_> {
     let mut picks = Vec::new();
     let mut excluded = Vec::new();
-    for (r, shown) in p.report.results.iter().zip(&p.counterexamples) {
+    for (i, r) in p.report.results.iter().enumerate() {
+        // Every design has its list of counterexamples (empty when it violated nothing).
+        let shown = p.counterexamples.get(i).map_or(&[][..], Vec::as_slice);
         match reason(r, shown) {
             Some((why, reason, counterexample)) => excluded.push(Excluded {
                 design: r.design.clone(),
@@ -209,8 +256,11 @@ pub fn recommend(index: usize, p: &ModelPart) -> Recommendation<'_> {
             }),
             None => {
                 let m = &r.metrics;
+                let (guaranteed, held) = SAFETY.into_iter().partition(|p| r.guarantee.contains(p));
                 picks.push(Pick {
                     design: r.design.clone(),
+                    guaranteed,
+                    held,
                     unresolved: share(m.unresolved, m.intents),
                     calls_per_intent: share(m.remote_calls, m.intents),
                     reconciliation_p95_ms: m.reconciliation_ms.percentile(95),
@@ -264,6 +314,8 @@ pub fn json(parts: &[ModelPart]) -> serde_json::Value {
                 "summary": r.summary(),
                 "picks": r.picks.iter().map(|p| serde_json::json!({
                     "design": p.design,
+                    "guaranteed": p.guaranteed.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    "held_on_every_seed": p.held.iter().map(ToString::to_string).collect::<Vec<_>>(),
                     "unresolved_share": round6(p.unresolved),
                     "calls_per_intent": round6(p.calls_per_intent),
                     "reconciliation_p95_ms": p.reconciliation_p95_ms,

@@ -51,8 +51,6 @@ pub enum End {
     Lost,
     /// Arrived after its receiver stopped waiting: an open circle.
     Discarded,
-    /// Still on its way when the run ended: no head.
-    InFlight,
 }
 
 /// What an arrow carries.
@@ -97,6 +95,15 @@ pub struct Row {
     pub text: String,
 }
 
+/// How a verdict line is shown: a violation, an outcome told truly, or one left to a person.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    Bad,
+    Good,
+    /// Unresolved and said so: nothing false, nothing done either.
+    Open,
+}
+
 /// A run as lanes, rows and arrows, ready to draw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagram {
@@ -105,7 +112,7 @@ pub struct Diagram {
     pub rows: Vec<Row>,
     pub arrows: Vec<Arrow>,
     /// What the run came to, one line each, and whether it is a violation.
-    pub verdicts: Vec<(String, bool)>,
+    pub verdicts: Vec<(String, Tone)>,
 }
 
 /// The number after `word ` in `text` (`attempt 12` → 12).
@@ -124,8 +131,8 @@ fn worker_of(text: &str) -> Option<u32> {
 
 /// Per intent, what the agent told the user and what the ledger says of it, and whether
 /// that is a violation to show in red; then the properties the run violates.
-fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(String, bool)> {
-    let mut out: Vec<(String, bool)> = t
+fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(String, Tone)> {
+    let mut out: Vec<(String, Tone)> = t
         .intents
         .iter()
         .map(|v| {
@@ -142,16 +149,28 @@ fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(
                 .unwrap_or("nothing");
             let verdict = v.to_string();
             let ledger = verdict.strip_prefix(&prefix).unwrap_or(&verdict);
+            // Red for anything the ledger contradicts or doubles; grey for an intent left
+            // to a person (unresolved, and told so); green otherwise.
             let bad = !v.duplicates.is_empty()
                 || !v.wrong_receipts.is_empty()
                 || !v.drifted.is_empty()
-                || !matches!(v.kind, Kind::Completed | Kind::Failed);
+                || !v.wrong_compensations.is_empty()
+                || !v.removed_by_other.is_empty()
+                || v.merged_into.is_some()
+                || matches!(v.kind, Kind::FalseSuccess | Kind::FalseFailure);
+            let tone = if bad {
+                Tone::Bad
+            } else if v.kind == Kind::Unresolved {
+                Tone::Open
+            } else {
+                Tone::Good
+            };
             (
                 format!(
                     "{}: the user was told {told}; the ledger says: {ledger}",
                     v.intent
                 ),
-                bad,
+                tone,
             )
         })
         .collect();
@@ -164,7 +183,11 @@ fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(
                 violated.join(", ")
             }
         ),
-        !violated.is_empty(),
+        if violated.is_empty() {
+            Tone::Good
+        } else {
+            Tone::Bad
+        },
     ));
     out
 }
@@ -203,7 +226,11 @@ impl Diagram {
         let mut requests: Vec<Leg> = Vec::new();
         let mut replies: Vec<Leg> = Vec::new();
         let mut sender: Vec<(u32, usize)> = Vec::new();
-        let mut pending_call: Option<(usize, u64)> = None;
+        // Calls the agent made, not yet taken up by a worker: (row, time), oldest first.
+        let mut pending_calls: Vec<(usize, u64)> = Vec::new();
+        // The attempt and time of the provider's last arrival line: one arrival can log
+        // several lines (a key pruned, then processed), and only the first is the arrival.
+        let mut last_arrival: Option<(u32, u64)> = None;
         let take = |legs: &mut Vec<Leg>, attempt: u32| {
             let i = legs.iter().position(|l| l.attempt == attempt)?;
             Some(legs.remove(i))
@@ -225,24 +252,30 @@ impl Diagram {
                 Component::Workload => 0,
                 Component::Agent => {
                     if text.starts_with("call ") {
-                        pending_call = Some((r, l.at_ms));
+                        pending_calls.push((r, l.at_ms));
                     } else if text.contains(": tells the user ") {
                         mark = Mark::Told;
                     }
                     0
                 }
                 Component::Executor => {
-                    let w = worker_of(text).unwrap_or(0);
-                    let lane = worker_lane(w);
-                    if let Some((from, at)) = pending_call.take() {
-                        if at == l.at_ms {
-                            arrows.push(Arrow {
-                                from: (from, 0),
-                                to: (r, lane),
-                                carries: Carries::Call,
-                                end: End::Head,
-                            });
-                        }
+                    // A line of the queue names the worker it delivers to, if any; a line
+                    // about no worker sits on the agent's lane.
+                    let w = worker_of(text).or_else(|| {
+                        text.find("to worker ")
+                            .and_then(|i| number_after(&text[i..], "worker"))
+                    });
+                    let lane = w.map_or(0, worker_lane);
+                    // A call is taken up by the first worker line at the time it was made.
+                    pending_calls.retain(|&(_, at)| at == l.at_ms);
+                    if lane != 0 && !pending_calls.is_empty() {
+                        let (from, _) = pending_calls.remove(0);
+                        arrows.push(Arrow {
+                            from: (from, 0),
+                            to: (r, lane),
+                            carries: Carries::Call,
+                            end: End::Head,
+                        });
                     }
                     if let (true, Some(a)) = (text.contains(" sends attempt "), attempt) {
                         requests.push(Leg {
@@ -322,9 +355,12 @@ impl Diagram {
                 Component::Provider => {
                     if let Some(a) = attempt.filter(|_| text.starts_with("attempt ")) {
                         let rest = text.split_once(": ").map_or("", |(_, r)| r);
-                        let arrival =
-                            !rest.starts_with("done") && !rest.starts_with("provider crashed");
+                        let arrival = !rest.starts_with("done")
+                            && !rest.starts_with("provider crashed")
+                            && !rest.starts_with("the request it waited for is done")
+                            && last_arrival != Some((a, l.at_ms));
                         if arrival {
+                            last_arrival = Some((a, l.at_ms));
                             if let Some(leg) = take(&mut requests, a) {
                                 arrows.push(Arrow {
                                     from: leg.from,
@@ -336,7 +372,7 @@ impl Diagram {
                         }
                         if rest.starts_with("provider crashed") {
                             mark = Mark::Crash;
-                        } else if rest.contains("-> ") {
+                        } else if rest.contains("-> ") && !rest.contains("kept for a status poll") {
                             let worker = sender
                                 .iter()
                                 .rev()
@@ -388,25 +424,8 @@ impl Diagram {
             });
             i += folded;
         }
-        // What was still on its way when the run ended.
-        let last = rows.len().saturating_sub(1);
-        for leg in requests.iter().chain(&replies) {
-            let to = if leg.from.1 == provider {
-                leg.worker
-            } else {
-                provider
-            };
-            arrows.push(Arrow {
-                from: leg.from,
-                to: (last.max(leg.from.0), to),
-                carries: if to == provider {
-                    Carries::Request
-                } else {
-                    Carries::Reply
-                },
-                end: End::InFlight,
-            });
-        }
+        // What was still on its way when the run ended (or whose receiver crashed first)
+        // is not drawn: no arrow without both ends in the timeline.
         Diagram {
             title: title.to_string(),
             lanes,
@@ -532,9 +551,13 @@ impl Diagram {
             self.mark(root, (self.lane_x(row.lane), self.row_y(i)), row.mark)?;
         }
         // The verdicts.
-        for (i, (line, bad)) in self.verdicts.iter().enumerate() {
+        for (i, (line, tone)) in self.verdicts.iter().enumerate() {
             let y = bottom + 18 + ROW * i as i32;
-            let colour = if *bad { VERMILLION } else { GREEN };
+            let colour = match tone {
+                Tone::Bad => VERMILLION,
+                Tone::Good => GREEN,
+                Tone::Open => GREY,
+            };
             root.draw(&Rectangle::new([(8, y - 7), (20, y + 5)], colour.filled()))
                 .map_err(err)?;
             let style = TextStyle::from((FONT, 12).into_font().style(FontStyle::Bold))
@@ -610,7 +633,6 @@ impl Diagram {
                 root.draw(&Circle::new(to, 5, colour.stroke_width(2)))
                     .map_err(err)?;
             }
-            End::InFlight => {}
         }
         Ok(())
     }

@@ -103,7 +103,7 @@ impl FromStr for ChoiceVector {
                         ));
                     }
                     // Positions are decisions of one run: far fewer than memory holds.
-                    if position - next > 1 << 24 {
+                    if position > 1 << 24 {
                         return Err(format!(
                             "item {} is \"{item}\": position {position} is past any run's decisions",
                             i + 1
@@ -153,6 +153,7 @@ impl FromStr for ReplayKey {
                 ..ReplayKey::default()
             });
         };
+        let head = head.trim();
         let (digest, ties) = match head.strip_suffix("+ties") {
             Some(d) => (d, true),
             None => (head, false),
@@ -353,6 +354,11 @@ mod tests {
             ("x=1", "1-based position"),
             ("2=y", "non-negative integer value"),
             ("99999999999=1", "past any run's decisions"),
+            // The bound is on the position, not the step: no run of items grows past it.
+            (
+                "16777216=1,16777217=1,33554434=1",
+                "past any run's decisions",
+            ),
         ] {
             let e = text.parse::<ChoiceVector>().unwrap_err();
             assert!(e.contains(wrong), "{text}: {e}");
@@ -374,6 +380,13 @@ mod tests {
         let plain: ReplayKey = "00CC67B16DC12C24:".parse().unwrap();
         assert_eq!(plain.digest.as_deref(), Some("00cc67b16dc12c24"));
         assert!(!plain.ties && plain.vector.0.is_empty());
+        // Spaces around the parts are read as in a bare vector.
+        assert_eq!(
+            " 00cc67b16dc12c24+ties : 3=1 "
+                .parse::<ReplayKey>()
+                .unwrap(),
+            key
+        );
         let no_digest: ReplayKey = "+ties:1".parse().unwrap();
         assert_eq!((no_digest.digest, no_digest.ties), (None, true));
         // A bare vector, long or short, is a key without digest or ties.

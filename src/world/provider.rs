@@ -723,21 +723,31 @@ impl Provider {
             self.finish_record(now, job, &j, scoped, reply, resource);
         }
         self.jobs[job as usize].outcome = Some((reply, resource));
+        if self.config.accept_async {
+            // Already answered 202; the outcome waits for a status poll.
+            trace.log(now, Component::Provider, || {
+                format!(
+                    "{}: done -> {reply}, kept for a status poll (the 202 was its answer)",
+                    j.attempt
+                )
+            });
+            return;
+        }
         trace.log(now, Component::Provider, || {
             format!("{}: done -> {reply}", j.attempt)
         });
-        if self.config.accept_async {
-            // Already answered 202; the outcome waits for a status poll.
-            return;
-        }
         out.push(ProviderOut::Reply {
             attempt: j.attempt,
             reply,
         });
         for &waiter in &j.waiters {
+            let reply = self.replay(reply, resource);
+            trace.log(now, Component::Provider, || {
+                format!("{waiter}: the request it waited for is done -> {reply}")
+            });
             out.push(ProviderOut::Reply {
                 attempt: waiter,
-                reply: self.replay(reply, resource),
+                reply,
             });
         }
     }
