@@ -32,13 +32,14 @@ pub struct RateRow<'a> {
     pub estimates: [Estimate; 5],
 }
 
-const BLUE: RGBColor = RGBColor(0x00, 0x72, 0xb2);
-const ORANGE: RGBColor = RGBColor(0xe6, 0x9f, 0x00);
-const GREEN: RGBColor = RGBColor(0x00, 0x9e, 0x73);
-const VERMILLION: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
-const PURPLE: RGBColor = RGBColor(0xcc, 0x79, 0xa7);
-const SKY: RGBColor = RGBColor(0x56, 0xb4, 0xe9);
-const INK: RGBColor = RGBColor(0x21, 0x21, 0x21);
+// Okabe and Ito's palette (colour-blind safe), for the charts and the sequence diagrams.
+pub(crate) const BLUE: RGBColor = RGBColor(0x00, 0x72, 0xb2);
+pub(crate) const ORANGE: RGBColor = RGBColor(0xe6, 0x9f, 0x00);
+pub(crate) const GREEN: RGBColor = RGBColor(0x00, 0x9e, 0x73);
+pub(crate) const VERMILLION: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
+pub(crate) const PURPLE: RGBColor = RGBColor(0xcc, 0x79, 0xa7);
+pub(crate) const SKY: RGBColor = RGBColor(0x56, 0xb4, 0xe9);
+pub(crate) const INK: RGBColor = RGBColor(0x21, 0x21, 0x21);
 
 /// The shares of the rates chart (they add up to one per design), their labels and colours.
 pub const RATE_SERIES: [(&str, RGBColor); 5] = [

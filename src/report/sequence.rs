@@ -25,14 +25,12 @@ use crate::check::verdict::Kind;
 use crate::run::Traced;
 use crate::vocab::trace::{Component, FOLD_AT, TraceLine};
 
-/// The palette of Okabe and Ito (colour-blind safe).
-const BLUE: RGBColor = RGBColor(0x00, 0x72, 0xb2);
-const GREEN: RGBColor = RGBColor(0x00, 0x9e, 0x73);
-const VERMILLION: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
-const PURPLE: RGBColor = RGBColor(0xcc, 0x79, 0xa7);
+use super::charts::{BLUE, GREEN, INK, PURPLE, VERMILLION};
+
+/// Greys of the lanes and of what is neither good nor bad (the colours above are the
+/// charts' Okabe and Ito palette).
 const GREY: RGBColor = RGBColor(0x66, 0x66, 0x66);
 const LIGHT: RGBColor = RGBColor(0xd0, 0xd0, 0xd0);
-const INK: RGBColor = RGBColor(0x21, 0x21, 0x21);
 
 const FONT: &str = "sans-serif";
 const ROW: i32 = 20;
@@ -192,6 +190,16 @@ fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(
     out
 }
 
+/// The lane of the worker that last sent `attempt` (`sender`: attempt and lane, in order);
+/// the first worker's when no send of it is in the timeline.
+fn sent_by(sender: &[(u32, usize)], attempt: u32) -> usize {
+    sender
+        .iter()
+        .rev()
+        .find(|(s, _)| *s == attempt)
+        .map_or(1, |(_, w)| *w)
+}
+
 /// A message on its way: where it left from and to whom it goes.
 #[derive(Clone, Copy)]
 struct Leg {
@@ -310,11 +318,7 @@ impl Diagram {
                 }
                 Component::Network => {
                     if let Some(a) = attempt {
-                        let to_worker = sender
-                            .iter()
-                            .rev()
-                            .find(|(s, _)| *s == a)
-                            .map_or(1, |(_, w)| *w);
+                        let to_worker = sent_by(&sender, a);
                         if text.starts_with("request of ") && text.contains(" lost") {
                             if let Some(leg) = take(&mut requests, a) {
                                 arrows.push(Arrow {
@@ -373,11 +377,7 @@ impl Diagram {
                         if rest.starts_with("provider crashed") {
                             mark = Mark::Crash;
                         } else if rest.contains("-> ") && !rest.contains("kept for a status poll") {
-                            let worker = sender
-                                .iter()
-                                .rev()
-                                .find(|(s, _)| *s == a)
-                                .map_or(1, |(_, w)| *w);
+                            let worker = sent_by(&sender, a);
                             replies.push(Leg {
                                 from: (r, provider),
                                 attempt: a,
