@@ -1,10 +1,10 @@
 //! Running a model: many seeds for metrics, or one run with its timeline and choices.
 
 use crate::check::verdict::line_intents;
-use crate::check::{IntentVerdict, Metrics, Outcome, Property, RunSummary, intent_verdicts};
+use crate::check::{IntentVerdict, Metrics, Property, RunSummary, intent_verdicts};
 use crate::design::Design;
 use crate::model::Model;
-use crate::sim::{Choice, ChoiceVector, Chooser, RandomChooser, Recorder};
+use crate::sim::{Choice, ChoiceVector, Chooser, Recorder};
 use crate::vocab::ids::IntentId;
 use crate::vocab::trace::TraceLine;
 use crate::world::World;
@@ -17,12 +17,12 @@ pub fn run_seeds(
     seeds: impl IntoIterator<Item = u64>,
 ) -> Metrics {
     let mut world = World::new(model, design, false);
-    let mut chooser = RandomChooser::for_model(model, 0);
+    let mut chooser = model.chooser(0);
     let mut metrics = Metrics::default();
     for seed in seeds {
         chooser.reset(seed);
         world.run(&mut chooser);
-        metrics.add_run(&world);
+        metrics.add_outcome(&world.outcome());
     }
     metrics
 }
@@ -45,6 +45,54 @@ pub struct Traced {
 }
 
 impl Traced {
+    /// The outcome of one run: the verdict on each intent, its counts and the properties it
+    /// violates (the plain ones and `named`).
+    pub fn outcome_text(&self, named: &[Property]) -> String {
+        self.verdicts_text(None) + &self.counts_text(named)
+    }
+
+    /// The `outcome:` line: the verdict on each intent (`only`: on that one).
+    pub fn verdicts_text(&self, only: Option<IntentId>) -> String {
+        format!(
+            "outcome: {}\n",
+            crate::check::verdict::render(&self.intents, only)
+        )
+    }
+
+    /// The properties the run violates: the plain ones and `named`.
+    pub fn violated_names(&self, named: &[Property]) -> Vec<String> {
+        self.violated_with(named)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// The `counts:` and `violates:` lines of the whole run.
+    pub fn counts_text(&self, named: &[Property]) -> String {
+        let m = &self.metrics;
+        let counts: Vec<String> = crate::check::counters::COUNTERS
+            .iter()
+            .filter_map(|c| Some(format!("{} {}", c.trace?, (c.total)(m))))
+            .collect();
+        let mut s = format!("counts: {}\n", counts.join(", "));
+        let violated = self.violated_names(named);
+        s.push_str(&format!(
+            "violates: {}\n",
+            if violated.is_empty() {
+                "none".to_string()
+            } else {
+                violated.join(", ")
+            }
+        ));
+        if self.summary.budget {
+            s.push_str(&format!(
+                "events budget: the run stopped after {} events, before the horizon; the outcome is the run so far, and no property is shown to hold on it\n",
+                crate::world::MAX_EVENTS
+            ));
+        }
+        s
+    }
+
     /// The properties without a parameter (the plain ones and those the design brings) that
     /// this run violates.
     pub fn violated(&self) -> Vec<Property> {
@@ -76,7 +124,7 @@ pub fn run_traced(model: &Model, design: &dyn Design, chooser: &mut dyn Chooser)
     let mut recorder = Recorder::new(chooser);
     world.run(&mut recorder);
     let mut metrics = Metrics::default();
-    let outcome = Outcome::of(&world);
+    let outcome = world.outcome();
     let summary = metrics.add_outcome(&outcome);
     Traced {
         metrics,

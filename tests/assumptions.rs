@@ -542,3 +542,91 @@ fn the_lease_holders_own_retry_is_judged_by_own_sends_spaced() {
     let m = run(&spaced, "journal_reconcile_lease", 1_000);
     assert_eq!(m.duplicate_effects, 0);
 }
+
+/// The "Guarantee:" paragraph of a design's module documentation: its lines after the
+/// marker, up to the first blank doc line.
+fn guarantee_paragraph(source: &str) -> String {
+    let mut lines = source
+        .lines()
+        .map_while(|l| l.strip_prefix("//!"))
+        .skip_while(|l| !l.trim_start().starts_with("Guarantee:"));
+    let mut text = String::new();
+    for l in lines.by_ref() {
+        if l.trim().is_empty() {
+            break;
+        }
+        text.push_str(l.trim());
+        text.push(' ');
+    }
+    text
+}
+
+/// The names in backquotes in `text`.
+fn quoted(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Each design written in code documents its guarantee in prose: every assumption it
+/// declares is named there (or in the paragraph of the design it says it extends, as
+/// "`journal`'s"), and every assumption the paragraph names is one it declares. Prose that
+/// drifts from `Design::assumptions` fails here.
+#[test]
+fn guarantee_paragraphs_name_the_declared_assumptions() {
+    let files = [
+        ("journal", "journal_design.rs"),
+        ("journal_reconcile", "journal_reconcile.rs"),
+        ("journal_reconcile_lease", "journal_reconcile_lease.rs"),
+        ("durable_authorization", "durable_authorization.rs"),
+    ];
+    let every: Vec<&str> = retrylab::design::assumptions::NAMES.to_vec();
+    let paragraph = |design: &str| {
+        let (_, file) = files.iter().find(|(d, _)| *d == design).unwrap();
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("src/design")
+            .join(file);
+        let text = guarantee_paragraph(&std::fs::read_to_string(&path).unwrap());
+        assert!(
+            !text.is_empty(),
+            "{}: no Guarantee: paragraph",
+            path.display()
+        );
+        text
+    };
+    // The assumptions a paragraph names, with those of the paragraphs it extends.
+    fn covered(design: &str, paragraph: &dyn Fn(&str) -> String, every: &[&str]) -> Vec<String> {
+        let text = paragraph(design);
+        let mut names: Vec<String> = quoted(&text)
+            .into_iter()
+            .filter(|q| every.contains(&q.as_str()))
+            .collect();
+        for q in quoted(&text) {
+            if text.contains(&format!("`{q}`'s")) && q != design {
+                names.extend(covered(&q, paragraph, every));
+            }
+        }
+        names
+    }
+    for (design, _) in files {
+        let d = retrylab::design::find(design).unwrap();
+        let declared: Vec<&str> = d.assumptions().iter().map(|a| a.name).collect();
+        let named = covered(design, &paragraph, &every);
+        for a in &declared {
+            assert!(
+                named.iter().any(|n| n == a),
+                "{design}: declares `{a}`, which its Guarantee paragraph does not name"
+            );
+        }
+        for n in quoted(&paragraph(design)) {
+            if every.contains(&n.as_str()) {
+                assert!(
+                    declared.contains(&n.as_str()),
+                    "{design}: its Guarantee paragraph names `{n}`, which it does not declare"
+                );
+            }
+        }
+    }
+}

@@ -492,10 +492,10 @@ fn the_property_the_design_brings_is_checked_like_a_built_in_one() {
 fn the_property_is_judged_against_the_ledger() {
     use retrylab::check::Outcome;
     use retrylab::vocab::ids::{AttemptId, Endpoint, IntentId, Params, ResourceId, Tenant};
+    use retrylab::vocab::record::Effect;
+    use retrylab::vocab::record::Intent;
     use retrylab::vocab::record::{End, Told};
     use retrylab::vocab::record::{Heard, StepSuccess};
-    use retrylab::world::ledger::Effect;
-    use retrylab::world::workload::Intent;
 
     let intent = |i: u32| Intent {
         id: IntentId(i),
@@ -513,7 +513,7 @@ fn the_property_is_judged_against_the_ledger() {
         step: 0,
         tenant: Tenant(0),
         endpoint: Endpoint(0),
-        params: retrylab::world::workload::step_params(Params(u64::from(i)), 0),
+        params: retrylab::vocab::record::step_params(Params(u64::from(i)), 0),
         key: None,
         at_ms: 10,
     };
@@ -523,7 +523,7 @@ fn the_property_is_judged_against_the_ledger() {
             ..Heard::default()
         };
         h.steps[0] = Some(StepSuccess {
-            params: retrylab::world::workload::step_params(Params(0), 0),
+            params: retrylab::vocab::record::step_params(Params(0), 0),
             receipt: receipt.map(ResourceId),
         });
         h

@@ -13,7 +13,6 @@ use retrylab::design::Registry;
 use retrylab::model::Model;
 use retrylab::report::sequence::{Arrow, Carries, Diagram, End, Mark, Tone};
 use retrylab::run::run_traced;
-use retrylab::sim::RandomChooser;
 
 fn arrow(from: (usize, usize), to: (usize, usize), carries: Carries, end: End) -> Arrow {
     Arrow {
@@ -28,7 +27,7 @@ fn arrow(from: (usize, usize), to: (usize, usize), carries: Carries, end: End) -
 fn the_lost_response_run_is_drawn_with_its_lost_reply_and_duplicate() {
     let model = Model::load(&root().join("models/ticket_lost_response.json")).unwrap();
     let d = Registry::builtin().find("no_dedup").unwrap();
-    let t = run_traced(&model, d, &mut RandomChooser::for_model(&model, 0));
+    let t = run_traced(&model, d, &mut model.chooser(0));
     let diagram = Diagram::of("lost", &t, &["no_duplicate".to_string()]);
     assert_eq!(
         diagram.lanes,
@@ -100,7 +99,7 @@ fn every_message_of_a_chaos_run_is_one_arrow() {
     let mut received = 0;
     for d in retrylab::design::all() {
         for seed in 0..20 {
-            let t = run_traced(&model, d, &mut RandomChooser::for_model(&model, seed));
+            let t = run_traced(&model, d, &mut model.chooser(seed));
             let diagram = Diagram::of("chaos", &t, &[]);
             let provider = diagram.lanes.len() - 2;
             let network = diagram.lanes.len() - 3;

@@ -12,7 +12,6 @@ use retrylab::check::Metrics;
 use retrylab::design::{self, Design, ExecCtx, Executor};
 use retrylab::model::{ExecutorModel, Model};
 use retrylab::run::run_seeds;
-use retrylab::sim::RandomChooser;
 use retrylab::vocab::ids::{AttemptId, OpId};
 use retrylab::vocab::protocol::{Response, ToolCall};
 use retrylab::world::World;
@@ -47,7 +46,7 @@ fn noisy(horizon_ms: u64) -> Model {
 /// how it ended.
 fn observe(world: &World<'_>) -> (Metrics, Option<u64>, u64, String) {
     let mut m = Metrics::default();
-    m.add_run(world);
+    m.add_outcome(&world.outcome());
     (
         m,
         world.fingerprint(),
@@ -60,9 +59,9 @@ fn observe(world: &World<'_>) -> (Metrics, Option<u64>, u64, String) {
 fn reused_matches_fresh(model: &Model, design: &dyn Design, seeds: u64) {
     let mut reused = World::new(model, design, false);
     for seed in 0..seeds {
-        reused.run(&mut RandomChooser::for_model(model, seed));
+        reused.run(&mut model.chooser(seed));
         let mut fresh = World::new(model, design, false);
-        fresh.run(&mut RandomChooser::for_model(model, seed));
+        fresh.run(&mut model.chooser(seed));
         assert_eq!(
             observe(&reused),
             observe(&fresh),

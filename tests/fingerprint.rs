@@ -19,7 +19,7 @@ use std::hash::{Hash, Hasher};
 
 use common::{base, design, model, set};
 use retrylab::check::outcome::End;
-use retrylab::check::{Metrics, Outcome, Property};
+use retrylab::check::{Metrics, Property};
 use retrylab::design::retrying::{Identity, Retrying};
 use retrylab::design::{Design, ExecCtx, Executor};
 use retrylab::model::{ExecutorModel, Model};
@@ -416,8 +416,8 @@ fn observing_a_run_does_not_change_it() {
                 assert_eq!(plain.trace().render(), observed.trace().render(), "{what}");
                 assert_eq!(plain.end(), observed.end(), "{what}");
                 assert_eq!(
-                    Metrics::default().add_run(&plain),
-                    Metrics::default().add_run(&observed),
+                    Metrics::default().add_outcome(&plain.outcome()),
+                    Metrics::default().add_outcome(&observed.outcome()),
                     "{what}"
                 );
                 assert!(events > 0, "{what}");
@@ -452,9 +452,9 @@ fn stopping_early_reports_pruned_and_the_run_so_far() {
                 // The observer saw the same states up to the stop, and the run went no further.
                 assert_eq!(seen[..], full[..=k], "{what}");
                 assert_eq!(world.end(), (End::Pruned, full[k].0), "{what}");
-                let o = Outcome::of(&world);
+                let o = world.outcome();
                 assert_eq!(o.end, End::Pruned);
-                let summary = Metrics::default().add_run(&world);
+                let summary = Metrics::default().add_outcome(&world.outcome());
                 for p in Property::PLAIN {
                     p.holds(&summary);
                 }

@@ -13,21 +13,20 @@ use proptest::prelude::*;
 use retrylab::check::Metrics;
 use retrylab::design::{self, Design};
 use retrylab::model::Model;
-use retrylab::sim::RandomChooser;
 use retrylab::world::World;
 use serde_json::{Value, json};
 
 /// Metrics and timeline of one seed, with the lane (`observed` false) or without it.
 fn one_run(model: &Model, design: &dyn Design, seed: u64, observed: bool) -> (Metrics, String) {
     let mut world = World::new(model, design, true);
-    let mut chooser = RandomChooser::for_model(model, seed);
+    let mut chooser = model.chooser(seed);
     if observed {
         world.run_observed(&mut chooser, &mut |_| true);
     } else {
         world.run(&mut chooser);
     }
     let mut metrics = Metrics::default();
-    metrics.add_run(&world);
+    metrics.add_outcome(&world.outcome());
     (metrics, world.trace().render())
 }
 

@@ -163,7 +163,7 @@ fn a_run_that_would_not_end_stops_at_the_events_budget() {
         "stopped at {at} ms, before the horizon"
     );
     let mut metrics = Metrics::default();
-    let summary = metrics.add_run(&world);
+    let summary = metrics.add_outcome(&world.outcome());
     assert!(summary.budget);
     assert_eq!(metrics.budget_runs, 1);
     // Over seeds: each one is cut, and counted.

@@ -1,5 +1,5 @@
 //! Warnings for model values that make a component inert or a figure meaningless
-//! (`retrylab::model::inert`): each with a small model and its exact message, the ones whose
+//! (`retrylab::design::inert`): each with a small model and its exact message, the ones whose
 //! claim a run can show checked by running it, the design dependence, how the binary prints
 //! them (stderr only, deterministic), and which bundled models trip which (a change is a
 //! visible diff here).
@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use cli::*;
 use common::*;
 use retrylab::design::assumptions::judge;
+use retrylab::design::inert::inert;
 use retrylab::model::Model;
-use retrylab::model::inert::inert;
 use serde_json::{Value, json};
 
 /// The warnings of the model `v`, as `path: message`.

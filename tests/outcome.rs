@@ -50,7 +50,7 @@ fn indexed_judgement_agrees_with_the_plain_rule() {
             let mut world = World::new(&model, d, false);
             for seed in 0..seeds {
                 world.run(&mut RandomChooser::new(seed));
-                let o = Outcome::of(&world);
+                let o = world.outcome();
                 let run = Metrics::default().add_outcome(&o);
                 assert_eq!(
                     run.false_resolutions,
@@ -76,7 +76,7 @@ fn a_receipt_of_another_intent_is_a_false_resolution() {
     let model = load("windows/genuine_repeat.json");
     let mut world = World::new(&model, design::find("payload_hash_key").unwrap(), false);
     world.run(&mut RandomChooser::new(0));
-    let o = Outcome::of(&world);
+    let o = world.outcome();
     let claims: Vec<(u32, bool)> = o
         .claims
         .iter()
@@ -105,7 +105,7 @@ fn unknown_moments_come_from_the_transport() {
     let model = load("windows/reply_lost_after_commit.json");
     let mut world = World::new(&model, design::find("no_dedup").unwrap(), false);
     world.run(&mut RandomChooser::new(0));
-    let o = Outcome::of(&world);
+    let o = world.outcome();
     // The first create times out 5 s after it was sent at 0 ms.
     assert_eq!(o.ops[0].first_unknown_ms, Some(5_000));
     assert_eq!(o.ops[1].first_unknown_ms, None);

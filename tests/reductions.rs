@@ -615,7 +615,7 @@ const GENERATED_MAX_RUNS: u64 = 50_000;
 /// may keep its key records
 /// for a retention (a floor, or a floor and a maximum, from the first request or from
 /// completion) and expire an in-progress record: the moments the timing equivalence
-/// abstracts ([`retrylab::world::moments`]) then differ between runs that reach the same
+/// abstracts ([`retrylab::sim::moments`]) then differ between runs that reach the same
 /// state, and the constants they are compared with are in play.
 fn generated(
     ranged: bool,

@@ -9,7 +9,7 @@ use common::{faults, model};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use retrylab::run::run_traced;
-use retrylab::sim::{Alternatives, Chooser, Purpose, RandomChooser};
+use retrylab::sim::{Alternatives, Chooser, Purpose};
 use serde_json::json;
 
 /// A call re-run (`retry_same`) while its first issue is still out: issue 1's late result
@@ -35,7 +35,7 @@ fn a_late_result_of_an_earlier_issue_keeps_the_later_issues_timeout() {
     );
     let m = model(&v);
     let d = retrylab::design::find("single_use_token").unwrap();
-    let t = run_traced(&m, d, &mut RandomChooser::for_model(&m, 0));
+    let t = run_traced(&m, d, &mut m.chooser(0));
     // Issue 1's result at 100 ms is ignored; issue 2 (sent at 60 ms) times out at 120 ms,
     // issue 3 succeeds at 150 ms (on 378db63 as well), not at 5090 ms after the executor's
     // own timeout.
@@ -101,7 +101,7 @@ fn a_chacha8_model_draws_what_rand_chacha_draws_per_purpose() {
     for name in ["no_dedup", "journal_reconcile", "layered_retries"] {
         let d = retrylab::design::find(name).unwrap();
         for seed in (0..40).chain([u64::MAX - 1, u64::MAX]) {
-            let ours = run_traced(&m, d, &mut RandomChooser::for_model(&m, seed));
+            let ours = run_traced(&m, d, &mut m.chooser(seed));
             let reference = run_traced(
                 &m,
                 d,

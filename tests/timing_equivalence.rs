@@ -1,4 +1,4 @@
-//! The timing equivalence of states (`Reductions::timing`, `retrylab::world::moments`),
+//! The timing equivalence of states (`Reductions::timing`, `retrylab::sim::moments`),
 //! tested where it could be wrong: two states that the abstract fingerprint calls one (and
 //! the exact one tells apart, since they differ in when things happened) must have the same
 //! futures.
@@ -102,7 +102,7 @@ fn continue_from(world: &mut World<'_>, from: &Snapshot, seed: u64) -> Future {
         .iter()
         .map(|c| (c.purpose, c.value, c.of))
         .collect();
-    let summary = Metrics::default().add_run(world);
+    let summary = Metrics::default().add_outcome(&world.outcome());
     Future {
         choices,
         end: world.end().0,
@@ -123,7 +123,7 @@ fn merged_pairs(
     let mut saved: Vec<Snapshot> = Vec::new();
     let mut pairs: Vec<(usize, Snapshot)> = Vec::new();
     for seed in 0..SEEDS {
-        let mut ch = Ends(RandomChooser::for_model(model, seed));
+        let mut ch = Ends(model.chooser(seed));
         world.run_resumable(None, &mut ch, &mut |_| true, &mut |w| {
             if pairs.len() >= PAIRS {
                 return;
@@ -208,7 +208,7 @@ fn replayed(
         seen.push((w.now(), exact, moments));
         true
     });
-    let summary = Metrics::default().add_run(&w);
+    let summary = Metrics::default().add_outcome(&w.outcome());
     let violated = Property::PLAIN
         .into_iter()
         .filter(|p| !p.holds(&summary))

@@ -373,7 +373,7 @@ fn lines_that_repeat_unchanged_fold_into_one_with_their_count_and_last_time() {
     // The run itself is unchanged: its lines are all there, and its choices are the ones
     // the replay takes.
     let d = Registry::builtin().find("journal").unwrap();
-    let t = run_traced(&model, d, &mut RandomChooser::for_model(&model, 0));
+    let t = run_traced(&model, d, &mut model.chooser(0));
     let sweeps = t
         .lines
         .iter()

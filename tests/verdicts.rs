@@ -247,7 +247,7 @@ fn shrinking_reaches_the_known_minimal_vectors() {
     let mut replay = ReplayChooser::new(s.vector.clone());
     world.run(&mut replay);
     assert_eq!(replay.finish(), Ok(()));
-    let run = Metrics::default().add_run(&world);
+    let run = Metrics::default().add_outcome(&world.outcome());
     assert!(!Property::NoDuplicate.holds(&run));
     // Every entry is needed: dropping the crash, or any earlier default, loses the failure.
     for cut in 0..s.vector.0.len() {
@@ -255,7 +255,7 @@ fn shrinking_reaches_the_known_minimal_vectors() {
         shorter.remove(cut);
         let mut world = World::new(&m, d, false);
         world.run(&mut ReplayChooser::lenient(&shorter));
-        let run = Metrics::default().add_run(&world);
+        let run = Metrics::default().add_outcome(&world.outcome());
         assert!(Property::NoDuplicate.holds(&run), "without entry {cut}");
     }
 }

@@ -15,7 +15,7 @@ pub fn run(model: &Model, design: &dyn Design, seeds: std::ops::Range<u64>) -> M
 /// pass, since `run_seeds` does not return it).
 pub fn events(model: &Model, design: &dyn Design, seeds: std::ops::Range<u64>) -> u64 {
     let mut world = World::new(model, design, false);
-    let mut chooser = RandomChooser::for_model(model, 0);
+    let mut chooser = model.chooser(0);
     let mut events = 0;
     for seed in seeds {
         chooser.reset(seed);

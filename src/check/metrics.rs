@@ -60,17 +60,12 @@ use super::outcome::{Claim, ClaimKind, End, Heard, Outcome, Told};
 use super::properties::violated_bits;
 use crate::sim::Millis;
 use crate::vocab::ids::ResourceId;
+use crate::vocab::protocol::MAX_STEPS;
 use crate::vocab::protocol::{COMPENSATION, compensation_target};
-use crate::world::World;
-use crate::world::ledger::Effect;
-use crate::world::workload::{Intent, MAX_STEPS, step_params};
+use crate::vocab::record::Effect;
+use crate::vocab::record::{Intent, step_params};
 
 impl Metrics {
-    /// Adds the outcome of the run `world` just finished.
-    pub fn add_run(&mut self, world: &World<'_>) -> RunSummary {
-        self.add_outcome(&Outcome::of(world))
-    }
-
     /// Adds one run's outcome; returns what the properties are evaluated on.
     pub fn add_outcome(&mut self, o: &Outcome<'_>) -> RunSummary {
         let before = self.snapshot();

@@ -16,10 +16,9 @@
 
 use crate::sim::Millis;
 use crate::vocab::ids::{AttemptId, OpId};
+use crate::vocab::record::Effect;
+use crate::vocab::record::Intent;
 pub use crate::vocab::record::{Claim, ClaimKind, End, Heard, OpRecord, StepSuccess, Told};
-use crate::world::World;
-use crate::world::ledger::Effect;
-use crate::world::workload::Intent;
 
 /// The outcome of one run.
 #[derive(Clone, Copy, Debug)]
@@ -46,23 +45,6 @@ pub struct Outcome<'a> {
 }
 
 impl<'a> Outcome<'a> {
-    /// The outcome of the run `world` just finished.
-    pub fn of(world: &'a World<'_>) -> Outcome<'a> {
-        let (end, end_ms) = world.end();
-        Outcome {
-            intents: world.workload().intents(),
-            heard: world.agent().heard(),
-            effects: world.ledger().effects(),
-            ops: world.op_records(),
-            attempt_ops: world.attempt_ops(),
-            claims: world.claims(),
-            properties: world.design().properties(),
-            remote_calls: world.remote_calls(),
-            end_ms,
-            end,
-        }
-    }
-
     /// The operation that sent `attempt`.
     pub fn op_of(&self, attempt: AttemptId) -> Option<OpId> {
         self.attempt_ops

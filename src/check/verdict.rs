@@ -11,9 +11,9 @@ use super::metrics::removed;
 use super::outcome::{Outcome, Told};
 use crate::vocab::ids::{IntentId, OpId, ResourceId};
 use crate::vocab::protocol::{COMPENSATION, compensation_target};
+use crate::vocab::record::Effect;
+use crate::vocab::record::step_params;
 use crate::vocab::trace::TraceLine;
-use crate::world::ledger::Effect;
-use crate::world::workload::step_params;
 
 /// What the user was told about an intent, judged against the ledger.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

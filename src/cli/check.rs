@@ -1,8 +1,9 @@
 //! `retrylab check`: the expectations of model files, as an exit code for CI.
 //!
-//! The command accumulates what its seeds show ([`CheckData`]) and renders it; with
-//! `--shard` it writes the data of its block instead, and `retrylab merge` adds the blocks up
-//! and renders them the same way: as text, JSON or JUnit XML ([`super::check_out`]).
+//! The library runs the check ([`crate::explore::suite`]) and accumulates what its seeds
+//! show ([`CheckData`]); this module reads the arguments and renders the data; with
+//! `--shard` it writes the data of its block instead, and `retrylab merge` adds the blocks
+//! up and renders them the same way: as text, JSON or JUnit XML ([`super::check_out`]).
 //!
 //! Exit codes: 0 pass (every expectation met, every search certified), 1 fail, 3 not
 //! certified (nothing failed, but a search stopped at its run limit or a model has no
@@ -13,14 +14,18 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::ShardArgs;
 use super::shard::{self, ModelFile};
-use super::{CheckArgs, CliError, Ctx, determinism, render_outcome, seed_range, warnings};
+use super::{CliError, Ctx, seed_range, warnings};
 use crate::check::{Metrics, Property};
-use crate::design::{Judgement, assumptions};
-use crate::explore::check::{Judged, expected_designs, judge_design};
-use crate::explore::{Bound, Exploration, Strategy, explore};
-use crate::model::{ExploreBound, Model, Want};
-use crate::report::ReplayCommand;
+use crate::explore::ReplayCommand;
+use crate::explore::check::Judged;
+pub(super) use crate::explore::suite::{
+    Certification, CheckData, CounterexampleText, DesignCheck, ModelCheck, Tally, Verdict,
+};
+use crate::explore::suite::{Suite, judged, merge, run_block};
+use crate::model::{Model, Want};
+use clap::ValueEnum;
 
 /// The options of `check` that determine its output (a partial records them).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -35,143 +40,6 @@ pub(super) struct CheckOptions {
     pub format: String,
     /// Where to write JUnit XML besides.
     pub junit: Option<String>,
-}
-
-/// What the seeds of a block show, with what of the models the output names.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct CheckData {
-    /// The lines about skipped files (the JSON Schema given as a model).
-    pub skipped: Vec<String>,
-    pub models: Vec<ModelCheck>,
-    /// Per model, the determinism self-check's line or failure, up to the first failure
-    /// (shard 1 only, with --check-determinism).
-    pub determinism: Option<Vec<Result<String, String>>>,
-}
-
-/// One model file's expectations on the seeds of a block.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct ModelCheck {
-    pub path: String,
-    pub name: String,
-    /// The model's digest, which its replay commands carry.
-    pub digest: String,
-    /// The model's scripted faults, described.
-    pub faults: Vec<String>,
-    pub designs: Vec<DesignCheck>,
-}
-
-/// One design's expectations on the seeds of a block.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct DesignCheck {
-    pub design: String,
-    /// What happened to the user over the block's seeds.
-    pub metrics: Metrics,
-    pub judged: Vec<JudgedData>,
-    /// Scripted faults (indices) that fired on no seed of the block.
-    pub unfired: Vec<usize>,
-    /// The line on the design's contract assumptions, and their warnings.
-    pub assumptions_line: String,
-    pub assumption_warnings: Vec<String>,
-    /// The certification within the model's `explore` bound (shard 1 only).
-    pub explore: Option<Explored>,
-}
-
-/// One expectation on the seeds of a block.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct JudgedData {
-    pub property: String,
-    pub want: String,
-    pub violating: u64,
-    /// Seeds cut by the events budget.
-    pub budget: u64,
-    /// The counterexample of a `hold` from the block's first violating seed.
-    pub counterexample: Option<CounterexampleText>,
-}
-
-/// A shrunk counterexample as `check` prints it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct CounterexampleText {
-    pub seed: u64,
-    pub choices: String,
-    pub choices_len: usize,
-    pub original_len: usize,
-    pub runs: u64,
-    /// The timeline, then the outcome lines, of the shrunk run.
-    pub timeline: String,
-    pub outcome: String,
-}
-
-/// What a design's search within the model's `explore` bound shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(super) enum Certification {
-    /// Every schedule within the bound, and none violates a property that must hold.
-    Certified,
-    /// A schedule violates one: a failure.
-    Violated,
-    /// No violation, but the search stopped (its run limit, or a run spent the events
-    /// budget) before covering the bound: neither a pass nor a failure.
-    NotCertified,
-}
-
-impl Certification {
-    pub fn name(self) -> &'static str {
-        match self {
-            Certification::Certified => "certified",
-            Certification::Violated => "violated",
-            Certification::NotCertified => "not_certified",
-        }
-    }
-}
-
-/// A design's search within the model's `explore` bound.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct Explored {
-    pub line: String,
-    pub status: Certification,
-    pub max_faults: u32,
-    /// The run limit it searched with (`--max-runs`, the design's override or the model's).
-    pub max_runs: u64,
-    pub runs: u64,
-    /// Why it is not certified, for the explanation below the verdicts.
-    pub reason: Option<String>,
-    /// Each violation found: what `check` prints of it but the replay line, and the choice
-    /// vector that line replays.
-    pub violations: Vec<(String, String)>,
-}
-
-impl CheckData {
-    /// Whether every expectation reads back and tallies with the block of `seeds` seeds from
-    /// `first`: no more violating (or cut) seeds than the block has, and a counterexample's
-    /// seed inside it.
-    pub fn check(&self, first: u64, seeds: u64, props: shard::Props<'_>) -> Result<(), String> {
-        for m in &self.models {
-            for d in &m.designs {
-                for j in &d.judged {
-                    judged(&d.design, j, 0, props)?;
-                    let what = || format!("{}: {} {}", d.design, j.want, j.property);
-                    if j.violating.saturating_add(j.budget) > seeds {
-                        return Err(format!(
-                            "{}: {} violating and {} cut seeds tallied for a block of {seeds}",
-                            what(),
-                            j.violating,
-                            j.budget
-                        ));
-                    }
-                    if let Some(c) = &j.counterexample
-                        && (c.seed < first || c.seed - first >= seeds)
-                    {
-                        return Err(format!(
-                            "{}: a counterexample of seed {} outside the block's seeds",
-                            what(),
-                            c.seed
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The models read (the files and directories of `check`'s arguments), each with its path,
@@ -225,187 +93,49 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
         .to_string(),
         junit: a.junit.as_ref().map(|p| p.display().to_string()),
     };
-    let (block, once) = match a.shard.shard {
-        Some(s) => (s.block(first, last - first + 1), s.is_first()),
-        None => ((first, last - first + 1), true),
-    };
-    let total: u64 = models
+    let (block, once) = shard::block_of(a.shard.shard, (first, last));
+    let named: Vec<(String, Model)> = models
         .iter()
-        .map(|(_, m)| expected_designs(m, &ctx.designs).len() as u64 * block.1)
-        .sum();
-    let progress = ctx.progress(total, "seeds");
-    let mut checked = Vec::new();
-    for (path, model) in &models {
-        let mut designs = Vec::new();
-        for d in expected_designs(model, &ctx.designs) {
-            progress.set_message(d.name());
-            let (judged, unfired, metrics) = if block.1 == 0 {
-                (
-                    model
-                        .expectations(d.name())
-                        .into_iter()
-                        .map(|(property, want)| JudgedData {
-                            property: property.to_string(),
-                            want: want.name().to_string(),
-                            violating: 0,
-                            budget: 0,
-                            counterexample: None,
-                        })
-                        .collect(),
-                    (0..model.faults.len()).collect(),
-                    Metrics::default(),
-                )
-            } else {
-                let seeds = (block.0, block.0 + (block.1 - 1));
-                let (judged, unfired, metrics) =
-                    judge_design(model, d, seeds, &|n| progress.advance(n));
-                let named = super::named_properties(model, d.name());
-                let judged = judged.iter().map(|j| judged_data(j, &named)).collect();
-                (judged, unfired, metrics)
-            };
-            // A search of an external executor relies on its determinism: checked first.
-            if once && model.explore.is_some() && d.is_external() {
-                let line = crate::external::determinism::check(
-                    model,
-                    d,
-                    &crate::external::determinism::SEEDS,
-                )
-                .map_err(CliError::Input)?;
-                ctx.eprintln(&line);
-            }
-            let explore = if once {
-                model
-                    .explore
-                    .map(|b| bound_for(model, d.name(), b, a.max_runs))
-                    .and_then(|bound| {
-                        certify(model, d, bound).map(|found| explored(model, d, bound, &found))
-                    })
-            } else {
-                None
-            };
-            let assumed = assumptions::judge(d, model);
-            designs.push(DesignCheck {
-                design: d.name().to_string(),
-                metrics,
-                judged,
-                unfired,
-                assumptions_line: assumptions_line(d.name(), &assumed),
-                assumption_warnings: warnings::assumptions(&model.name, d.name(), &assumed),
-                explore,
-            });
-        }
-        checked.push(ModelCheck {
-            path: path.display().to_string(),
-            name: model.name.clone(),
-            digest: model.digest(),
-            faults: warnings::described_faults(model),
-            designs,
-        });
-    }
-    progress.finish();
-    let determinism = (a.check_determinism && once).then(|| {
-        let mut results = Vec::new();
-        for (_, model) in &models {
-            let designs: Vec<&dyn crate::design::Design> = model
-                .designs
-                .iter()
-                .filter_map(|d| ctx.designs.find(d))
-                .collect();
-            let r = determinism(model, &designs, (first, last));
-            let failed = r.is_err();
-            results.push(r);
-            if failed {
-                break;
-            }
-        }
-        results
-    });
-    let data = CheckData {
-        skipped,
-        models: checked,
-        determinism,
+        .map(|(path, m)| (path.display().to_string(), m.clone()))
+        .collect();
+    let suite = Suite {
+        models: &named,
+        designs: &ctx.designs,
+        range: (first, last),
+        block,
+        once,
+        max_runs: a.max_runs,
+        check_determinism: a.check_determinism,
     };
+    let progress = ctx.progress(suite.work(), "seeds");
+    let run = run_block(&suite, &progress, &|line| ctx.eprintln(line));
+    progress.finish();
+    let mut data = run.map_err(CliError::Input)?;
+    data.skipped = skipped;
     match (a.shard.shard, &a.shard.out) {
         (Some(s), Some(out)) => {
             let files = models
                 .iter()
                 .map(|(path, _)| ModelFile::read(path))
                 .collect::<Result<Vec<_>, _>>()?;
-            shard::write_partial(ctx, out, "check", s.info(block), &options, files, &data)
+            shard::write_partial::<CheckCommand>(ctx, out, s.info(block), &options, files, &data)
         }
         _ => render(ctx, &options, vec![data]),
     }
 }
 
-/// A judged expectation of a block as data.
-fn judged_data(j: &Judged, named: &[Property]) -> JudgedData {
-    JudgedData {
-        property: j.property.to_string(),
-        want: j.want.name().to_string(),
-        violating: j.violating,
-        budget: j.budget,
-        counterexample: j.counterexample.as_ref().map(|c| CounterexampleText {
-            seed: c.seed,
-            choices: c.shrunk.vector.to_string(),
-            choices_len: c.shrunk.vector.0.len(),
-            original_len: c.shrunk.original.0.len(),
-            runs: c.shrunk.runs,
-            timeline: c.traced.timeline.clone(),
-            outcome: render_outcome(&c.traced, named),
-        }),
-    }
-}
-
-/// Adds the data of `later` (the seeds after those of `d`) to `d`.
-fn append(d: &mut CheckData, later: CheckData) -> Result<(), String> {
-    if d.models.len() != later.models.len() {
-        return Err("not the same models".into());
-    }
-    for (m, l) in d.models.iter_mut().zip(later.models) {
-        if m.designs.len() != l.designs.len() {
-            return Err(format!("not the same designs of {}", m.path));
-        }
-        for (x, y) in m.designs.iter_mut().zip(l.designs) {
-            if x.design != y.design || x.judged.len() != y.judged.len() {
-                return Err(format!("not the same expectations of {}", m.path));
-            }
-            for (j, k) in x.judged.iter_mut().zip(y.judged) {
-                if j.property != k.property || j.want != k.want {
-                    return Err(format!("not the same expectations of {}", m.path));
-                }
-                // The counterexample is that of the first violating seed: of the first
-                // block with one.
-                if j.violating == 0 {
-                    j.counterexample = k.counterexample;
-                }
-                j.violating += k.violating;
-                j.budget += k.budget;
-            }
-            x.unfired.retain(|i| y.unfired.contains(i));
-            x.metrics.merge(&y.metrics);
-        }
-    }
-    Ok(())
-}
-
 /// Renders what every block of seeds showed (in seed order, the first one carrying the
 /// work done once) as `check` prints it, in the format of the options, with its exit code.
 pub(super) fn render(ctx: &Ctx, o: &CheckOptions, blocks: Vec<CheckData>) -> Result<(), CliError> {
-    let mut blocks = blocks.into_iter();
-    let mut all = blocks
-        .next()
-        .ok_or_else(|| CliError::Input("no partial result".into()))?;
-    for later in blocks {
-        append(&mut all, later)
-            .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
-    }
+    let damaged = |e: String| CliError::Input(format!("a damaged partial result: {e}"));
+    let all = merge(blocks).map_err(damaged)?;
     let props = ctx.designs.properties();
     let views = all
         .models
         .iter()
         .map(|m| ModelView::of(ctx, m, o.seeds, &props))
         .collect::<Result<Vec<_>, String>>()
-        .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
+        .map_err(damaged)?;
     let determinism = if o.check_determinism {
         Some(all.determinism.as_ref().ok_or_else(|| {
             CliError::Input(
@@ -415,7 +145,14 @@ pub(super) fn render(ctx: &Ctx, o: &CheckOptions, blocks: Vec<CheckData>) -> Res
     } else {
         None
     };
-    let tally = Tally::of(&views, o.allow_no_expectations, determinism);
+    let tally = Tally::of(
+        &all.models,
+        o.seeds,
+        o.allow_no_expectations,
+        determinism,
+        &props,
+    )
+    .map_err(damaged)?;
     warnings::print(ctx, &all.skipped);
     let mut warned = Vec::new();
     for (model, view) in all.models.iter().zip(&views) {
@@ -449,7 +186,7 @@ pub(super) fn render(ctx: &Ctx, o: &CheckOptions, blocks: Vec<CheckData>) -> Res
         std::fs::write(path, super::check_out::junit(&views, &tally))
             .map_err(|e| CliError::Other(format!("cannot write {path}: {e}")))?;
     }
-    tally.exit(determinism)
+    exit(&tally, determinism)
 }
 
 /// One model's data as rendered: each design with its expectations judged.
@@ -506,156 +243,38 @@ impl<'a> ModelView<'a> {
     }
 }
 
-/// What the verdicts add up to, and so the exit code.
-pub(super) struct Tally {
-    pub met: u64,
-    pub unmet: u64,
-    /// Searches that stopped before covering their bound, without a violation.
-    pub not_certified: u64,
-    /// Models without expectations.
-    pub empty: u64,
-    /// Whether models without expectations are allowed (`--allow-no-expectations`).
-    pub allow_empty: bool,
-    /// Whether the determinism self-check found a difference.
-    pub nondeterministic: bool,
-}
-
-/// The verdict of a whole `check`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
-    Pass,
-    Fail,
-    NotCertified,
-}
-
-impl Verdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::NotCertified => "not_certified",
-        }
+/// The exit code's error: 1 a failure (the determinism self-check's own message
+/// first), 3 not certified, with why on stderr.
+fn exit(tally: &Tally, determinism: Option<&Vec<Result<String, String>>>) -> Result<(), CliError> {
+    if let Some(Err(m)) = determinism.into_iter().flatten().find(|r| r.is_err()) {
+        return Err(CliError::Failed(m.clone()));
     }
-
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Verdict::Pass => 0,
-            Verdict::Fail => 1,
-            Verdict::NotCertified => 3,
-        }
-    }
-}
-
-impl Tally {
-    fn of(
-        views: &[ModelView<'_>],
-        allow_empty: bool,
-        determinism: Option<&Vec<Result<String, String>>>,
-    ) -> Tally {
-        let mut t = Tally {
-            met: 0,
-            unmet: 0,
-            not_certified: 0,
-            empty: 0,
-            allow_empty,
-            nondeterministic: determinism.is_some_and(|r| r.iter().any(Result::is_err)),
-        };
-        for m in views {
-            if m.designs.is_empty() {
-                t.empty += 1;
+    match tally.verdict() {
+        Verdict::Pass => Ok(()),
+        Verdict::Fail => Err(CliError::Failed(format!(
+            "check: {} expectation(s) not met",
+            tally.unmet
+        ))),
+        Verdict::NotCertified => {
+            let mut why = Vec::new();
+            if tally.not_certified > 0 {
+                why.push(format!(
+                    "{} exhaustive search{} stopped at its run limit without a violation (raise --max-runs, or the model's expect.DESIGN.explore_max_runs)",
+                    tally.not_certified,
+                    if tally.not_certified == 1 { "" } else { "es" }
+                ));
             }
-            for d in &m.designs {
-                for (j, _) in &d.judged {
-                    if j.met() {
-                        t.met += 1;
-                    } else {
-                        t.unmet += 1;
-                    }
-                }
-                match d.data.explore.as_ref().map(|e| e.status) {
-                    None => {}
-                    Some(Certification::Certified) => t.met += 1,
-                    Some(Certification::Violated) => t.unmet += 1,
-                    Some(Certification::NotCertified) => t.not_certified += 1,
-                }
+            if tally.empty > 0 && !tally.allow_empty {
+                why.push(format!(
+                    "{} model{} without expectations checked nothing (add an \"expect\" section, or pass --allow-no-expectations)",
+                    tally.empty,
+                    if tally.empty == 1 { "" } else { "s" }
+                ));
             }
-        }
-        t
-    }
-
-    pub fn verdict(&self) -> Verdict {
-        if self.unmet > 0 || self.nondeterministic {
-            Verdict::Fail
-        } else if self.not_certified > 0 || (self.empty > 0 && !self.allow_empty) {
-            Verdict::NotCertified
-        } else {
-            Verdict::Pass
-        }
-    }
-
-    /// The summary line: how many expectations were met, not met, not certified.
-    fn line(&self, models: usize) -> String {
-        let n = self.met + self.unmet + self.not_certified;
-        let mut s = format!(
-            "{n} expectation{} in {models} model{}: {} met, {} not met",
-            if n == 1 { "" } else { "s" },
-            if models == 1 { "" } else { "s" },
-            self.met,
-            self.unmet
-        );
-        if self.not_certified > 0 {
-            let _ = write!(s, ", {} not certified", self.not_certified);
-        }
-        if self.empty > 0 {
-            let _ = write!(
-                s,
-                "; {} model{} without expectations{}",
-                self.empty,
-                if self.empty == 1 { "" } else { "s" },
-                if self.allow_empty {
-                    " (allowed by --allow-no-expectations)"
-                } else {
-                    ""
-                }
-            );
-        }
-        s.push('\n');
-        s
-    }
-
-    /// The exit code's error: 1 a failure (the determinism self-check's own message
-    /// first), 3 not certified, with why on stderr.
-    fn exit(&self, determinism: Option<&Vec<Result<String, String>>>) -> Result<(), CliError> {
-        if let Some(Err(m)) = determinism.into_iter().flatten().find(|r| r.is_err()) {
-            return Err(CliError::Failed(m.clone()));
-        }
-        match self.verdict() {
-            Verdict::Pass => Ok(()),
-            Verdict::Fail => Err(CliError::Failed(format!(
-                "check: {} expectation(s) not met",
-                self.unmet
-            ))),
-            Verdict::NotCertified => {
-                let mut why = Vec::new();
-                if self.not_certified > 0 {
-                    why.push(format!(
-                        "{} exhaustive search{} stopped at its run limit without a violation (raise --max-runs, or the model's expect.DESIGN.explore_max_runs)",
-                        self.not_certified,
-                        if self.not_certified == 1 { "" } else { "es" }
-                    ));
-                }
-                if self.empty > 0 && !self.allow_empty {
-                    why.push(format!(
-                        "{} model{} without expectations checked nothing (add an \"expect\" section, or pass --allow-no-expectations)",
-                        self.empty,
-                        if self.empty == 1 { "" } else { "s" }
-                    ));
-                }
-                Err(CliError::Incomplete(format!(
-                    "check: not certified: {}",
-                    why.join("; ")
-                )))
-            }
+            Err(CliError::Incomplete(format!(
+                "check: not certified: {}",
+                why.join("; ")
+            )))
         }
     }
 }
@@ -749,190 +368,6 @@ fn harm_line(design: &str, m: &Metrics) -> String {
     )
 }
 
-/// An expectation of all the seeds, judged, and its counterexample.
-fn judged(
-    design: &str,
-    j: &JudgedData,
-    seeds: u64,
-    props: shard::Props<'_>,
-) -> Result<(Judged, Option<CounterexampleText>), String> {
-    Ok((
-        Judged {
-            design: design.to_string(),
-            property: shard::property(&j.property, props)?,
-            want: shard::want(&j.want)?,
-            violating: j.violating,
-            seeds,
-            budget: j.budget,
-            counterexample: None,
-        },
-        j.counterexample.clone(),
-    ))
-}
-
-/// The bound of a design's search: the model's, its run limit replaced by `--max-runs`,
-/// else by the design's `expect.DESIGN.explore_max_runs`.
-fn bound_for(model: &Model, design: &str, b: ExploreBound, cli: Option<u64>) -> ExploreBound {
-    let own = model.expect.get(design).and_then(|e| e.explore_max_runs);
-    ExploreBound {
-        max_runs: cli.or(own).unwrap_or(b.max_runs),
-        ..b
-    }
-}
-
-/// Searches every schedule within `b` for a violation of the properties the model expects
-/// `design` to hold; `None` when it expects none to hold.
-fn certify(
-    model: &Model,
-    design: &dyn crate::design::Design,
-    b: ExploreBound,
-) -> Option<Exploration> {
-    let hold: Vec<Property> = model
-        .expectations(design.name())
-        .into_iter()
-        .filter(|(_, want)| *want == Want::Hold)
-        .map(|(p, _)| p)
-        .collect();
-    if hold.is_empty() {
-        return None;
-    }
-    let bound = Bound {
-        max_faults: b.max_faults,
-        max_runs: b.max_runs,
-        ..Bound::default()
-    };
-    Some(explore(model, design, &hold, Strategy::Dfs, bound))
-}
-
-/// What a design's search within `b` shows, as data.
-fn explored(
-    model: &Model,
-    d: &dyn crate::design::Design,
-    b: ExploreBound,
-    found: &Exploration,
-) -> Explored {
-    let status = if !found.violations.is_empty() {
-        Certification::Violated
-    } else if found.certified() {
-        Certification::Certified
-    } else {
-        Certification::NotCertified
-    };
-    let k = b.max_faults;
-    let reason = (status == Certification::NotCertified).then(|| {
-        if found.budget_runs > 0 {
-            format!(
-                "no violation, but run {} stopped after {} events, before the horizon, and the search stopped there: nothing is certified; shorten the horizon or the workload to finish within the budget",
-                found.runs(),
-                crate::world::MAX_EVENTS
-            )
-        } else {
-            format!(
-                "no violation in {} runs, but the search stopped at its run limit ({}) before covering every schedule within {k} fault{}: this is neither a pass nor a failure; raise the limit (check --max-runs N, or \"expect\": {{\"{}\": {{\"explore_max_runs\": N}}}} in the model) or lower explore.max_faults",
-                found.runs(),
-                b.max_runs,
-                if k == 1 { "" } else { "s" },
-                d.name()
-            )
-        }
-    });
-    Explored {
-        line: explore_line(d.name(), b, found, status),
-        status,
-        max_faults: k,
-        max_runs: b.max_runs,
-        runs: found.runs(),
-        reason,
-        violations: found
-            .violations
-            .iter()
-            .map(|v| super::explore::explain_run(model, d, v, true))
-            .collect(),
-    }
-}
-
-/// One line for a design's exhaustive search: certified, a violation, or not certified.
-fn explore_line(
-    design: &str,
-    b: ExploreBound,
-    found: &Exploration,
-    status: Certification,
-) -> String {
-    let k = b.max_faults;
-    let what = match status {
-        Certification::Certified => {
-            let runs = found.runs();
-            let covered = found.levels.len() as u32 - 1;
-            format!(
-                "certified within {k} fault{}: {runs} run{}{}",
-                if k == 1 { "" } else { "s" },
-                if runs == 1 { "" } else { "s" },
-                match covered {
-                    _ if covered >= k => String::new(),
-                    0 => "; no fault choice in the model".to_string(),
-                    c => format!("; at most {c} fault choices in a run"),
-                }
-            ) + &match found.scope.caveats.as_slice() {
-                [] => String::new(),
-                c => format!("; held fixed: {}", c.join(", and ")),
-            }
-        }
-        Certification::Violated => {
-            let v = &found.violations[0];
-            format!(
-                "{} violated by a run with {} fault{}",
-                v.property,
-                v.faults,
-                if v.faults == 1 { "" } else { "s" }
-            )
-        }
-        Certification::NotCertified if found.budget_runs > 0 => format!(
-            "not certified: run {} spent the events budget ({} events) before the horizon",
-            found.runs(),
-            crate::world::MAX_EVENTS
-        ),
-        Certification::NotCertified => format!(
-            "not certified: no violation, but stopped at its run limit ({} runs) within {k} fault{}",
-            b.max_runs,
-            if k == 1 { "" } else { "s" }
-        ),
-    };
-    format!(
-        "  {:<4}  {design:<24} {:<7}  {what}\n",
-        match status {
-            Certification::Certified => "ok",
-            Certification::Violated => "FAIL",
-            Certification::NotCertified => "?",
-        },
-        "explore"
-    )
-}
-
-/// Whether the design's guarantee applies to the model: how many of its contract
-/// assumptions hold, and which do not (nothing for a design that states none).
-fn assumptions_line(design: &str, judged: &[Judgement]) -> String {
-    if judged.is_empty() {
-        return String::new();
-    }
-    let failed: Vec<&str> = judged
-        .iter()
-        .filter(|a| !a.holds)
-        .map(|a| a.name.as_str())
-        .collect();
-    let n = judged.len();
-    if failed.is_empty() {
-        format!("  {:<4}  {design:<24} assumptions: all {n} hold\n", "")
-    } else {
-        format!(
-            "  {:<4}  {design:<24} assumptions: {} of {n} hold; the guarantee does not apply: {} {} not hold\n",
-            "*",
-            n - failed.len(),
-            failed.join(", "),
-            if failed.len() == 1 { "does" } else { "do" }
-        )
-    }
-}
-
 fn verdict_line(j: &Judged) -> String {
     format!(
         "  {:<4}  {:<24} {:<7}  {:<26} {} of {} seeds violate it{}\n",
@@ -1008,5 +443,107 @@ fn explain(
             let _ = writeln!(s, "replay: {}", replay.choices(&j.design, &c.choices));
         }
     }
+    s
+}
+
+/// `check --shard`: a block of seeds (shard 1 also searches and runs the determinism
+/// self-check).
+pub(super) struct CheckCommand;
+
+impl shard::Sharded for CheckCommand {
+    const COMMAND: &'static str = "check";
+    type Options = CheckOptions;
+    type Data = CheckData;
+
+    fn check(
+        data: &CheckData,
+        info: &shard::ShardInfo,
+        props: shard::Props<'_>,
+    ) -> Result<(), String> {
+        data.check(info.first_seed, info.seeds, props)
+    }
+
+    fn render(
+        ctx: &Ctx,
+        options: &CheckOptions,
+        shards: Vec<(shard::ShardInfo, CheckData)>,
+        _: &super::MergeArgs,
+    ) -> Result<(), CliError> {
+        render(ctx, options, shards.into_iter().map(|(_, d)| d).collect())
+    }
+}
+
+/// Output format of `check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum CheckFormat {
+    /// The verdict lines, counterexamples and replay commands, for a person.
+    Table,
+    /// One JSON object (`"format": "retrylab-check"`), described in the README.
+    Json,
+    /// JUnit XML: one test case per expectation, and one per exhaustive search.
+    Junit,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct CheckArgs {
+    /// Model files (JSON) with an `expect` section, or directories: a directory stands for
+    /// its `*.json` files in byte order of their names (the JSON Schema left out).
+    #[arg(required = true, value_name = "MODEL")]
+    pub(super) models: Vec<PathBuf>,
+    /// Most runs of each design's exhaustive search within the model's `explore` bound, in
+    /// place of the model's `expect.DESIGN.explore_max_runs` and `explore.max_runs`.
+    #[arg(long, value_name = "N")]
+    pub(super) max_runs: Option<u64>,
+    /// Exit 0, not 3, when a model has no expectations (it checks nothing; the output
+    /// still says so).
+    #[arg(long)]
+    pub(super) allow_no_expectations: bool,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: CheckFormat,
+    /// Also write the verdicts as JUnit XML to FILE (whatever --format), for a CI's test
+    /// report; with --shard, the merge writes it.
+    #[arg(long, value_name = "FILE")]
+    pub(super) junit: Option<PathBuf>,
+    /// Seeds per design, run as seeds FIRST..FIRST+N.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub(super) seeds: u64,
+    /// First seed of the range.
+    #[arg(long, value_name = "FIRST", default_value_t = 0)]
+    pub(super) first_seed: u64,
+    /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
+    /// and exit 1 unless outcome and timeline hashes agree. With --shard, shard 1 does it
+    /// (on the sample of the whole range).
+    #[arg(long)]
+    pub(super) check_determinism: bool,
+    #[command(flatten)]
+    pub(super) shard: ShardArgs,
+}
+
+pub(super) fn check_after_help() -> String {
+    let mut s = String::from(
+        "An expectation, in a model file:\n  \"expect\": {\"DESIGN\": {\"hold\": [\"no_duplicate\", \"resolved_within(60000)\"], \"violate\": [\"no_false_success\"]}}\n`hold`: no seed may violate the property; `violate`: at least one seed must.\n\nProperties:\n",
+    );
+    for p in Property::PLAIN
+        .into_iter()
+        .chain([Property::ResolvedWithin(0)])
+    {
+        s.push_str(&format!("  {:<22} {}\n", p.pattern(), p.meaning()));
+    }
+    s.push_str(
+        "\nPer design, the first line says what happened to the user over the seeds (harm: duplicate
+effects, false successes or failures, unresolved intents), then one line per expectation.
+
+Exit codes: 0 every expectation met and every search certified; 1 an expectation is not
+met, a search found a violation, or the determinism self-check failed; 3 nothing failed but
+something is not certified: an exhaustive search stopped at its run limit (raise --max-runs)
+or a model has no expectations (unless --allow-no-expectations); 2 bad input.
+
+JUnit (--format junit, --junit FILE): a testsuite per model, a testcase per expectation
+(classname the model, name `DESIGN WANT PROPERTY`) with a <failure> holding the shrunk
+counterexample and its replay command; a search is `DESIGN explore` and, when not
+certified, <skipped> with the reason (GitHub and GitLab list it as skipped; the exit code 3
+fails the job).",
+    );
     s
 }

@@ -11,17 +11,18 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::shard::{self, ModelFile, ShardInfo};
-use super::{CliError, Ctx, ExploreArgs, render_outcome};
+use super::{CliError, Ctx};
 use crate::check::Property;
+use crate::design::Registry;
+use crate::explore::ReplayCommand;
+use crate::explore::explained::{Explained, explain, runs};
 use crate::explore::search::{
     self, Bound, Exploration, Level, Reductions, Strategy, TimingScope, Violation,
     explore_reporting, explore_shard,
 };
-use crate::explore::shrink::shrink_values;
 use crate::model::Model;
-use crate::report::ReplayCommand;
-use crate::run::run_traced;
-use crate::sim::{ChoiceVector, ReplayChooser};
+use clap::ValueEnum;
+use std::path::PathBuf;
 
 /// What one remembered state costs in the visited set, as measured (peak resident memory
 /// over states remembered, on `ticket_chaos`): the 16-byte key and 4-byte value, the hash
@@ -29,7 +30,7 @@ use crate::sim::{ChoiceVector, ReplayChooser};
 const STATE_BYTES: u64 = 80;
 
 pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
-    let asked = super::parse_properties("--property", &a.properties, &ctx.designs)?;
+    let asked = parse_properties("--property", &a.properties, &ctx.designs)?;
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let design = ctx.find_design(&a.design)?;
     let bound = a.bound(&model)?;
@@ -96,7 +97,14 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
         let data = ExploreData::of(&model, design, &found, shown, warnings, determinism);
         let models = vec![ModelFile::read(&a.model)?];
         let options = ExploreOptions::of(&a, bound);
-        return shard::write_partial(ctx, out, "explore", s.info((0, 0)), &options, models, &data);
+        return shard::write_partial::<ExploreCommand>(
+            ctx,
+            out,
+            s.info((0, 0)),
+            &options,
+            models,
+            &data,
+        );
     }
     let replay = ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest()));
     let explanations = found
@@ -346,119 +354,6 @@ fn verdict(found: &Exploration, scope: &str, budget_run: &str) -> String {
             "incomplete: no violation in {runs} run{s}, but the search stopped at its run limit before covering the bound"
         ),
         _ => format!("no violation in {runs} run{s} (a sample, not a certificate)"),
-    }
-}
-
-/// The violation, shrunk, its timeline and the command that replays it.
-pub(super) fn explain(
-    model: &Model,
-    design: &dyn crate::design::Design,
-    v: &Violation,
-    ties: bool,
-    replay: &ReplayCommand,
-) -> String {
-    let e = Explained::of(model, design, v, ties);
-    e.text(&runs(v.after_runs), design.name(), ties, replay)
-}
-
-/// What [`explain`] prints but its replay line, and the choice vector that line replays.
-pub(super) fn explain_run(
-    model: &Model,
-    design: &dyn crate::design::Design,
-    v: &Violation,
-    ties: bool,
-) -> (String, String) {
-    let e = Explained::of(model, design, v, ties);
-    (e.head_and_body(&runs(v.after_runs)), e.vector)
-}
-
-/// `1 run`, `12 runs`.
-fn runs(n: u64) -> String {
-    format!("{n} run{}", if n == 1 { "" } else { "s" })
-}
-
-/// A violation as the output explains it: shrunk, with its timeline and outcome. A shard
-/// explains its own (the merge has no model to replay), in the words the one-machine
-/// search prints, so that a merge prints the same.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct Explained {
-    /// `no_duplicate violated by a run with 1 fault` (` before shrinking`, for a sample).
-    pub head: String,
-    /// `; shrunk to 3 choices (from 8, in 14 runs)`, or nothing.
-    pub shrunk: String,
-    /// `timeline:`, the timeline and the outcome of the (shrunk) run.
-    pub body: String,
-    /// The choice vector the replay line replays.
-    pub vector: String,
-}
-
-impl Explained {
-    pub fn of(
-        model: &Model,
-        design: &dyn crate::design::Design,
-        v: &Violation,
-        ties: bool,
-    ) -> Self {
-        let shrunk = shrink_values(model, design, v.property, &v.values, ties);
-        let vector = shrunk
-            .as_ref()
-            .map_or_else(|| ChoiceVector(v.values.clone()), |s| s.vector.clone());
-        let head = format!(
-            "{} violated by a run with {} fault{}{}",
-            v.property,
-            v.faults,
-            if v.faults == 1 { "" } else { "s" },
-            // Only dfs finds the run with the fewest faults; a sampled run has what it drew.
-            if ties { "" } else { " before shrinking" },
-        );
-        let shrunk = match &shrunk {
-            Some(s) => format!(
-                "; shrunk to {} choice{} (from {}, in {})",
-                s.vector.0.len(),
-                if s.vector.0.len() == 1 { "" } else { "s" },
-                v.values.len(),
-                runs(s.runs)
-            ),
-            None => String::new(),
-        };
-        let traced = run_traced(
-            model,
-            design,
-            &mut ReplayChooser::new(vector.clone()).ordering_ties(ties),
-        );
-        let mut body = String::from("timeline:\n");
-        body.push_str(&traced.timeline);
-        body.push_str(&render_outcome(
-            &traced,
-            &super::named_properties(model, design.name()),
-        ));
-        Explained {
-            head,
-            shrunk,
-            body,
-            vector: vector.to_string(),
-        }
-    }
-
-    /// The explanation without its replay line; `found_after`: the runs before it was found,
-    /// as `12 runs`.
-    fn head_and_body(&self, found_after: &str) -> String {
-        format!(
-            "\n{} (found after {found_after}){}\n{}",
-            self.head, self.shrunk, self.body
-        )
-    }
-
-    /// The explanation and the line that replays the run with `design`.
-    fn text(&self, found_after: &str, design: &str, ties: bool, replay: &ReplayCommand) -> String {
-        let mut out = self.head_and_body(found_after);
-        let command = if ties {
-            replay.choices_with_ties(design, &self.vector)
-        } else {
-            replay.choices(design, &self.vector)
-        };
-        let _ = writeln!(out, "replay: {command}");
-        out
     }
 }
 
@@ -886,4 +781,202 @@ pub(super) fn render_merged(
         None => Vec::new(),
     };
     shown.render(ctx, &merged, explanations)
+}
+
+/// `explore --shard`: a share of the search tree.
+pub(super) struct ExploreCommand;
+
+impl shard::Sharded for ExploreCommand {
+    const COMMAND: &'static str = "explore";
+    const SPLITS_TREE: bool = true;
+    type Options = ExploreOptions;
+    type Data = ExploreData;
+
+    fn check(data: &ExploreData, _: &ShardInfo, props: shard::Props<'_>) -> Result<(), String> {
+        data.check(props)
+    }
+
+    fn render(
+        ctx: &Ctx,
+        options: &ExploreOptions,
+        shards: Vec<(ShardInfo, ExploreData)>,
+        _: &super::MergeArgs,
+    ) -> Result<(), CliError> {
+        render_merged(ctx, options, shards)
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum StrategyArg {
+    /// Every choice sequence with at most K faults, fewest faults first.
+    Dfs,
+    /// Random seeds, each with its own mix of enabled faults.
+    Swarm,
+    /// Plain random seeds.
+    Random,
+}
+
+impl From<StrategyArg> for crate::explore::Strategy {
+    fn from(s: StrategyArg) -> Self {
+        match s {
+            StrategyArg::Dfs => crate::explore::Strategy::Dfs,
+            StrategyArg::Swarm => crate::explore::Strategy::Swarm,
+            StrategyArg::Random => crate::explore::Strategy::Random,
+        }
+    }
+}
+
+pub(super) const EXPLORE_AFTER_HELP: &str = "\
+The bound: at most K non-default fault choices per run (a lost request or reply, a duplicate,
+a crash, a provider error, an async failure, a lost authorization); every agent reaction and
+every schedule choice (which worker, the order of events due at the same instant); each
+timing range over a menu (its ends, and just below and above each threshold of the model
+it straddles). A run that reaches a state an earlier run already explored (with as many
+faults left) is cut there. Checked: every plain property and those the model's expectations
+name for the design, whether it expects them to hold or to be violated (a search reports
+what it finds); --property checks only those named (check certifies the ones expected to
+hold). Without --max-faults, the model's \"explore\" bound, else 2; at most 6.
+
+Exit codes: 0 certified (dfs, complete, no violation), 1 a violation, 2 bad input, 3 no
+violation but no certificate either (dfs stopped at a limit, or swarm/random sampled).";
+
+#[derive(clap::Args, Debug)]
+pub(super) struct ExploreArgs {
+    /// Model file (JSON).
+    pub(super) model: PathBuf,
+    /// Run the scenario against this built-in provider preset instead of the model's own
+    /// provider section (the preset as it is).
+    #[arg(long, value_name = "PRESET")]
+    pub(super) provider: Option<String>,
+    /// Design to explore.
+    #[arg(long, value_name = "NAME")]
+    pub(super) design: String,
+    /// Most non-default fault choices per run (dfs).
+    #[arg(long, value_name = "K")]
+    pub(super) max_faults: Option<u32>,
+    /// Most runs (dfs) or seeds (swarm, random). Default: the model's
+    /// `expect.DESIGN.explore_max_runs`, else its `explore` bound's, else 1000000.
+    #[arg(long, value_name = "N")]
+    pub(super) max_runs: Option<u64>,
+    /// Most states remembered in the visited set (about 80 bytes each).
+    #[arg(long, value_name = "S", default_value_t = 2_000_000)]
+    pub(super) max_states: usize,
+    /// Check only these properties (comma-separated).
+    #[arg(long = "property", value_name = "PROP,...", value_delimiter = ',')]
+    pub(super) properties: Vec<String>,
+    /// How to search.
+    #[arg(long, value_enum, default_value = "dfs")]
+    pub(super) strategy: StrategyArg,
+    #[command(flatten)]
+    pub(super) reductions: ReductionArgs,
+    /// Search only shard I of N of the tree (I from 1) and write a partial result to --out
+    /// instead of the output; `retrylab merge` of the N partials prints the one-machine
+    /// verdict and certificate. The tree is cut at the first choice points whose option
+    /// counts multiply to 64·N; the subtrees below, in depth-first order, go round robin to
+    /// the shards. --max-runs bounds each shard. dfs only. A shard that wrote its partial
+    /// exits 0; the merge has the verdict.
+    #[arg(long, value_name = "I/N", value_parser = shard::parse_shard, requires = "out")]
+    pub(super) shard: Option<shard::Shard>,
+    /// With --shard: the partial result file to write.
+    #[arg(long = "out", value_name = "FILE", requires = "shard")]
+    pub(super) out: Option<PathBuf>,
+}
+
+/// Switches for the reductions of an exhaustive search: each is on by default, and each
+/// only spares runs whose outcome another run shows, so a search with one off must report
+/// the same violations and the same certificate (the comparison is one command).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub(super) struct ReductionArgs {
+    /// Do not cut a state whose every continuation an earlier pass or fault budget already
+    /// explored (each pass then starts from nothing).
+    #[arg(long)]
+    pub(super) no_memo: bool,
+    /// Explore every order of events due at the same instant, also of independent ones
+    /// (partial-order reduction off).
+    #[arg(long)]
+    pub(super) no_por: bool,
+    /// Explore every one of interchangeable alternatives (symmetry reduction off): each
+    /// worker that has run nothing yet, each order of identical intents arriving together.
+    #[arg(long)]
+    pub(super) no_symmetry: bool,
+    /// Re-run every run from its start instead of restoring the world saved where its
+    /// path left the previous run's (the same runs; only slower).
+    #[arg(long)]
+    pub(super) no_snapshots: bool,
+    /// Hash every moment a state keeps exactly, instead of only as far as it can still
+    /// change the run (timing equivalence off): states reached at the same moment by
+    /// histories that differ only in when things happened are then told apart.
+    #[arg(long)]
+    pub(super) no_timing: bool,
+    /// Every reduction off: the plain depth-first search.
+    #[arg(long)]
+    pub(super) no_reductions: bool,
+}
+
+impl ReductionArgs {
+    pub(super) fn reductions(self) -> crate::explore::Reductions {
+        if self.no_reductions {
+            return crate::explore::Reductions::NONE;
+        }
+        crate::explore::Reductions {
+            memo: !self.no_memo,
+            por: !self.no_por,
+            symmetry: !self.no_symmetry,
+            snapshots: !self.no_snapshots,
+            timing: !self.no_timing,
+        }
+    }
+}
+
+impl ExploreArgs {
+    /// The bound: the command line's, else the model's, else the defaults.
+    pub(super) fn bound(&self, model: &Model) -> Result<crate::explore::Bound, CliError> {
+        let default = crate::explore::Bound::default();
+        let from_model = model.explore;
+        let max_faults = self
+            .max_faults
+            .or(from_model.map(|e| e.max_faults))
+            .unwrap_or(default.max_faults);
+        if max_faults > crate::model::MAX_EXPLORE_FAULTS {
+            return Err(CliError::Input(format!(
+                "--max-faults {max_faults}: more than the limit of {} for an exhaustive search; sample seeds with --strategy swarm or random instead",
+                crate::model::MAX_EXPLORE_FAULTS
+            )));
+        }
+        let max_runs = self
+            .max_runs
+            .or(model
+                .expect
+                .get(&self.design)
+                .and_then(|e| e.explore_max_runs))
+            .or(from_model.map(|e| e.max_runs))
+            .unwrap_or(default.max_runs);
+        if max_runs == 0 {
+            return Err(CliError::Input("--max-runs 0: must be at least 1".into()));
+        }
+        if self.max_states == 0 {
+            return Err(CliError::Input("--max-states 0: must be at least 1".into()));
+        }
+        Ok(crate::explore::Bound {
+            max_faults,
+            max_runs,
+            max_states: self.max_states,
+            reductions: self.reductions.reductions(),
+        })
+    }
+}
+
+/// The properties a flag names: built-in ones, or ones the registered designs bring.
+pub(super) fn parse_properties(
+    flag: &str,
+    names: &[String],
+    designs: &Registry,
+) -> Result<Vec<Property>, CliError> {
+    let custom = designs.properties();
+    names
+        .iter()
+        .map(|s| {
+            Property::parse_with(s, &custom).map_err(|e| CliError::Input(format!("{flag}: {e}")))
+        })
+        .collect()
 }

@@ -1,57 +1,87 @@
 //! `retrylab merge`: the partial results of a sharded `run`, `check`, `report` or
-//! `explore`, added up and rendered as the unsharded command renders its own.
+//! `explore`, added up and rendered as the unsharded command renders its own. Each command
+//! says how, as a [`Sharded`] command; this module reads the partials and dispatches.
 
-use super::shard::read_family;
-use super::{CliError, Ctx, MergeArgs};
+use super::Format;
+use super::shard::{Family, Sharded, read_family};
+use super::{CliError, Ctx};
+use std::path::PathBuf;
 
 pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
     let family = read_family(&a.parts)?;
-    if family.command != "run" && a.format.is_some() {
-        return Err(CliError::Input(format!(
-            "--format: only for partials of run; these are of {}",
-            family.command
-        )));
-    }
-    if family.command != "report" && a.out.is_some() {
-        return Err(CliError::Input(format!(
-            "--out: only for partials of report (the directory to write it into); these are of {}",
-            family.command
-        )));
-    }
-    let props = ctx.designs.properties();
     match family.command.as_str() {
-        "run" => super::run::render(
-            ctx,
-            &family.options()?,
-            a.format,
-            family.data(|d: &super::run::RunData, s| d.check(s.seeds, &props))?,
-        ),
-        "check" => super::check::render(
-            ctx,
-            &family.options()?,
-            family.data(|d: &super::check::CheckData, s| d.check(s.first_seed, s.seeds, &props))?,
-        ),
-        "explore" => {
-            let data = family.data(|d: &super::explore::ExploreData, _| d.check(&props))?;
-            let shards = family.parts.iter().map(|(_, p)| p.shard);
-            super::explore::render_merged(ctx, &family.options()?, shards.zip(data).collect())
+        super::run::RunCommand::COMMAND => merged::<super::run::RunCommand>(ctx, &family, &a),
+        super::check::CheckCommand::COMMAND => {
+            merged::<super::check::CheckCommand>(ctx, &family, &a)
         }
-        "report" => {
-            let out = a.out.as_deref().ok_or_else(|| {
-                CliError::Input(
-                    "--out DIR: required to merge partials of report (where to write it)".into(),
-                )
-            })?;
-            super::report::render(
-                ctx,
-                &family.options()?,
-                out,
-                family.data(|d: &super::report::ReportData, _| d.check(&props))?,
-            )
+        super::explore::ExploreCommand::COMMAND => {
+            merged::<super::explore::ExploreCommand>(ctx, &family, &a)
+        }
+        super::report::ReportCommand::COMMAND => {
+            merged::<super::report::ReportCommand>(ctx, &family, &a)
         }
         other => Err(CliError::Input(format!(
             "{}: a partial of {other}, which this program does not merge",
             family.parts[0].0.display()
         ))),
     }
+}
+
+/// The partials of `family`, of command `C`, merged and rendered.
+fn merged<C: Sharded>(ctx: &Ctx, family: &Family, a: &MergeArgs) -> Result<(), CliError> {
+    let given = [
+        ("--format", a.format.is_some(), "only for partials of run"),
+        (
+            "--out",
+            a.out.is_some(),
+            "only for partials of report (the directory to write it into)",
+        ),
+    ];
+    for (option, set, what) in given {
+        if set && !C::MERGE_OPTIONS.contains(&option) {
+            return Err(CliError::Input(format!(
+                "{option}: {what}; these are of {}",
+                C::COMMAND
+            )));
+        }
+    }
+    let props = ctx.designs.properties();
+    let data = family.data(|d: &C::Data, s| C::check(d, s, &props))?;
+    let shards = family.parts.iter().map(|(_, p)| p.shard);
+    C::render(ctx, &family.options()?, shards.zip(data).collect(), a)
+}
+
+pub(super) const MERGE_AFTER_HELP: &str = "\
+A sharded command: the same command line N times, each with --shard I/N --out FILE
+(I = 1..N), anywhere (a Kubernetes Indexed Job, a CI matrix); then one merge of the N files.
+retrylab schedules nothing. The merge refuses (exit 2) files of different commands, options
+or model contents, a missing or repeated shard, and a file that is not a partial. It needs
+no model file: the partials carry what the output names.
+
+`run`, `check` and `report` shard their seeds; `explore` (dfs) shards its tree of choices,
+and the merge gives the one-machine verdict, counterexample and certificate, with run and
+state counts summed over the shards (--max-runs bounds each shard).
+
+Example:
+  for i in 1 2 3 4; do retrylab run models/ticket_chaos.json --seeds 100000 --shard $i/4 --out part$i.json; done
+  retrylab merge part*.json
+  for i in 1 2 3; do retrylab explore models/ticket_lost_response.json --design same_key --shard $i/3 --out ex$i.json; done
+  retrylab merge ex*.json
+
+Exit codes: as the unsharded command (run: 1 a --fail-on property was violated; check: 1 an
+expectation is not met, 3 not certified; explore: 1 a violation, 3 not certified), 2 bad
+input.";
+
+#[derive(clap::Args, Debug)]
+pub(super) struct MergeArgs {
+    /// Partial files written by `run`, `check`, `report` or `explore` with --shard I/N
+    /// --out FILE.
+    #[arg(required = true, value_name = "PART")]
+    pub(super) parts: Vec<PathBuf>,
+    /// Output format of a merged `run` (default: the format the shards were given).
+    #[arg(long, value_enum)]
+    pub(super) format: Option<Format>,
+    /// Directory to write a merged `report` into (report.json, report.md, report.html).
+    #[arg(long, value_name = "DIR")]
+    pub(super) out: Option<PathBuf>,
 }

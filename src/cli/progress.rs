@@ -68,3 +68,13 @@ impl Progress {
         self.bar.finish_and_clear();
     }
 }
+
+impl crate::explore::Progress for Progress {
+    fn message(&self, what: &str) {
+        self.set_message(what);
+    }
+
+    fn advance(&self, n: u64) {
+        Progress::advance(self, n);
+    }
+}

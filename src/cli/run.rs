@@ -6,11 +6,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ShardArgs;
 use super::shard::{self, ModelFile, ResultData};
-use super::{CliError, Ctx, Format, RunArgs, determinism, print_determinism, seed_range, warnings};
+use super::{CliError, Ctx, print_determinism, seed_range, warnings};
 use crate::check::Property;
 use crate::explore::{Comparison, compare};
-use crate::report::{DesignResult, ReplayCommand, Report, json, table};
+use crate::explore::{DesignResult, ReplayCommand, Report};
+use crate::report::{json, table};
+use clap::ValueEnum;
+use std::path::PathBuf;
 
 /// The options of `run` that determine its output (a partial records them).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -125,10 +129,7 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
         wide: a.wide,
         check_determinism: a.check_determinism,
     };
-    let (block, once) = match a.shard.shard {
-        Some(s) => (s.block(first, last - first + 1), s.is_first()),
-        None => ((first, last - first + 1), true),
-    };
+    let (block, once) = shard::block_of(a.shard.shard, (first, last));
     let progress = ctx.progress(block.1.saturating_mul(designs.len() as u64), "seeds");
     let results = (block.1 > 0).then(|| {
         let report = compare(
@@ -153,12 +154,12 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
         faults: warnings::described_faults(&model),
         results,
         determinism: (a.check_determinism && once)
-            .then(|| determinism(&model, &designs, (first, last))),
+            .then(|| crate::explore::determinism::check_model(&model, &designs, (first, last))),
     };
     match (a.shard.shard, &a.shard.out) {
         (Some(s), Some(out)) => {
             let models = vec![ModelFile::read(&a.model)?];
-            shard::write_partial(ctx, out, "run", s.info(block), &options, models, &data)
+            shard::write_partial::<RunCommand>(ctx, out, s.info(block), &options, models, &data)
         }
         _ => render(ctx, &options, None, vec![data]),
     }
@@ -278,4 +279,108 @@ fn fail_on(report: &Report, props: &[Property]) -> Result<(), CliError> {
     } else {
         Err(CliError::Failed(lines.join("\n")))
     }
+}
+/// `run --shard`: a block of seeds; `merge --format` renders the merged blocks in another
+/// format.
+pub(super) struct RunCommand;
+
+impl shard::Sharded for RunCommand {
+    const COMMAND: &'static str = "run";
+    const MERGE_OPTIONS: &'static [&'static str] = &["--format"];
+    type Options = RunOptions;
+    type Data = RunData;
+
+    fn check(
+        data: &RunData,
+        info: &shard::ShardInfo,
+        props: shard::Props<'_>,
+    ) -> Result<(), String> {
+        data.check(info.seeds, props)
+    }
+
+    fn render(
+        ctx: &Ctx,
+        options: &RunOptions,
+        shards: Vec<(shard::ShardInfo, RunData)>,
+        merge: &super::MergeArgs,
+    ) -> Result<(), CliError> {
+        render(
+            ctx,
+            options,
+            merge.format,
+            shards.into_iter().map(|(_, d)| d).collect(),
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(super) enum Format {
+    Table,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct RunArgs {
+    /// Model file (JSON).
+    pub(super) model: PathBuf,
+    /// Run the scenario against this built-in provider preset instead of the model's own
+    /// provider section (the preset as it is).
+    #[arg(long, value_name = "PRESET")]
+    pub(super) provider: Option<String>,
+    /// Design to run; repeat for several. Default: the model's designs (`"all"`: every
+    /// registered design).
+    #[arg(long = "design", value_name = "NAME")]
+    pub(super) designs: Vec<String>,
+    /// Number of seeds, run as seeds FIRST..FIRST+N.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1000,
+        conflicts_with = "seed"
+    )]
+    pub(super) seeds: u64,
+    /// First seed of the range.
+    #[arg(
+        long,
+        value_name = "FIRST",
+        default_value_t = 0,
+        conflicts_with = "seed"
+    )]
+    pub(super) first_seed: u64,
+    /// Run exactly this one seed.
+    #[arg(long, value_name = "S", conflicts_with = "shard")]
+    pub(super) seed: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(super) format: Format,
+    /// Exit 1 when any seed violates one of these properties (comma-separated).
+    #[arg(long, value_name = "PROP,...", value_delimiter = ',')]
+    pub(super) fail_on: Vec<String>,
+    /// Print the first N violating seeds per design and property, with the command that
+    /// replays each.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(super) show_failures: usize,
+    /// Keep every column of the table (it no longer fits 100 columns).
+    #[arg(long)]
+    pub(super) wide: bool,
+    /// Also rerun a sample of the seeds (16 per design) silent, traced twice and replayed,
+    /// and exit 1 unless outcome and timeline hashes agree. With --shard, shard 1 does it
+    /// (on the sample of the whole range).
+    #[arg(long)]
+    pub(super) check_determinism: bool,
+    #[command(flatten)]
+    pub(super) shard: ShardArgs,
+}
+
+pub(super) fn run_after_help() -> String {
+    let mut s = String::from("Columns of the table:\n");
+    for (name, meaning) in crate::report::table::columns() {
+        s.push_str(&format!("  {name:<14} {meaning}\n"));
+    }
+    s.push_str(&format!(
+        "\nProperties (for --fail-on): {}\n",
+        Property::names()
+    ));
+    s.push_str("\nExit codes: 0 success, 1 a --fail-on property was violated, 2 bad input.");
+    s
 }

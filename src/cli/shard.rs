@@ -28,11 +28,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CliError, Ctx};
-use crate::check::{Metrics, Property, Violations};
-use crate::design::Judgement;
-use crate::model::Want;
-use crate::report::DesignResult;
+use super::{CliError, Ctx, MergeArgs};
+pub(super) use crate::explore::result::{Props, ResultData, append, property};
 
 /// The `format` of a partial file.
 pub(super) const FORMAT: &str = "retrylab-partial";
@@ -78,6 +75,17 @@ pub(super) fn parse_shard(s: &str) -> Result<Shard, String> {
     Ok(Shard { index, count })
 }
 
+/// The block of seeds of `first..=last` a command runs, and whether it does the work done
+/// once: all of them and yes without `--shard`; its shard's block, and whether it is shard
+/// 1, with it.
+pub(super) fn block_of(shard: Option<Shard>, (first, last): (u64, u64)) -> ((u64, u64), bool) {
+    let count = last - first + 1;
+    match shard {
+        Some(s) => (s.block(first, count), s.is_first()),
+        None => ((first, count), true),
+    }
+}
+
 impl Shard {
     /// This shard's block of the seeds `first..first+seeds`: its first seed and how many.
     pub fn block(self, first: u64, seeds: u64) -> (u64, u64) {
@@ -116,7 +124,7 @@ impl ModelFile {
             std::fs::read(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
         Ok(ModelFile {
             path: path.display().to_string(),
-            hash: crate::report::research::file_hash(&bytes),
+            hash: crate::sim::hash::Fnv1a::hex(&bytes),
         })
     }
 }
@@ -144,17 +152,46 @@ pub(super) struct Partial {
     pub data: Value,
 }
 
+/// A command that runs as shards and is merged: what its partial result holds, and how the
+/// blocks, merged, are rendered as the unsharded command renders its own. `merge`
+/// dispatches on the command a family of partials names.
+pub(super) trait Sharded {
+    /// The command's name, as a partial records it.
+    const COMMAND: &'static str;
+    /// Whether a shard takes a share of the search tree rather than a block of seeds.
+    const SPLITS_TREE: bool = false;
+    /// The merge options this command takes (`--format`, `--out`); the others are refused.
+    const MERGE_OPTIONS: &'static [&'static str] = &[];
+    /// The options that determine the output (a partial records them).
+    type Options: Serialize + for<'de> Deserialize<'de>;
+    /// What one shard gives.
+    type Data: Serialize + for<'de> Deserialize<'de>;
+
+    /// Whether `data`, of shard `info`, reads back and tallies with its block; says what is
+    /// wrong.
+    fn check(data: &Self::Data, info: &ShardInfo, props: Props<'_>) -> Result<(), String>;
+
+    /// Renders the shards' data (in shard order, shard 1 first) as the unsharded command
+    /// does.
+    fn render(
+        ctx: &Ctx,
+        options: &Self::Options,
+        shards: Vec<(ShardInfo, Self::Data)>,
+        merge: &MergeArgs,
+    ) -> Result<(), CliError>;
+}
+
 /// Writes the partial of a shard (`shard`: which, and its block of seeds) to `out` and says
 /// so on stdout.
-pub(super) fn write_partial<O: Serialize, D: Serialize>(
+pub(super) fn write_partial<C: Sharded>(
     ctx: &Ctx,
     out: &Path,
-    command: &str,
     shard: ShardInfo,
-    options: &O,
+    options: &C::Options,
     models: Vec<ModelFile>,
-    data: &D,
+    data: &C::Data,
 ) -> Result<(), CliError> {
+    let command = C::COMMAND;
     let to_value = |x: Result<Value, serde_json::Error>| {
         x.map_err(|e| CliError::Other(format!("cannot encode the partial result: {e}")))
     };
@@ -178,7 +215,7 @@ pub(super) fn write_partial<O: Serialize, D: Serialize>(
         index: shard.index,
         count: shard.count,
     };
-    if command == "explore" {
+    if C::SPLITS_TREE {
         return ctx.print(&format!(
             "wrote {}: {command} shard {shard}, its share of the search tree\n",
             out.display()
@@ -446,148 +483,19 @@ fn model_difference(here: &[ModelFile], there: &[ModelFile]) -> Option<String> {
         .then(|| format!("{} model files here, {} there", here.len(), there.len()))
 }
 
-/// A property by its name (`no_duplicate`, `resolved_within(60000)`).
-/// A property as a partial names it: a built-in one, or one of `props` (those the designs
-/// of the program's registry bring).
-pub(super) fn property(s: &str, props: Props<'_>) -> Result<Property, String> {
-    Property::parse_with(s, props)
-}
-
-/// The properties the registered designs bring, by which partials name them.
-pub(super) type Props<'a> = &'a [&'static crate::check::PropertyDef];
-
-/// An expectation's `hold` or `violate`.
-pub(super) fn want(s: &str) -> Result<Want, String> {
-    match s {
-        "hold" => Ok(Want::Hold),
-        "violate" => Ok(Want::Violate),
-        _ => Err(format!("expected hold or violate, got {s}")),
-    }
-}
-
-/// A contract assumption judged against the model.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct JudgementData {
-    pub name: String,
-    pub holds: bool,
-    pub why: String,
-}
-
-/// [`DesignResult`] of one block of seeds.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct ResultData {
-    pub design: String,
-    pub metrics: Metrics,
-    /// `(property, seeds violating it)`.
-    pub violations: Vec<(String, u64)>,
-    pub any: u64,
-    pub failures: Vec<Vec<u64>>,
-    pub expect: Vec<(String, String)>,
-    pub assumptions: Vec<JudgementData>,
-    /// The design's guarantee, by property name.
-    #[serde(default)]
-    pub guarantee: Vec<String>,
-    pub unfired: Vec<usize>,
-}
-
-impl ResultData {
-    pub fn of(r: &DesignResult) -> Self {
-        ResultData {
-            design: r.design.clone(),
-            metrics: r.metrics.clone(),
-            violations: r
-                .violations
-                .counts
-                .iter()
-                .map(|(p, n)| (p.to_string(), *n))
-                .collect(),
-            any: r.violations.any,
-            failures: r.failures.clone(),
-            expect: r
-                .expect
-                .iter()
-                .map(|(p, w)| (p.to_string(), w.name().to_string()))
-                .collect(),
-            assumptions: r
-                .assumptions
-                .iter()
-                .map(|j| JudgementData {
-                    name: j.name.clone(),
-                    holds: j.holds,
-                    why: j.why.clone(),
-                })
-                .collect(),
-            guarantee: r.guarantee.iter().map(ToString::to_string).collect(),
-            unfired: r.unfired.clone(),
-        }
-    }
-
-    pub fn result(&self, props: Props<'_>) -> Result<DesignResult, String> {
-        Ok(DesignResult {
-            design: self.design.clone(),
-            metrics: self.metrics.clone(),
-            violations: Violations {
-                counts: self
-                    .violations
-                    .iter()
-                    .map(|(p, n)| Ok((property(p, props)?, *n)))
-                    .collect::<Result<_, String>>()?,
-                any: self.any,
-            },
-            failures: self.failures.clone(),
-            expect: self
-                .expect
-                .iter()
-                .map(|(p, w)| Ok((property(p, props)?, want(w)?)))
-                .collect::<Result<_, String>>()?,
-            assumptions: self
-                .assumptions
-                .iter()
-                .map(|j| Judgement {
-                    name: j.name.clone(),
-                    holds: j.holds,
-                    why: j.why.clone(),
-                })
-                .collect(),
-            guarantee: self
-                .guarantee
-                .iter()
-                .map(|p| property(p, props))
-                .collect::<Result<_, String>>()?,
-            unfired: self.unfired.clone(),
-        })
-    }
-}
-
-/// Appends `later` (the result of the seeds after those of `r`) to `r`: counts add up,
-/// histograms merge, the first `keep` violating seeds are kept, a fault is unfired when it
-/// fired in neither.
-pub(super) fn append(
-    r: &mut DesignResult,
-    later: &DesignResult,
-    keep: usize,
-) -> Result<(), String> {
-    if r.design != later.design
-        || r.violations.counts.len() != later.violations.counts.len()
-        || r.violations
-            .counts
-            .iter()
-            .zip(&later.violations.counts)
-            .any(|(a, b)| a.0 != b.0)
-    {
-        return Err(format!(
-            "the results of design {} do not tally the same properties",
-            r.design
-        ));
-    }
-    r.metrics.merge(&later.metrics);
-    r.violations.merge(&later.violations);
-    for (mine, theirs) in r.failures.iter_mut().zip(&later.failures) {
-        let room = keep.saturating_sub(mine.len());
-        mine.extend(theirs.iter().take(room));
-    }
-    r.unfired.retain(|i| later.unfired.contains(i));
-    Ok(())
+/// `--shard I/N --out FILE`.
+#[derive(clap::Args, Debug, Default)]
+pub(super) struct ShardArgs {
+    /// Run only the I-th of N contiguous blocks of the seeds (I from 1) and write a
+    /// partial result to --out instead of the output; `retrylab merge`
+    /// of the N partials prints what the command prints unsharded. Work that is not per
+    /// seed (the determinism sample, explore certification, the guarantee matrix) is done
+    /// by shard 1 alone. A shard that wrote its partial exits 0; the merge has the verdict.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, requires = "out")]
+    pub(super) shard: Option<Shard>,
+    /// With --shard: the partial result file to write.
+    #[arg(long = "out", value_name = "FILE", requires = "shard")]
+    pub(super) out: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! Warnings on stderr: a model value that makes a component inert or a figure meaningless
-//! ([`crate::model::inert`]), a design whose guarantee does not apply to the model (one of
+//! ([`crate::design::inert`]), a design whose guarantee does not apply to the model (one of
 //! its contract assumptions does not hold), and a scripted fault that never fired. They
 //! never change stdout or the exit code.
 
 use crate::design::Judgement;
 use crate::model::{Fault, Model};
 
-/// One line per misconfiguration of `model` ([`crate::model::inert`]): the field, its
+/// One line per misconfiguration of `model` ([`crate::design::inert`]): the field, its
 /// value, why it misleads, and a value to use.
 pub(super) fn inert(model: &Model) -> Vec<String> {
-    crate::model::inert::inert(model)
+    crate::design::inert::inert(model)
         .into_iter()
         .map(|i| format!("warning: {}: {}: {}", model.name, i.path, i.message))
         .collect()
@@ -17,22 +17,13 @@ pub(super) fn inert(model: &Model) -> Vec<String> {
 
 /// One line per assumption of `design` that does not hold on the model named `model`.
 pub(super) fn assumptions(model: &str, design: &str, judged: &[Judgement]) -> Vec<String> {
-    judged
-        .iter()
-        .filter(|a| !a.holds)
-        .map(|a| {
-            format!(
-                "warning: {model}: {design}: assumption {} does not hold ({}): the design's guarantee does not apply",
-                a.name, a.why
-            )
-        })
-        .collect()
+    crate::design::assumptions::warnings(model, design, judged)
 }
 
-/// The scripted faults of `model`, each as [`describe`] names it: what the fault warnings
+/// The scripted faults of `model`, each as [`Fault::describe`] names it: what the fault warnings
 /// print (a shard's partial result carries them, so that a merge needs no model file).
 pub(super) fn described_faults(model: &Model) -> Vec<String> {
-    model.faults.iter().map(describe).collect()
+    model.faults.iter().map(Fault::describe).collect()
 }
 
 /// One line per scripted fault of the model named `model` (indices in `unfired` of its
@@ -57,25 +48,6 @@ pub(super) fn faults(
         .collect()
 }
 
-/// A fault as the model file names it, in short: `crash_worker {attempt: 7, point: after_send}`.
-pub(super) fn describe(fault: &Fault) -> String {
-    let value = serde_json::to_value(fault).unwrap_or_default();
-    let Some((kind, fields)) = value.as_object().and_then(|o| o.iter().next()) else {
-        return value.to_string();
-    };
-    let fields: Vec<String> = fields
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(_, v)| !v.is_null())
-        .map(|(k, v)| match v.as_str() {
-            Some(s) => format!("{k}: {s}"),
-            None => format!("{k}: {v}"),
-        })
-        .collect();
-    format!("{kind} {{{}}}", fields.join(", "))
-}
-
 /// Prints `lines` on stderr.
 pub(super) fn print(ctx: &super::Ctx, lines: &[String]) {
     for line in lines {
@@ -96,7 +68,7 @@ mod tests {
             worker: None,
         };
         assert_eq!(
-            describe(&crash),
+            crash.describe(),
             "crash_worker {attempt: 7, point: after_send}"
         );
         let crash = Fault::CrashWorker {
@@ -105,11 +77,11 @@ mod tests {
             worker: Some(1),
         };
         assert_eq!(
-            describe(&crash),
+            crash.describe(),
             "crash_worker {attempt: 2, point: after_reply, worker: 1}"
         );
         assert_eq!(
-            describe(&Fault::DropReply { attempt: 3 }),
+            Fault::DropReply { attempt: 3 }.describe(),
             "drop_reply {attempt: 3}"
         );
     }

@@ -842,6 +842,21 @@ pub fn by_name(name: &str) -> Option<Assumption> {
     })
 }
 
+/// One warning line per assumption of `design` that does not hold on the model named
+/// `model`: its guarantee does not apply there.
+pub fn warnings(model: &str, design: &str, judged: &[Judgement]) -> Vec<String> {
+    judged
+        .iter()
+        .filter(|a| !a.holds)
+        .map(|a| {
+            format!(
+                "warning: {model}: {design}: assumption {} does not hold ({}): the design's guarantee does not apply",
+                a.name, a.why
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod by_name_tests {
     #[test]

@@ -55,19 +55,59 @@ pub(crate) struct Minted {
 
 /// The context handed to every executor callback.
 pub struct ExecCtx<'a> {
-    pub(crate) now: Millis,
-    pub(crate) worker: WorkerId,
-    pub(crate) incarnation: u32,
-    pub(crate) journal: &'a mut Journal,
-    pub(crate) out: &'a mut Vec<ExecCommand>,
-    pub(crate) minted: &'a mut Minted,
-    pub(crate) trace: &'a mut Trace,
+    now: Millis,
+    worker: WorkerId,
+    incarnation: u32,
+    journal: &'a mut Journal,
+    out: &'a mut Vec<ExecCommand>,
+    minted: &'a mut Minted,
+    trace: &'a mut Trace,
     /// What the design claims about its operations, for the checkers (never read back by
     /// designs). A claim names the call the operation serves; the world tags it with the
     /// intent.
-    pub(crate) claims: &'a mut Vec<CallClaim>,
+    claims: &'a mut Vec<CallClaim>,
     /// The should-retry header of the answer being handled (name, value), if it carries one.
-    pub(crate) should_retry: Option<(&'a str, bool)>,
+    should_retry: Option<(&'a str, bool)>,
+}
+
+/// What the world lends an executor for one step: where its commands, mints, trace lines and
+/// claims go, and the journal.
+pub(crate) struct Lent<'a> {
+    pub journal: &'a mut Journal,
+    pub out: &'a mut Vec<ExecCommand>,
+    pub minted: &'a mut Minted,
+    pub trace: &'a mut Trace,
+    pub claims: &'a mut Vec<CallClaim>,
+}
+
+impl<'a> ExecCtx<'a> {
+    /// The context of one step of worker `worker` (incarnation `incarnation`) at `now`;
+    /// `should_retry`: the should-retry header of the answer being handled.
+    pub(crate) fn new(
+        now: Millis,
+        (worker, incarnation): (WorkerId, u32),
+        lent: Lent<'a>,
+        should_retry: Option<(&'a str, bool)>,
+    ) -> Self {
+        let Lent {
+            journal,
+            out,
+            minted,
+            trace,
+            claims,
+        } = lent;
+        ExecCtx {
+            now,
+            worker,
+            incarnation,
+            journal,
+            out,
+            minted,
+            trace,
+            claims,
+            should_retry,
+        }
+    }
 }
 
 impl ExecCtx<'_> {

@@ -12,9 +12,11 @@
 //! deduplicates the caller's key atomically (`atomic_dedup`), within one scope
 //! (`one_key_scope`); a concurrent same-key request is refused (409) or waits
 //! (`in_flight_refused_or_held`); every outcome (5xx included) is stored
-//! (`every_outcome_stored`); and the key is kept as long as the design may send it again
-//! (`retention_covers_retries`). Exactly-once effects still need the provider to
-//! deduplicate: sink idempotency.
+//! (`every_outcome_stored`); the key is kept as long as the design may send it again
+//! (`retention_covers_retries`); and every call of the intent carries the same user
+//! authorization (`authorization_survives`: a replan that comes back with a new one is a new
+//! operation under a new key). Exactly-once effects still need the provider to deduplicate:
+//! sink idempotency.
 
 use super::journaled::{Journaled, Policy};
 use super::{Assumption, Design, Executor};

@@ -17,7 +17,9 @@
 //! (`in_flight_refused_or_held`); every outcome (5xx included) is stored
 //! (`every_outcome_stored`); the key is kept as long as the design may send it again
 //! (`retention_covers_retries`: the assumed retention when it is set, else the retry
-//! horizon the model allows); and the journal is durable (`durable_journal`). The
+//! horizon the model allows); the journal is durable (`durable_journal`); and every call
+//! of the intent carries the same authorization (`authorization_survives`: a replan that
+//! comes back re-authorized is a new intent to the journal). The
 //! assumptions are data ([`Policy::assumptions`]), judged against every model `run` and
 //! `check` see. An assumed retention longer than the provider's, or a non-atomic provider,
 //! can still duplicate.

@@ -12,7 +12,10 @@
 //! request's life at the provider (`lease_outlasts_request`: the longest latency plus the
 //! longest processing, with no network duplicates); and no concurrent dispatch of one
 //! operation as long as a lease outlasts one step (`lease_covers_step`: the client timeout
-//! plus the longest latency). A lease shorter than the processing lets the next holder send
+//! plus the longest latency). The lease keeps other workers out, not its holder's own
+//! retry: the holder's sends of one operation must not overlap at the provider
+//! (`own_sends_spaced`: spaced past the longest latency plus processing, unless the
+//! read-back decides before every resend). A lease shorter than the processing lets the next holder send
 //! while the first request is still processing (`models/windows/lease_shorter_than_processing.json`),
 //! and a stalled holder's late request can still reach the provider, where the key must
 //! absorb it. The lease and fencing are proved under loom (`tests/loom_journal.rs`).

@@ -758,7 +758,7 @@ impl Executor for Journaled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::fingerprint::StableHasher;
+    use crate::sim::hash::StableHasher;
     use std::hash::Hasher;
 
     const POLICY: Policy = Policy {

@@ -8,6 +8,7 @@
 //! waits the shorthand's backoff (`backoff_ms`, doubled per retry, at most
 //! `max_backoff_ms`). The journal family is code ([`super::journaled`]).
 
+use std::hash::Hasher;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -113,14 +114,11 @@ pub fn argument_key(call: &ToolCall) -> Key {
 
 /// The key hashed from `words` (FNV-1a over their little-endian bytes).
 pub fn key_of(words: &[u64]) -> Key {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = crate::sim::hash::Fnv1a::new();
     for word in words {
-        for byte in word.to_le_bytes() {
-            h ^= u64::from(byte);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        h.write(&word.to_le_bytes());
     }
-    Key(h)
+    Key(h.finish())
 }
 
 #[derive(Clone, Debug, Deserialize)]

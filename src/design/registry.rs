@@ -4,7 +4,10 @@
 //! Commands and model validation resolve design names through a [`Registry`], so a model
 //! file may list a user's design beside the built-in ones.
 
+use std::path::Path;
+
 use super::Design;
+use crate::model::{Catalog, Listing, Model, ModelError};
 
 /// A set of designs with distinct names: the built-in ones first, in their order, then the
 /// added ones in the order given.
@@ -123,6 +126,36 @@ impl Registry {
     /// Every design's name, in order.
     pub fn names(&self) -> Vec<&'static str> {
         self.designs.iter().map(|d| d.name()).collect()
+    }
+}
+
+/// The registry is the catalog models are read against: its designs, in order.
+impl Catalog for Registry {
+    fn listings(&self) -> Vec<Listing> {
+        self.designs
+            .iter()
+            .map(|d| Listing {
+                name: d.name(),
+                configured: d.configures().is_some(),
+                properties: d.properties(),
+            })
+            .collect()
+    }
+}
+
+/// Reading a model against the built-in designs: the model module knows no design, so these
+/// live with the registry.
+impl Model {
+    /// Reads and checks a model file (its designs among the built-in ones; `"all"` is every
+    /// built-in design).
+    pub fn load(path: &Path) -> Result<Model, ModelError> {
+        Model::load_with(path, &Registry::builtin())
+    }
+
+    /// Parses and checks model text (its designs among the built-in ones; `"all"` is every
+    /// built-in design); `origin` labels the errors.
+    pub fn from_json(text: &str, origin: &str) -> Result<Model, ModelError> {
+        Model::from_json_with(text, origin, &Registry::builtin())
     }
 }
 

@@ -830,8 +830,8 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::hash::StableHasher;
     use crate::vocab::ids::ResourceId;
-    use crate::world::fingerprint::StableHasher;
 
     fn every_response() -> Vec<Response> {
         let r = ResourceId(7);

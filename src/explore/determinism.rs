@@ -8,7 +8,8 @@ use std::fmt;
 use crate::check::Outcome;
 use crate::design::Design;
 use crate::model::Model;
-use crate::sim::{ChoiceVector, RandomChooser, Recorder, ReplayChooser};
+use crate::sim::hash::Fnv1a;
+use crate::sim::{ChoiceVector, Recorder, ReplayChooser};
 use crate::world::World;
 
 /// Seeds sampled per design: the first, the last and evenly spread ones between.
@@ -50,24 +51,6 @@ pub fn sample(first: u64, last: u64) -> Vec<u64> {
     seeds
 }
 
-/// FNV-1a, 64 bits: a fixed-key hash, the same on every machine and every run.
-#[derive(Clone, Copy)]
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn bytes(mut self, b: &[u8]) -> Self {
-        for &x in b {
-            self.0 ^= u64::from(x);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self
-    }
-}
-
 /// A hash of everything the checkers read of a run.
 fn outcome_hash(o: &Outcome<'_>) -> u64 {
     let text = format!(
@@ -82,18 +65,18 @@ fn outcome_hash(o: &Outcome<'_>) -> u64 {
         o.end_ms,
         o.end
     );
-    Fnv::new().bytes(text.as_bytes()).0
+    Fnv1a::of(text.as_bytes())
 }
 
 /// Runs `seed` with tracing `traced`: hashes of outcome and timeline, and the choice vector.
 fn observe(world: &mut World<'_>, seed: u64) -> (u64, u64, ChoiceVector) {
-    let mut random = RandomChooser::for_model(world.model(), seed);
+    let mut random = world.model().chooser(seed);
     let mut recorder = Recorder::new(&mut random);
     world.run(&mut recorder);
     let vector = ChoiceVector::from_choices(&recorder.choices);
     (
-        outcome_hash(&Outcome::of(world)),
-        Fnv::new().bytes(world.trace().render().as_bytes()).0,
+        outcome_hash(&world.outcome()),
+        Fnv1a::of(world.trace().render().as_bytes()),
         vector,
     )
 }
@@ -129,8 +112,8 @@ pub fn self_check(model: &Model, design: &dyn Design, seeds: &[u64]) -> Result<(
         }
         let mut replay = ReplayChooser::new(vector);
         traced.run(&mut replay);
-        let replayed = outcome_hash(&Outcome::of(&traced));
-        let replayed_timeline = Fnv::new().bytes(traced.trace().render().as_bytes()).0;
+        let replayed = outcome_hash(&traced.outcome());
+        let replayed_timeline = Fnv1a::of(traced.trace().render().as_bytes());
         if replay.finish().is_err() || replayed != outcome || replayed_timeline != timeline {
             return Err(fail(
                 seed,
@@ -139,6 +122,30 @@ pub fn self_check(model: &Model, design: &dyn Design, seeds: &[u64]) -> Result<(
         }
     }
     Ok(())
+}
+
+/// The determinism self-check of `designs` on a sample of `first..=last`: the line printed
+/// on stderr when it passes, the failure (exit 1) when it does not.
+pub fn check_model(
+    model: &Model,
+    designs: &[&dyn Design],
+    (first, last): (u64, u64),
+) -> Result<String, String> {
+    let seeds = sample(first, last);
+    for d in designs {
+        self_check(model, *d, &seeds).map_err(|m| format!("{}: {m}", model.name))?;
+    }
+    for d in designs.iter().filter(|d| d.is_external()) {
+        crate::external::determinism::check(model, *d, &seeds)?;
+    }
+    Ok(format!(
+        "determinism: {}: {} seed{} x {} design{}: silent, traced twice and replayed runs agree",
+        model.name,
+        seeds.len(),
+        if seeds.len() == 1 { "" } else { "s" },
+        designs.len(),
+        if designs.len() == 1 { "" } else { "s" }
+    ))
 }
 
 #[cfg(test)]
@@ -153,11 +160,5 @@ mod tests {
         assert_eq!(s.len(), 16);
         assert_eq!((s[0], s[15]), (0, 999));
         assert_eq!(sample(u64::MAX - 1, u64::MAX), vec![u64::MAX - 1, u64::MAX]);
-    }
-
-    #[test]
-    fn fnv_is_the_reference_function() {
-        // FNV-1a 64 of "a", from the reference test vectors.
-        assert_eq!(Fnv::new().bytes(b"a").0, 0xaf63_dc4c_8601_ec8c);
     }
 }

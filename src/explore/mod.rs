@@ -4,12 +4,28 @@
 
 pub mod check;
 pub mod determinism;
+pub mod explained;
 pub mod menu;
 pub mod paired;
+pub mod result;
 pub mod search;
 pub mod shrink;
+pub mod suite;
 pub mod sweep;
 
+pub use result::{DesignResult, ReplayCommand, Report, replay_key, shell_word};
 pub use search::{Bound, Exploration, Reductions, Strategy, explore};
 pub use shrink::{Shrunk, shrink_seed, shrink_values};
 pub use sweep::{Comparison, Spec, Sweep, compare, sweep};
+
+/// Where a long computation says how far it is: what it is working on, and how many of its
+/// units (seeds, runs) are done. Nothing it is told reaches the results. `()` ignores all of
+/// it; the command line's progress bar shows it.
+pub trait Progress: Sync {
+    /// What is running now (a design, the guarantee matrix).
+    fn message(&self, _what: &str) {}
+    /// `n` more units are done.
+    fn advance(&self, _n: u64) {}
+}
+
+impl Progress for () {}

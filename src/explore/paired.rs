@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use crate::check::Metrics;
 use crate::design::Design;
 use crate::model::Model;
-use crate::sim::RandomChooser;
 use crate::world::World;
 
 /// The per-intent quantities compared, in the order of [`quantities`]: the outcomes, then
@@ -269,7 +268,7 @@ pub fn paired(
                 (
                     World::new(model, design, false),
                     World::new(model, baseline, false),
-                    RandomChooser::for_model(model, 0),
+                    model.chooser(0),
                 )
             },
             |(a, b, ch), c| {
@@ -281,10 +280,10 @@ pub fn paired(
                     let (before_a, before_b) = (ma.clone(), mb.clone());
                     ch.reset(seed);
                     a.run(ch);
-                    ma.add_run(a);
+                    ma.add_outcome(&a.outcome());
                     ch.reset(seed);
                     b.run(ch);
-                    mb.add_run(b);
+                    mb.add_outcome(&b.outcome());
                     let (da, n) = counts(&before_a, &ma);
                     let (db, _) = counts(&before_b, &mb);
                     part.add(&da, &db, n);

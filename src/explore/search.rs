@@ -122,7 +122,7 @@ pub struct Reductions {
     /// ([`crate::design::Executor::snapshot`]: every external executor).
     pub snapshots: bool,
     /// Timing equivalence of states: a state's moments are hashed only as far as they can
-    /// still change the rest of the run and its verdict ([`crate::world::moments`]), so
+    /// still change the rest of the run and its verdict ([`crate::sim::moments`]), so
     /// that two states reached at the same moment by histories that differ only in when
     /// things happened are one. The clock itself is hashed exactly.
     pub timing: bool,
@@ -1341,7 +1341,7 @@ impl Search<'_, '_> {
             } else if cut {
                 pass.pruned += 1;
             } else {
-                let summary = Metrics::default().add_run(&self.world);
+                let summary = Metrics::default().add_outcome(&self.world.outcome());
                 for p in violated(self.properties, &summary) {
                     pass.found = true;
                     if self.report.violations.iter().all(|v| v.property != p) {
@@ -1406,7 +1406,7 @@ struct SwarmChooser {
 
 impl SwarmChooser {
     fn new(model: &Model, seed: u64) -> Self {
-        let mut config = RandomChooser::for_model(model, seed ^ SWARM_SALT);
+        let mut config = model.chooser(seed ^ SWARM_SALT);
         let mut scale = [0; Purpose::COUNT];
         for p in Purpose::ALL {
             match p.class() {
@@ -1419,7 +1419,7 @@ impl SwarmChooser {
             }
         }
         SwarmChooser {
-            random: RandomChooser::for_model(model, seed),
+            random: model.chooser(seed),
             scale,
         }
     }
@@ -1483,7 +1483,7 @@ fn sample(
                 &mut swarm
             }
             _ => {
-                random = RandomChooser::for_model(model, seed);
+                random = model.chooser(seed);
                 &mut random
             }
         };
@@ -1494,7 +1494,7 @@ fn sample(
             budget_runs += 1;
             break;
         }
-        let summary = Metrics::default().add_run(&world);
+        let summary = Metrics::default().add_outcome(&world.outcome());
         let mut any = false;
         for p in violated(properties, &summary) {
             any = true;

@@ -12,7 +12,7 @@
 use crate::check::{Metrics, Property};
 use crate::design::Design;
 use crate::model::Model;
-use crate::sim::{ChoiceVector, Chooser, RandomChooser, Recorder, ReplayChooser};
+use crate::sim::{ChoiceVector, Chooser, Recorder, ReplayChooser};
 use crate::world::World;
 
 /// Most candidate runs one shrink may take: it stops with what it has by then.
@@ -48,7 +48,7 @@ impl<'a> Tester<'a> {
         self.world.run(&mut recorder);
         let violated = !self
             .property
-            .holds(&Metrics::default().add_run(&self.world));
+            .holds(&Metrics::default().add_outcome(&self.world.outcome()));
         violated.then(|| canonical(recorder.choices.iter().map(|c| c.value).collect()))
     }
 
@@ -85,7 +85,7 @@ pub fn shrink_seed(
         runs: 0,
         ties: false,
     };
-    let v = t.run(&mut RandomChooser::for_model(model, seed))?;
+    let v = t.run(&mut model.chooser(seed))?;
     Some(shrink(&mut t, v))
 }
 

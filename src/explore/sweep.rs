@@ -10,10 +10,10 @@ use std::ops::RangeInclusive;
 
 use rayon::prelude::*;
 
+use super::result::{DesignResult, ReplayCommand, Report};
 use crate::check::{Metrics, Property, Violations};
 use crate::design::{Design, assumptions};
 use crate::model::Model;
-use crate::report::{DesignResult, ReplayCommand, Report};
 use crate::sim::RandomChooser;
 use crate::world::World;
 
@@ -113,7 +113,7 @@ pub fn sweep(spec: &Spec<'_>, progress: &(dyn Fn(u64) + Sync)) -> Sweep {
             || {
                 (
                     World::new(spec.model, spec.design, false),
-                    RandomChooser::for_model(spec.model, 0),
+                    spec.model.chooser(0),
                 )
             },
             |(world, chooser), i| {
@@ -141,7 +141,7 @@ fn run_chunk(
     for seed in seeds {
         chooser.reset(seed);
         world.run(chooser);
-        let run = part.metrics.add_run(world);
+        let run = part.metrics.add_outcome(&world.outcome());
         if part.violations.add(&run) {
             for (i, (p, _)) in part.violations.counts.iter().enumerate() {
                 let kept = &mut part.failures[i];

@@ -8,7 +8,6 @@ use std::cell::RefCell;
 
 use crate::design::Design;
 use crate::model::Model;
-use crate::sim::RandomChooser;
 use crate::world::World;
 
 /// One protocol line of a run.
@@ -73,7 +72,7 @@ pub(crate) fn record(worker: u32, to_process: bool, text: &str) {
 /// Runs `seed` on `world` and returns its protocol lines.
 fn transcript(world: &mut World<'_>, seed: u64) -> Vec<Line> {
     TRANSCRIPT.with(|t| *t.borrow_mut() = Some(Vec::new()));
-    let mut random = RandomChooser::for_model(world.model(), seed);
+    let mut random = world.model().chooser(seed);
     world.run(&mut random);
     TRANSCRIPT
         .with(|t| t.borrow_mut().take())

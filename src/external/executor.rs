@@ -25,9 +25,9 @@ use super::{Hello, Shared};
 use crate::design::context::{ExecCtx, NO_TIMEOUT};
 use crate::design::{Executor, OpState};
 use crate::model::ExecutorModel;
+use crate::sim::hash::StableHasher;
 use crate::vocab::ids::{AttemptId, CallId, OpId, ResourceId};
 use crate::vocab::protocol::{LookupQuery, Reply, RequestKind, Response, ToolCall, ToolResult};
-use crate::world::fingerprint::StableHasher;
 
 /// The longest wait for a new process's `hello` (an interpreter importing its libraries).
 pub(crate) const HELLO_TIMEOUT: Duration = Duration::from_secs(60);

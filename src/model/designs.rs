@@ -10,7 +10,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::design::Registry;
+use super::catalog::Catalog;
 
 /// The designs a model file names (its `designs` field, as written).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,14 +34,13 @@ impl DesignList {
 
     /// The names of the designs compared, in order: a list as written, `"all"` as the
     /// registry's names. The names of a list are not checked here (validation does).
-    pub fn resolve(&self, registry: &Registry) -> Vec<String> {
+    pub fn resolve(&self, registry: &dyn Catalog) -> Vec<String> {
         match self {
             // A configured design belongs to the model that configures it.
             DesignList::All => registry
-                .all()
+                .plain_names()
                 .iter()
-                .filter(|d| d.configures().is_none())
-                .map(|d| d.name().to_string())
+                .map(|d| d.to_string())
                 .collect(),
             DesignList::Listed(names) => names.clone(),
         }
@@ -338,6 +337,7 @@ mod tests {
 
     #[test]
     fn all_is_the_registry_in_its_order() {
+        use crate::design::Registry;
         let r = Registry::builtin();
         let names: Vec<String> = r.names().into_iter().map(String::from).collect();
         assert_eq!(DesignList::All.resolve(&r), names);

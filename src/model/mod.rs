@@ -5,11 +5,11 @@
 //! did (impossible or inconsistent values, unknown designs).
 
 pub(crate) mod bundled;
+pub mod catalog;
 pub mod designs;
 pub mod effective;
 pub mod executor_preset;
 pub mod http_face;
-pub mod inert;
 mod json_schema;
 pub mod locate;
 pub mod provider;
@@ -22,6 +22,7 @@ mod validate;
 use std::fmt;
 use std::path::Path;
 
+pub use catalog::{Catalog, Listing};
 pub use range::Range;
 pub use schema::*;
 pub use validate::{
@@ -87,6 +88,16 @@ impl Want {
 }
 
 impl Model {
+    /// The properties the expectations name for `design` beyond the plain ones (such as
+    /// `resolved_within(T)`): a run of it is judged on them too.
+    pub fn named_properties(&self, design: &str) -> Vec<crate::check::Property> {
+        self.expectations(design)
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| !crate::check::Property::PLAIN.contains(p))
+            .collect()
+    }
+
     /// The expectations for `design`, parsed (the model was validated when it was read).
     pub fn expectations(&self, design: &str) -> Vec<(crate::check::Property, Want)> {
         let Some(e) = self.expect.get(design) else {
@@ -138,7 +149,7 @@ impl Model {
                 o.insert("configured".into(), configured.into());
             }
         }
-        crate::report::research::file_hash(v.to_string().as_bytes())
+        crate::sim::hash::Fnv1a::hex(v.to_string().as_bytes())
     }
 
     /// The same scenario against another provider: the contract of the built-in preset
@@ -188,15 +199,9 @@ impl Model {
         }
     }
 
-    /// Reads and checks a model file (its designs among the built-in ones; `"all"` is every
-    /// built-in design).
-    pub fn load(path: &Path) -> Result<Model, ModelError> {
-        Model::load_with(path, &crate::design::Registry::builtin())
-    }
-
     /// Reads and checks a model file whose designs are among `designs` (`"all"`: every one
     /// of them, in their order).
-    pub fn load_with(path: &Path, designs: &crate::design::Registry) -> Result<Model, ModelError> {
+    pub fn load_with(path: &Path, designs: &dyn Catalog) -> Result<Model, ModelError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ModelError {
             origin: origin.clone(),
@@ -210,18 +215,12 @@ impl Model {
         Model::from_json_with(&text, &origin, designs)
     }
 
-    /// Parses and checks model text (its designs among the built-in ones; `"all"` is every
-    /// built-in design); `origin` labels the errors.
-    pub fn from_json(text: &str, origin: &str) -> Result<Model, ModelError> {
-        Model::from_json_with(text, origin, &crate::design::Registry::builtin())
-    }
-
     /// Parses and checks model text whose designs are among `designs` (`"all"`: every one of
     /// them, in their order); `origin` labels the errors.
     pub fn from_json_with(
         text: &str,
         origin: &str,
-        designs: &crate::design::Registry,
+        designs: &dyn Catalog,
     ) -> Result<Model, ModelError> {
         let mut model = parse(text).map_err(|problems| ModelError {
             origin: origin.to_string(),
@@ -249,9 +248,7 @@ impl Model {
         model.configured = configured;
         // A configured design of another model is not this model's to name.
         for (i, name) in model.designs.iter().enumerate() {
-            if designs.find(name).is_some_and(|d| d.configures().is_some())
-                && !model.configured.contains_key(name)
-            {
+            if designs.is_configured(name) && !model.configured.contains_key(name) {
                 found.push((
                     format!("designs[{i}]"),
                     format!(
@@ -340,32 +337,24 @@ fn configure(
     model: &Model,
     i: usize,
     entry: &self::designs::ConfiguredEntry,
-    designs: &crate::design::Registry,
+    designs: &dyn Catalog,
 ) -> Result<Configuration, Vec<(String, String)>> {
     let at = format!("designs[{i}]");
     let design = match &entry.design {
         Some(base) => {
-            match designs.find(base) {
-                Some(d) if d.configures().is_none() && base != &entry.name => {}
+            match designs.listing(base) {
+                Some(d) if !d.configured && base != &entry.name => {}
                 _ => {
                     return Err(vec![(
                         format!("{at}.design"),
                         format!(
                             "unknown design \"{base}\" to configure; known designs: {}",
-                            designs
-                                .all()
-                                .iter()
-                                .filter(|d| d.configures().is_none())
-                                .map(|d| d.name())
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            designs.plain_names().join(", ")
                         ),
                     )]);
                 }
             }
-            if let Some(known) = designs.find(&entry.name)
-                && known.configures().is_none()
-            {
+            if designs.listing(&entry.name).is_some_and(|d| !d.configured) {
                 return Err(vec![(
                     format!("{at}.name"),
                     format!(

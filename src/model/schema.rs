@@ -13,6 +13,7 @@ use serde_json::json;
 pub use super::designs::DesignList;
 pub use super::provider::ProviderModel;
 use super::range::Range;
+use crate::sim::random::Generator;
 use crate::sim::{Millis, Ratio};
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -107,22 +108,17 @@ pub struct Configuration {
 }
 
 impl Model {
+    /// The random chooser of this model's generator for `seed`: what every command that runs
+    /// a seed of the model draws from.
+    pub fn chooser(&self, seed: u64) -> crate::sim::RandomChooser {
+        crate::sim::RandomChooser::with_generator(self.generator, seed)
+    }
+
     /// The model design `name` runs on: the file's, or for an entry of `designs` with an
     /// executor section of its own, the file's with that section's fields in place.
     pub fn for_design(&self, name: &str) -> &Model {
         self.configured.get(name).map_or(self, |c| &c.model)
     }
-}
-
-/// The random generator of a model's seeds (see [`crate::sim::random`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Generator {
-    /// SplitMix64, one stream per purpose keyed by the seed and the purpose.
-    #[default]
-    Splitmix64,
-    /// ChaCha8 with the seed's key and the purpose as its stream number.
-    Chacha8,
 }
 
 fn is_default_generator(g: &Generator) -> bool {
@@ -814,6 +810,28 @@ pub enum Fault {
         #[serde(default)]
         worker: Option<u32>,
     },
+}
+
+impl Fault {
+    /// The fault as the model file names it, in short:
+    /// `crash_worker {attempt: 7, point: after_send}`.
+    pub fn describe(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let Some((kind, fields)) = value.as_object().and_then(|o| o.iter().next()) else {
+            return value.to_string();
+        };
+        let fields: Vec<String> = fields
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| match v.as_str() {
+                Some(s) => format!("{k}: {s}"),
+                None => format!("{k}: {v}"),
+            })
+            .collect();
+        format!("{kind} {{{}}}", fields.join(", "))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

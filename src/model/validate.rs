@@ -2,9 +2,9 @@
 //!
 //! Each check yields `(json path, message)`; the caller turns paths into positions.
 
+use super::catalog::Catalog;
 use super::schema::*;
 use crate::check::Property;
-use crate::design::Registry;
 
 type Problems = Vec<(String, String)>;
 
@@ -43,7 +43,7 @@ pub const MAX_EXPLORE_RUNS: u64 = 100_000_000;
 
 /// `designs`: the designs the model's names must be among; `None` when they were checked
 /// already (a model read and checked, then changed elsewhere).
-pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
+pub(super) fn check(m: &Model, designs: Option<&dyn Catalog>) -> Problems {
     let mut p = Problems::new();
     if let Ok(v) = serde_json::to_value(m) {
         durations(&mut p, "", &v, false);
@@ -69,7 +69,7 @@ pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
         &mut p,
         "workload.steps",
         w.steps.into(),
-        crate::world::workload::MAX_STEPS.into(),
+        crate::vocab::protocol::MAX_STEPS.into(),
     );
     agent(&mut p, &m.agent);
     executor(&mut p, &m.executor);
@@ -121,11 +121,11 @@ pub(super) fn check(m: &Model, designs: Option<&Registry>) -> Problems {
 }
 
 /// Every expectation names a design the model lists and known properties, each once.
-fn expectations(p: &mut Problems, m: &Model, designs: Option<&Registry>) {
+fn expectations(p: &mut Problems, m: &Model, designs: Option<&dyn Catalog>) {
     for (name, e) in &m.expect {
         if !m.designs.contains(name) {
             let why = match designs {
-                Some(known) if known.find(name).is_none() => format!(
+                Some(known) if known.listing(name).is_none() => format!(
                     "unknown design; known designs: {}",
                     known.names().join(", ")
                 ),
@@ -167,11 +167,11 @@ fn expectations(p: &mut Problems, m: &Model, designs: Option<&Registry>) {
 
 /// A property named in `expect` for `design`: a built-in one, or one that design brings (a
 /// property another design brings is refused, naming the design that brings it).
-fn parse_for(text: &str, design: &str, designs: Option<&Registry>) -> Result<Property, String> {
+fn parse_for(text: &str, design: &str, designs: Option<&dyn Catalog>) -> Result<Property, String> {
     let Some(registry) = designs else {
         return text.parse();
     };
-    let own = registry.find(design).map_or(&[][..], |d| d.properties());
+    let own = registry.listing(design).map_or(&[][..], |d| d.properties);
     let own: Vec<&'static crate::check::PropertyDef> = own.iter().collect();
     match Property::parse_with(text, &own) {
         Ok(p) => Ok(p),
@@ -236,7 +236,7 @@ fn within(p: &mut Problems, path: &str, v: u64, max: u64) {
     at_most(p, path, v, max);
 }
 
-fn designs(p: &mut Problems, names: &[String], known: &Registry) {
+fn designs(p: &mut Problems, names: &[String], known: &dyn Catalog) {
     if names.is_empty() {
         p.push((
             "designs".into(),
@@ -247,7 +247,7 @@ fn designs(p: &mut Problems, names: &[String], known: &Registry) {
         ));
     }
     for (i, name) in names.iter().enumerate() {
-        if known.find(name).is_none() {
+        if known.listing(name).is_none() {
             p.push((
                 format!("designs[{i}]"),
                 format!(

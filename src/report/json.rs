@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use super::stats::Rate;
-use super::{DesignResult, Report};
 use crate::check::Metrics;
 use crate::check::counters::{COUNTERS, Wide, outcomes};
+use crate::explore::{DesignResult, Report};
 use crate::model::Want;
 
 #[derive(Serialize)]

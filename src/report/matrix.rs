@@ -24,11 +24,11 @@ use std::fmt::Write;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
-use super::shell_word;
 use crate::check::Property;
 use crate::design::Design;
 use crate::design::assumptions::judge;
 use crate::explore::search::{Bound, Strategy, explore};
+use crate::explore::shell_word;
 use crate::explore::shrink::shrink_values;
 use crate::model::Model;
 use crate::sim::{ChoiceVector, ReplayChooser};
@@ -309,7 +309,7 @@ pub fn replay_command(file: &str, design: &str, choices: &str, digest: &str) -> 
     format!(
         "{REPLAY_PROGRAM} replay {} --design {design} --choices {}",
         shell_word(file),
-        shell_word(&super::replay_key(Some(digest), true, choices))
+        shell_word(&crate::explore::replay_key(Some(digest), true, choices))
     )
 }
 

@@ -10,9 +10,9 @@
 //! seeds, and the guarantee matrix is where it would be broken. Each pick says which of the
 //! safety properties its guarantee covers and which only held on every seed.
 
-use super::DesignResult;
 use super::research::{ModelPart, Shown};
 use crate::check::{Metrics, Property};
+use crate::explore::DesignResult;
 
 /// The properties a recommended design must not violate on any seed.
 pub const SAFETY: [Property; 4] = [

@@ -16,10 +16,10 @@ use serde_json::{Value, json};
 
 use super::charts::{self, Cdf, Estimate, RateRow};
 use super::stats::{Rate, human_ms};
-use super::{DesignResult, Report};
 use crate::check::counters;
 use crate::check::{Histogram, Metrics, Property};
 use crate::explore::paired::{Difference, Paired};
+use crate::explore::{DesignResult, Report};
 use crate::model::Want;
 
 /// The version of the JSON layout; it changes when a field changes meaning or goes.
@@ -54,13 +54,13 @@ impl Provenance {
     pub fn command(&self, out: &str) -> String {
         let mut s = format!("{PROGRAM} report");
         for m in &self.models {
-            let _ = write!(s, " {}", super::shell_word(m));
+            let _ = write!(s, " {}", crate::explore::shell_word(m));
         }
         for m in &self.each_provider {
-            let _ = write!(s, " --each-provider {}", super::shell_word(m));
+            let _ = write!(s, " --each-provider {}", crate::explore::shell_word(m));
         }
         for m in &self.matrix {
-            let _ = write!(s, " --matrix {}", super::shell_word(m));
+            let _ = write!(s, " --matrix {}", crate::explore::shell_word(m));
         }
         if !self.matrix.is_empty() {
             let _ = write!(s, " --max-faults {}", self.max_faults);
@@ -70,8 +70,8 @@ impl Provenance {
             " --seeds {} --first-seed {} --baseline {} --out {}",
             self.seeds,
             self.first_seed,
-            super::shell_word(&self.baseline),
-            super::shell_word(out)
+            crate::explore::shell_word(&self.baseline),
+            crate::explore::shell_word(out)
         );
         s
     }
@@ -143,16 +143,6 @@ pub struct MatrixView {
     pub markdown: String,
     /// An HTML fragment (a table and the counterexamples).
     pub html: String,
-}
-
-/// FNV-1a of `bytes`, as 16 hex digits.
-pub fn file_hash(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
 }
 
 pub(super) fn round6(x: f64) -> f64 {

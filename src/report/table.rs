@@ -13,9 +13,9 @@
 use std::fmt::Write;
 
 use super::stats::{Rate, human_ms, shares_in_tenths, tenths_text};
-use super::{DesignResult, Report};
 use crate::check::Metrics;
 use crate::check::counters::{self, COUNTERS, Wide, outcomes, per_intent};
+use crate::explore::{DesignResult, Report};
 use crate::model::Want;
 
 /// Column headers of the default table and what each means (printed by `--help`): the

@@ -4,6 +4,8 @@
 //! these pieces; later search strategies (exhaustive, shrink) plug in behind [`Chooser`].
 
 pub mod chooser;
+pub mod hash;
+pub mod moments;
 pub mod por;
 pub mod queue;
 pub mod random;
@@ -13,7 +15,7 @@ pub mod replay;
 pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Class, Purpose, Recorder};
 pub use por::{Parts, TieEvent};
 pub use queue::EventQueue;
-pub use random::RandomChooser;
+pub use random::{Generator, RandomChooser};
 pub use ratio::Ratio;
 pub use replay::{ChoiceVector, ReplayChooser, ReplayError, ReplayKey};
 

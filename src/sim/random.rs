@@ -25,9 +25,21 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::chooser::{Alternatives, Chooser, Purpose};
-pub use crate::model::Generator;
+
+/// The random generator of a model's seeds (see [`crate::sim::random`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Generator {
+    /// SplitMix64, one stream per purpose keyed by the seed and the purpose.
+    #[default]
+    Splitmix64,
+    /// ChaCha8 with the seed's key and the purpose as its stream number.
+    Chacha8,
+}
 
 /// SplitMix64's increment (the odd integer closest to 2⁶⁴/φ).
 const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -105,11 +117,6 @@ impl RandomChooser {
     /// The default generator's chooser for `seed` (SplitMix64, see [`Generator`]).
     pub fn new(seed: u64) -> Self {
         Self::with_generator(Generator::default(), seed)
-    }
-
-    /// The chooser of `model`'s generator for `seed`.
-    pub fn for_model(model: &crate::model::Model, seed: u64) -> Self {
-        Self::with_generator(model.generator, seed)
     }
 
     /// `generator`'s chooser for `seed`.

@@ -85,7 +85,7 @@ pub struct Request {
 }
 
 /// The first-sent moment is compared only with the clock, against the retention (and
-/// copied into the key record): `world::moments::of_keys`.
+/// copied into the key record): `sim::moments::of_keys`.
 impl std::hash::Hash for Request {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let Request {
@@ -100,7 +100,7 @@ impl std::hash::Hash for Request {
         endpoint.hash(h);
         region.hash(h);
         key.hash(h);
-        crate::world::moments::of_keys_opt(h, *first_sent_ms);
+        crate::sim::moments::of_keys_opt(h, *first_sent_ms);
         kind.hash(h);
     }
 }

@@ -5,9 +5,11 @@
 use std::hash::{Hash, Hasher};
 
 use crate::sim::Millis;
-use crate::vocab::ids::{CallId, IntentId, OpId, Params, ResourceId};
+use crate::sim::moments;
+use crate::vocab::ids::{
+    AttemptId, CallId, Endpoint, IntentId, Key, OpId, Params, ResourceId, Tenant,
+};
 use crate::vocab::protocol::MAX_STEPS;
-use crate::world::moments;
 
 /// What the user was finally told about an intent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -143,5 +145,89 @@ impl Hash for Claim {
         intent.hash(h);
         moments::observed(h, *at_ms);
         kind.hash(h);
+    }
+}
+
+/// An intent of the workload: what the user asked for, and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intent {
+    pub id: IntentId,
+    pub arrival_ms: Millis,
+    pub tenant: Tenant,
+    pub endpoint: Endpoint,
+    pub params: Params,
+    /// The earlier intent this one genuinely repeats.
+    pub repeat_of: Option<IntentId>,
+    /// Actions in its workflow.
+    pub steps: u32,
+}
+
+/// The arrival is read only by metrics (time to outcome): an observer's moment.
+impl std::hash::Hash for Intent {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Intent {
+            id,
+            arrival_ms,
+            tenant,
+            endpoint,
+            params,
+            repeat_of,
+            steps,
+        } = self;
+        id.hash(h);
+        crate::sim::moments::observed(h, *arrival_ms);
+        tenant.hash(h);
+        endpoint.hash(h);
+        params.hash(h);
+        repeat_of.hash(h);
+        steps.hash(h);
+    }
+}
+
+/// The arguments of step `step` of an intent whose first action has `params`.
+pub fn step_params(params: Params, step: u32) -> Params {
+    Params(params.0 ^ (u64::from(step) << 40))
+}
+
+/// A committed effect, tagged with the intent and step that caused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effect {
+    pub resource: ResourceId,
+    /// The send that committed it (the world maps it to the operation that sent it).
+    pub attempt: AttemptId,
+    pub intent: IntentId,
+    /// The workflow step: 0, 1, ... for the intent's actions, [`COMPENSATION`] + k for the
+    /// compensation of step k.
+    pub step: u32,
+    pub tenant: Tenant,
+    pub endpoint: Endpoint,
+    pub params: Params,
+    pub key: Option<Key>,
+    pub at_ms: Millis,
+}
+
+/// When it was committed is read only by reports: an observer's moment.
+impl std::hash::Hash for Effect {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Effect {
+            resource,
+            attempt,
+            intent,
+            step,
+            tenant,
+            endpoint,
+            params,
+            key,
+            at_ms,
+        } = self;
+        resource.hash(h);
+        attempt.hash(h);
+        intent.hash(h);
+        step.hash(h);
+        tenant.hash(h);
+        endpoint.hash(h);
+        params.hash(h);
+        key.hash(h);
+        crate::sim::moments::observed(h, *at_ms);
     }
 }

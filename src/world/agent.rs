@@ -19,12 +19,13 @@
 /// The parts of the world an event of the agent reads or writes ([`crate::sim::por`]): every intent's progress, the calls it makes and their ids, what the user is told.
 pub const PARTS: crate::sim::Parts = crate::sim::Parts::AGENT;
 
-use super::workload::{Intent, MAX_STEPS, step_params};
 use crate::model::{AgentModel, Reaction, StepFailure};
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
 use crate::vocab::ids::*;
+use crate::vocab::protocol::MAX_STEPS;
 use crate::vocab::protocol::{COMPENSATION, compensation_params};
 use crate::vocab::protocol::{ToolCall, ToolResult};
+use crate::vocab::record::{Intent, step_params};
 use crate::vocab::trace::{Component, Trace};
 
 pub use crate::vocab::record::Told;
@@ -545,7 +546,7 @@ fn state_mut(intents: &mut [Option<IntentState>], intent: IntentId) -> &mut Inte
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::fingerprint::StableHasher;
+    use crate::sim::hash::StableHasher;
     use std::hash::Hasher;
 
     fn intent() -> Intent {

@@ -58,10 +58,10 @@ pub struct Record {
 }
 
 /// Its moments are compared only with the clock, against the retention and the in-progress
-/// expiry (`world::moments::of_keys`); the pruning moment only with the clock.
+/// expiry (`sim::moments::of_keys`); the pruning moment only with the clock.
 impl Hash for Record {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        use super::moments;
+        use crate::sim::moments;
         let Record {
             fingerprint,
             endpoint,
@@ -300,9 +300,9 @@ impl KeyStore {
     }
 
     /// Hashes every record with its key, in no particular order (see
-    /// [`super::fingerprint::unordered`]): the map's order is not part of the state.
+    /// [`crate::sim::hash::unordered`]): the map's order is not part of the state.
     pub(crate) fn fingerprint<H: Hasher>(&self, h: &mut H) {
-        super::fingerprint::unordered(h, self.records.iter());
+        crate::sim::hash::unordered(h, self.records.iter());
     }
 
     pub fn is_empty(&self) -> bool {
@@ -434,7 +434,7 @@ impl Hasher for SeqHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::fingerprint::StableHasher;
+    use crate::sim::hash::StableHasher;
 
     fn record(first_ms: Millis) -> Record {
         Record {

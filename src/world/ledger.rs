@@ -8,6 +8,7 @@
 use crate::sim::Millis;
 use crate::vocab::ids::*;
 pub use crate::vocab::protocol::COMPENSATION;
+use crate::vocab::record::Effect;
 
 /// A mutation the provider committed, as the provider knows it: which send, what, when. Not
 /// which intent: no request says that.
@@ -21,49 +22,6 @@ pub struct Committed {
     pub params: Params,
     pub key: Option<Key>,
     pub at_ms: Millis,
-}
-
-/// A committed effect, tagged with the intent and step that caused it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Effect {
-    pub resource: ResourceId,
-    /// The send that committed it (the world maps it to the operation that sent it).
-    pub attempt: AttemptId,
-    pub intent: IntentId,
-    /// The workflow step: 0, 1, ... for the intent's actions, [`COMPENSATION`] + k for the
-    /// compensation of step k.
-    pub step: u32,
-    pub tenant: Tenant,
-    pub endpoint: Endpoint,
-    pub params: Params,
-    pub key: Option<Key>,
-    pub at_ms: Millis,
-}
-
-/// When it was committed is read only by reports: an observer's moment.
-impl std::hash::Hash for Effect {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let Effect {
-            resource,
-            attempt,
-            intent,
-            step,
-            tenant,
-            endpoint,
-            params,
-            key,
-            at_ms,
-        } = self;
-        resource.hash(h);
-        attempt.hash(h);
-        intent.hash(h);
-        step.hash(h);
-        tenant.hash(h);
-        endpoint.hash(h);
-        params.hash(h);
-        key.hash(h);
-        super::moments::observed(h, *at_ms);
-    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -119,12 +77,5 @@ impl Ledger {
 
     pub fn effects(&self) -> &[Effect] {
         &self.effects
-    }
-
-    pub fn count_for(&self, intent: IntentId) -> usize {
-        self.effects
-            .iter()
-            .filter(|e| e.intent == intent && e.step < COMPENSATION)
-            .count()
     }
 }

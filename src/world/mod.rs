@@ -15,7 +15,6 @@ pub mod faults;
 pub mod fingerprint;
 pub mod keystore;
 pub mod ledger;
-pub mod moments;
 pub mod network;
 pub mod provider;
 pub mod snapshot;
@@ -24,17 +23,18 @@ pub mod workload;
 
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
+use crate::vocab::record::Effect;
 use crate::vocab::record::{CallClaim, Claim, End, OpRecord};
 use crate::vocab::trace::{Component, Trace};
 use agent::{Act, Agent, AgentOut};
 use faults::Faults;
-use ledger::{Effect, Ledger};
+use ledger::Ledger;
 use network::{Network, Transit};
 use provider::{Provider, ProviderOut};
 use workers::Worker;
 use workload::Workload;
 
-use crate::design::context::Minted;
+use crate::design::context::{Lent, Minted};
 use crate::design::journal::SharedJournal;
 use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal, OpState};
 use crate::model::{CrashPoint, Model, Paused};
@@ -59,7 +59,7 @@ pub const MAX_EVENTS: u64 = 1_000_000;
 enum Event {
     Arrival,
     /// The agent takes up an intent the user just expressed.
-    AgentStart(workload::Intent),
+    AgentStart(crate::vocab::record::Intent),
     AgentAct {
         intent: IntentId,
         act: Act,
@@ -623,7 +623,7 @@ impl<'a> World<'a> {
                 } else {
                     u64::from(i.tenant.0)
                 };
-                let mut h = fingerprint::StableHasher::new();
+                let mut h = crate::sim::hash::StableHasher::new();
                 std::hash::Hash::hash(&(tenant, i.endpoint, i.steps), &mut h);
                 (std::hash::Hasher::finish(&h) as u32).max(1)
             }
@@ -925,18 +925,18 @@ impl<'a> World<'a> {
             return;
         };
         let mut out = std::mem::take(&mut self.exec_out);
-        let mut ctx = ExecCtx {
-            now: self.now,
-            worker,
-            incarnation: self.workers[worker.0 as usize].incarnation,
-            journal: self.journal.get_mut(),
-            out: &mut out,
-            minted: &mut self.minted,
-            trace: &mut self.trace,
-            claims: &mut self.call_claims,
-            should_retry: should_retry
-                .map(|v| (self.model.provider.should_retry.header.as_str(), v)),
-        };
+        let mut ctx = ExecCtx::new(
+            self.now,
+            (worker, self.workers[worker.0 as usize].incarnation),
+            Lent {
+                journal: self.journal.get_mut(),
+                out: &mut out,
+                minted: &mut self.minted,
+                trace: &mut self.trace,
+                claims: &mut self.call_claims,
+            },
+            should_retry.map(|v| (self.model.provider.should_retry.header.as_str(), v)),
+        );
         f(executor.as_mut(), &mut ctx);
         self.workers[worker.0 as usize].executor = Some(executor);
         self.tag_claims();
@@ -1410,6 +1410,23 @@ impl<'a> World<'a> {
         &self.claims
     }
 
+    /// The outcome of the run just finished: what the checkers and metrics judge.
+    pub fn outcome(&self) -> crate::check::Outcome<'_> {
+        let (end, end_ms) = self.end();
+        crate::check::Outcome {
+            intents: self.workload().intents(),
+            heard: self.agent().heard(),
+            effects: self.ledger().effects(),
+            ops: self.op_records(),
+            attempt_ops: self.attempt_ops(),
+            claims: self.claims(),
+            properties: self.design().properties(),
+            remote_calls: self.remote_calls(),
+            end_ms,
+            end,
+        }
+    }
+
     /// How the last run ended, and when.
     pub fn end(&self) -> (End, Millis) {
         self.end
@@ -1511,7 +1528,7 @@ mod symmetry {
             }),
             Parts::ALL
         );
-        let intent = workload::Intent {
+        let intent = crate::vocab::record::Intent {
             id: IntentId(0),
             arrival_ms: 0,
             tenant: crate::vocab::ids::Tenant(0),
@@ -1525,7 +1542,7 @@ mod symmetry {
         let w = World::new(&m, same_key, false);
         assert_ne!(w.twin_class(&Event::AgentStart(intent)), 0);
         assert_eq!(
-            w.twin_class(&Event::AgentStart(workload::Intent {
+            w.twin_class(&Event::AgentStart(crate::vocab::record::Intent {
                 repeat_of: Some(IntentId(0)),
                 ..intent
             })),
@@ -1539,7 +1556,7 @@ mod symmetry {
     fn intents_alone_in_their_tenants_are_twins_across_tenants() {
         let same_key = crate::design::find("same_key").expect("built in");
         let intent = |id: u32, tenant: u32| {
-            Event::AgentStart(workload::Intent {
+            Event::AgentStart(crate::vocab::record::Intent {
                 id: IntentId(id),
                 arrival_ms: 0,
                 tenant: crate::vocab::ids::Tenant(tenant),

@@ -56,7 +56,7 @@ struct Job {
     outcome: Option<(Reply, Option<ResourceId>)>,
 }
 
-/// When it started becomes its key record's first request: [`super::moments::of_keys`].
+/// When it started becomes its key record's first request: [`crate::sim::moments::of_keys`].
 impl std::hash::Hash for Job {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let Job {
@@ -72,7 +72,7 @@ impl std::hash::Hash for Job {
         attempt.hash(h);
         request.hash(h);
         params.hash(h);
-        super::moments::of_keys(h, *started_ms);
+        crate::sim::moments::of_keys(h, *started_ms);
         record.hash(h);
         label.hash(h);
         waiters.hash(h);
@@ -100,7 +100,7 @@ impl std::hash::Hash for Resource {
         tenant.hash(h);
         endpoint.hash(h);
         params.hash(h);
-        super::moments::against(h, *visible_at_ms, &[0]);
+        crate::sim::moments::against(h, *visible_at_ms, &[0]);
     }
 }
 
@@ -163,7 +163,7 @@ impl Provider {
         jobs.hash(h);
         resources.hash(h);
         store.fingerprint(h);
-        super::fingerprint::unordered(h, labelled.iter());
+        crate::sim::hash::unordered(h, labelled.iter());
     }
 
     /// What of the provider's state handling `request` reads or writes, for the
@@ -176,8 +176,8 @@ impl Provider {
     /// gives in arrival order (resource ids, job numbers, the ledger's order), which no
     /// behaviour and no property depends on beyond their identity.
     pub(crate) fn entities(&self, request: &Request) -> [u64; 2] {
-        let entity = |x: &dyn Fn(&mut super::fingerprint::StableHasher)| {
-            let mut h = super::fingerprint::StableHasher::new();
+        let entity = |x: &dyn Fn(&mut crate::sim::hash::StableHasher)| {
+            let mut h = crate::sim::hash::StableHasher::new();
             x(&mut h);
             std::hash::Hasher::finish(&h).max(1)
         };

@@ -12,48 +12,7 @@ pub const PARTS: crate::sim::Parts = crate::sim::Parts::WORKLOAD;
 use crate::model::WorkloadModel;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
 use crate::vocab::ids::*;
-
-pub use crate::vocab::protocol::MAX_STEPS;
-
-/// The arguments of step `step` of an intent whose first action has `params`.
-pub fn step_params(params: Params, step: u32) -> Params {
-    Params(params.0 ^ (u64::from(step) << 40))
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Intent {
-    pub id: IntentId,
-    pub arrival_ms: Millis,
-    pub tenant: Tenant,
-    pub endpoint: Endpoint,
-    pub params: Params,
-    /// The earlier intent this one genuinely repeats.
-    pub repeat_of: Option<IntentId>,
-    /// Actions in its workflow.
-    pub steps: u32,
-}
-
-/// The arrival is read only by metrics (time to outcome): an observer's moment.
-impl std::hash::Hash for Intent {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let Intent {
-            id,
-            arrival_ms,
-            tenant,
-            endpoint,
-            params,
-            repeat_of,
-            steps,
-        } = self;
-        id.hash(h);
-        super::moments::observed(h, *arrival_ms);
-        tenant.hash(h);
-        endpoint.hash(h);
-        params.hash(h);
-        repeat_of.hash(h);
-        steps.hash(h);
-    }
-}
+use crate::vocab::record::Intent;
 
 #[derive(Clone, Debug)]
 pub struct Workload {

@@ -27,7 +27,7 @@ pub struct Lease {
 }
 
 /// Its expiry, for a design that declares how it reads the journal, is compared only with
-/// the clock (`world::moments::lease_until`).
+/// the clock (`sim::moments::lease_until`).
 impl std::hash::Hash for Lease {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let Lease {
@@ -37,7 +37,7 @@ impl std::hash::Hash for Lease {
         } = self;
         holder.hash(h);
         fence.hash(h);
-        crate::world::moments::lease_until(h, *until_ms);
+        crate::sim::moments::lease_until(h, *until_ms);
     }
 }
 

@@ -388,7 +388,7 @@ impl Journal {
         for (id, s) in scratch.iter() {
             h.write_u64(u64::from(id.0));
             let settled = ops.get(&id).is_some_and(|o| o.state.is_settled());
-            s.fingerprint(h, crate::world::moments::journal_exact() || !settled);
+            s.fingerprint(h, crate::sim::moments::journal_exact() || !settled);
             n += 1;
         }
         h.write_u64(n);

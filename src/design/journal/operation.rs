@@ -44,10 +44,10 @@ pub struct Operation {
 }
 
 /// Its times are hashed exactly, except those of a settled operation of a design that
-/// declares it never reads them (`world::moments::journal_exact`): whether each is
+/// declares it never reads them (`sim::moments::journal_exact`): whether each is
 /// set still is. The first-sent moment is the provider's to read (a retry under the same
 /// key carries it, and a design may send a failed operation again): it is hashed as the
-/// provider's key moments are (`world::moments::of_keys`), settled or not.
+/// provider's key moments are (`sim::moments::of_keys`), settled or not.
 impl std::hash::Hash for Operation {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let Operation {
@@ -75,13 +75,13 @@ impl std::hash::Hash for Operation {
         handle.hash(h);
         state.hash(h);
         first_sent.map(|(k, _)| k).hash(h);
-        if crate::world::moments::journal_exact() {
+        if crate::sim::moments::journal_exact() {
             first_sent.map(|(_, t)| t).hash(h);
         } else {
-            crate::world::moments::of_keys_opt(h, first_sent.map(|(_, t)| t));
+            crate::sim::moments::of_keys_opt(h, first_sent.map(|(_, t)| t));
         }
         key_sent_ms.is_some().hash(h);
-        if crate::world::moments::journal_exact() || !state.is_settled() {
+        if crate::sim::moments::journal_exact() || !state.is_settled() {
             key_sent_ms.hash(h);
             created_ms.hash(h);
             updated_ms.hash(h);

@@ -9,8 +9,8 @@
 //! A check about a field only some designs read warns only when the model compares one of
 //! them (its `designs`, resolved), and names them.
 
-use super::schema::*;
-use crate::design::assumptions::{crashes_max, latency_max, pauses_ms, processing_max};
+use super::assumptions::{crashes_max, latency_max, pauses_ms, processing_max};
+use crate::model::*;
 use crate::sim::Millis;
 
 /// One misconfiguration: the field's JSON path and what is wrong with its value, starting
@@ -39,7 +39,7 @@ pub const RECONCILING: [&str; 2] = ["journal_reconcile", "journal_reconcile_leas
 /// says) and the model gives no `executor.stack` in place of its layers; every other design
 /// (the journal family; a program's own or an external one, which may).
 fn reads_attempts(m: &Model, name: &str) -> bool {
-    crate::design::preset::find(name)
+    super::preset::find(name)
         .is_none_or(|p| m.executor.stack_spec().is_none() && p.reads_knob("executor.attempts"))
 }
 
@@ -96,10 +96,7 @@ fn inert_of(m: &Model) -> Vec<Inert> {
         "executor.preset"
     };
     if m.executor.stack_spec().is_some()
-        && !m
-            .designs
-            .iter()
-            .any(|d| crate::design::preset::find(d).is_some())
+        && !m.designs.iter().any(|d| super::preset::find(d).is_some())
     {
         warn(
             stack_field,
@@ -407,10 +404,10 @@ fn read_back(m: &Model, designs: &str, warn: &mut Warn<'_>) {
     );
 }
 
-/// The fewest reads (more than `reads`, at most [`super::MAX_CALLS`]) whose `span` reaches
+/// The fewest reads (more than `reads`, at most [`crate::model::MAX_CALLS`]) whose `span` reaches
 /// `bound`.
 fn reads_for(span: &dyn Fn(u32) -> Millis, reads: u32, bound: Millis) -> Option<u32> {
-    (reads + 1..=super::MAX_CALLS).find(|&r| span(r) >= bound)
+    (reads + 1..=crate::model::MAX_CALLS).find(|&r| span(r) >= bound)
 }
 
 /// The shortest `executor.backoff_ms` (no longer than `max_backoff_ms`) with which the

@@ -171,7 +171,7 @@ pub(crate) fn lease_until<H: Hasher + ?Sized>(h: &mut H, until: Millis) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::fingerprint::StableHasher;
+    use crate::sim::hash::StableHasher;
 
     fn hash(moments: Option<Moments>, f: impl FnOnce(&mut StableHasher)) -> u64 {
         with(moments, || {

@@ -1,0 +1,346 @@
+//! The library's modules form layers: a module may use the modules below it, never one above
+//! (no import cycle between two of them, and none through a third). The order, bottom first:
+//!
+//! | layer      | what it holds                                                        |
+//! |------------|----------------------------------------------------------------------|
+//! | `sync`     | the mutex and atomics shim that loom replaces                        |
+//! | `sim`      | virtual time, the event queue, the chooser, replay, hashing          |
+//! | `vocab`    | identifiers, protocol messages, records, the trace                   |
+//! | `check`    | properties, outcomes, metrics, verdicts: judging a finished run      |
+//! | `model`    | the model files: schema, validation, presets                         |
+//! | `design`   | the `Design` and `Executor` traits, the journal, the built-in designs |
+//! | `world`    | the simulated agent, network, workers, provider and ledger          |
+//! | `run`      | one run, or a sweep of seeds                                         |
+//! | `external` | an executor in another process, as a design                          |
+//! | `explore`  | sweeps, exhaustive search, shrinking, checks                         |
+//! | `report`   | tables, JSON, Markdown, HTML, charts, diagrams, reports from models  |
+//! | `cli`      | the command line: arguments, output, exit codes                      |
+//!
+//! The test reads every source file of `src/`, leaves out comments, string literals and
+//! `#[cfg(test)]` modules (a unit test may reach anywhere; the library does not), and fails
+//! on every path `crate::X` (or `super::` climbing out of its module) naming a module of a
+//! higher layer, or of its own layer but another module, with the file and line.
+
+use std::path::{Path, PathBuf};
+
+const LAYERS: &[&str] = &[
+    "sync", "sim", "vocab", "check", "model", "design", "world", "run", "external", "explore",
+    "report", "cli",
+];
+
+fn rank(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|m| *m == module)
+}
+
+/// Every `.rs` file under `dir`, in name order.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// `text` with comments and the contents of string and character literals blanked out
+/// (newlines kept, so that line numbers stay right).
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, c: u8| out.push(if c == b'\n' { b'\n' } else { b' ' });
+    while i < b.len() {
+        let rest = &b[i..];
+        if rest.starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                out.push(b' ');
+                i += 1;
+            }
+        } else if rest.starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    out.extend_from_slice(b"  ");
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    out.extend_from_slice(b"  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(&mut out, b[i]);
+                    i += 1;
+                }
+            }
+        } else if rest.starts_with(b"r#") || rest.starts_with(b"r\"") {
+            // A raw string: r"...", r#"..."#, r##"..."##.
+            let hashes = rest[1..].iter().take_while(|&&c| c == b'#').count();
+            if rest.get(1 + hashes) != Some(&b'"') {
+                out.push(b[i]);
+                i += 1;
+                continue;
+            }
+            let mut close = vec![b'"'];
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            i += 2 + hashes;
+            out.extend(std::iter::repeat_n(b' ', 2 + hashes));
+            while i < b.len() && !b[i..].starts_with(&close) {
+                blank(&mut out, b[i]);
+                i += 1;
+            }
+            out.extend(std::iter::repeat_n(b' ', close.len()));
+            i += close.len();
+        } else if b[i] == b'"' {
+            out.push(b' ');
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    out.push(b' ');
+                    i += 1;
+                }
+                blank(&mut out, b[i]);
+                i += 1;
+            }
+            out.push(b' ');
+            i += 1;
+        } else if b[i] == b'\'' {
+            // A character literal ('x', '\n', '\u{1F600}', '"'), or a lifetime ('a).
+            let end = if rest.get(1) == Some(&b'\\') {
+                rest.iter().skip(3).position(|&c| c == b'\'').map(|p| p + 3)
+            } else {
+                // `i + 1` is a character boundary: `b[i]` is ASCII.
+                text[i + 1..]
+                    .chars()
+                    .next()
+                    .map(char::len_utf8)
+                    .filter(|n| rest.get(1 + n) == Some(&b'\''))
+                    .map(|n| n + 1)
+            };
+            match end {
+                Some(e) => {
+                    out.extend(std::iter::repeat_n(b' ', e + 1));
+                    i += e + 1;
+                }
+                None => {
+                    out.push(b'\'');
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// `code` with every `#[cfg(test)]` item (a `mod tests { ... }` or a single function)
+/// blanked out.
+fn without_tests(code: &str) -> String {
+    let mut b = code.as_bytes().to_vec();
+    let mut from = 0;
+    while let Some(p) = find(&b, b"#[cfg(test)]", from) {
+        // The item runs to its matching closing brace, or to a `;` before any brace.
+        let mut i = p;
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b';' if depth == 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        let last = i.min(b.len() - 1);
+        for c in &mut b[p..=last] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+        from = i;
+    }
+    String::from_utf8(b).unwrap()
+}
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
+}
+
+/// The top-level modules a path at byte `at` of `code` names: `crate::m`, or each `m` of
+/// `crate::{m::..., n, ...}`.
+fn named_at(code: &str, at: usize) -> Vec<String> {
+    let rest = code[at + "crate::".len()..].trim_start();
+    if let Some(group) = rest.strip_prefix('{') {
+        let mut depth = 0usize;
+        let mut names = Vec::new();
+        let mut item = String::new();
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    names.push(item.clone());
+                    break;
+                }
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    names.push(std::mem::take(&mut item));
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(c);
+        }
+        names.iter().filter_map(|n| ident(n.trim())).collect()
+    } else {
+        ident(rest).into_iter().collect()
+    }
+}
+
+fn ident(s: &str) -> Option<String> {
+    let id: String = s
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!id.is_empty()).then_some(id)
+}
+
+/// The library's upward imports: `(file:line, from, to)`.
+fn upward(src: &Path) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap();
+        let mut parts = rel.iter().map(|p| p.to_str().unwrap().to_string());
+        let first = parts.next().unwrap();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let depth = rel.components().count() - 1;
+        let from = rank(&module)
+            .unwrap_or_else(|| panic!("{}: module {module} has no layer in LAYERS", rel.display()));
+        let code = without_tests(&code_only(&std::fs::read_to_string(&file).unwrap()));
+        let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+        let mut at = 0;
+        while let Some(p) = code[at..].find("crate::") {
+            let p = at + p;
+            at = p + 1;
+            // `$crate::` in a macro is the crate too; `other_crate::` is not.
+            let before = code[..p].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            for to in named_at(&code, p) {
+                let Some(r) = rank(&to) else { continue };
+                if to != module && r >= from {
+                    found.push((
+                        format!("src/{}:{}", rel.display(), line_of(p)),
+                        module.clone(),
+                        to,
+                    ));
+                }
+            }
+        }
+        // `super::super::...` out of the top-level module: as far up as the file is deep.
+        let climb = "super::".repeat(depth + 1);
+        let mut at = 0;
+        while let Some(p) = code[at..].find(&climb) {
+            let p = at + p;
+            at = p + 1;
+            if let Some(to) = ident(&code[p + climb.len()..])
+                && rank(&to).is_some_and(|r| to != module && r >= from)
+            {
+                found.push((
+                    format!("src/{}:{}", rel.display(), line_of(p)),
+                    module.clone(),
+                    to,
+                ));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_uses_a_module_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = upward(&src);
+    let lines: Vec<String> = found
+        .iter()
+        .map(|(at, from, to)| format!("{at}: {from} uses {to}, a layer above it"))
+        .collect();
+    assert!(
+        lines.is_empty(),
+        "upward imports (layers, bottom first: {}):\n{}",
+        LAYERS.join(" < "),
+        lines.join("\n")
+    );
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let declared: Vec<String> = lib
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+            l.strip_prefix("mod ")
+                .map(|m| m.trim_end_matches(';').trim().to_string())
+        })
+        .collect();
+    assert!(!declared.is_empty());
+    for m in &declared {
+        assert!(
+            rank(m).is_some(),
+            "src/lib.rs declares {m}, which has no layer"
+        );
+    }
+    for m in LAYERS {
+        assert!(
+            declared.iter().any(|d| d == m),
+            "{m}: in LAYERS, not in src/lib.rs"
+        );
+    }
+}
+
+/// The detector itself: it finds what it must and nothing in comments or strings.
+#[test]
+fn the_detector_reads_paths_groups_and_climbs() {
+    let code = code_only(
+        "use crate::{sim::Millis, world::{World, Event}};\n\
+         // crate::cli in a comment\n\
+         let s = \"crate::cli\"; let c = '\"'; let t = 'a;\n\
+         fn f<'a>(x: &'a crate::report::Report) {}\n\
+         #[cfg(test)]\nmod tests { use crate::cli::Cli; }\n",
+    );
+    let code = without_tests(&code);
+    let mut names = Vec::new();
+    let mut at = 0;
+    while let Some(p) = code[at..].find("crate::") {
+        names.extend(named_at(&code, at + p));
+        at += p + 1;
+    }
+    assert_eq!(names, ["sim", "world", "report"]);
+}
