@@ -228,15 +228,15 @@ fn a_model_may_name_any_schema_and_check_passes_over_the_schema_file() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The README
+// The model reference (docs/models.md), and the links of the README and docs/
 // ---------------------------------------------------------------------------------------
 
 fn readme() -> String {
-    std::fs::read_to_string(root().join("README.md")).unwrap()
+    std::fs::read_to_string(root().join("docs/models.md")).unwrap()
 }
 
 #[test]
-fn readme_defaults_table_is_current() {
+fn the_defaults_table_of_the_model_reference_is_current() {
     let readme = readme();
     let begin = "<!-- defaults:begin -->\n";
     let start = readme
@@ -249,9 +249,9 @@ fn readme_defaults_table_is_current() {
     assert_same_text(
         &readme[start..end],
         &defaults_markdown(),
-        "the README's defaults table is stale: replace the lines between the markers with the output of\n  cargo run --release -- schema --markdown",
+        "the defaults table of docs/models.md is stale: replace the lines between the markers with the output of\n  cargo run --release -- schema --markdown",
     );
-    // One row per field: spot checks of defaults that live nowhere else in the README.
+    // One row per field: spot checks of defaults that live nowhere else in the docs.
     for row in [
         "| `executor.lease_ms` | ms | `30000` |",
         "| `executor.timeout_ms` | ms | `5000` |",
@@ -265,14 +265,15 @@ fn readme_defaults_table_is_current() {
 }
 
 #[test]
-fn readme_complete_model_loads_and_runs() {
+fn the_complete_model_of_the_model_reference_loads_and_runs() {
     let readme = readme();
     let at = readme
         .find("A complete model:")
         .expect("the complete model");
     let start = readme[at..].find("```json\n").unwrap() + at + "```json\n".len();
     let end = readme[start..].find("```").unwrap() + start;
-    let m = Model::from_json(&readme[start..end], "README.md").unwrap_or_else(|e| panic!("{e}"));
+    let m =
+        Model::from_json(&readme[start..end], "docs/models.md").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(m.workers.count, 2);
     assert_eq!(m.provider.retention_ms, Some(86_400_000));
     assert_eq!(m.network.reply_loss.to_string(), "1/10");
@@ -508,5 +509,115 @@ fn designs_fit_100_columns() {
         retrylab::design::all()
             .iter()
             .any(|d| 25 + d.summary().len() > 100)
+    );
+}
+
+/// The anchor GitHub gives a Markdown heading: lower case, punctuation but `-` and `_` left
+/// out, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of the headings of Markdown `text` (outside code blocks).
+fn anchors(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut code = false;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            code = !code;
+        } else if !code && line.starts_with('#') {
+            out.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// The relative links `[text](target)` of Markdown `text` (outside code blocks).
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut code = false;
+    for line in text.lines() {
+        if line.starts_with("```") {
+            code = !code;
+            continue;
+        }
+        if code {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let Some(j) = after.find(')') else { break };
+            let target = &after[..j];
+            if !target.contains("://") && !target.starts_with("mailto:") {
+                out.push(target.to_string());
+            }
+            rest = &after[j..];
+        }
+    }
+    out
+}
+
+/// Every relative link of the README and of docs/ leads somewhere: the file exists, and an
+/// anchor names a heading of its page. Moving a section between pages cannot leave a link
+/// behind.
+#[test]
+fn every_link_of_the_readme_and_the_docs_resolves() {
+    let mut pages = vec![root().join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for link in links(&text) {
+            checked += 1;
+            let (file, fragment) = match link.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (link.as_str(), None),
+            };
+            let target = if file.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(file)
+            };
+            if !target.exists() {
+                broken.push(format!("{}: {link}: no such file", page.display()));
+                continue;
+            }
+            if let Some(a) = fragment
+                && target.extension().is_some_and(|x| x == "md")
+                && !anchors(&std::fs::read_to_string(&target).unwrap())
+                    .iter()
+                    .any(|x| x == a)
+            {
+                broken.push(format!("{}: {link}: no such heading", page.display()));
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} links found");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_are_githubs() {
+    assert_eq!(
+        anchor(" `check` in CI: exit codes, JSON, JUnit and a GitHub Actions workflow"),
+        "check-in-ci-exit-codes-json-junit-and-a-github-actions-workflow"
+    );
+    assert_eq!(
+        links("see [a](docs/x.md#y) and [b](https://e.org)"),
+        ["docs/x.md#y"]
     );
 }

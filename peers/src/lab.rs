@@ -3,7 +3,6 @@
 use retrylab::check::Metrics;
 use retrylab::design::Design;
 use retrylab::model::Model;
-use retrylab::sim::RandomChooser;
 use retrylab::world::World;
 
 /// `run_seeds` over `seeds`, as the criterion bench `benches/seeds.rs` calls it.

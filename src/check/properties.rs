@@ -33,7 +33,7 @@ pub enum Judge {
 pub struct PropertyDef {
     /// The name, as written in `expect` (a parameter, if any, in parentheses after it).
     pub name: &'static str,
-    /// What it says, for `--help` and the README.
+    /// What it says, for `--help` and the docs.
     pub meaning: &'static str,
     pub judge: Judge,
 }
@@ -199,7 +199,7 @@ impl Property {
         }
     }
 
-    /// What the property says, for `--help` and the README.
+    /// What the property says, for `--help` and the docs.
     pub fn meaning(self) -> &'static str {
         self.def().meaning
     }

@@ -478,7 +478,7 @@ impl shard::Sharded for CheckCommand {
 pub(super) enum CheckFormat {
     /// The verdict lines, counterexamples and replay commands, for a person.
     Table,
-    /// One JSON object (`"format": "retrylab-check"`), described in the README.
+    /// One JSON object (`"format": "retrylab-check"`), described in docs/check.md.
     Json,
     /// JUnit XML: one test case per expectation, and one per exhaustive search.
     Junit,

@@ -33,7 +33,7 @@ fn harm_json(m: &Metrics) -> Value {
     })
 }
 
-/// The JSON form: see the README (`check --format json`).
+/// The JSON form: see docs/check.md (`check --format json`).
 pub(super) fn json(
     o: &CheckOptions,
     views: &[ModelView<'_>],

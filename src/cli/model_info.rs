@@ -12,7 +12,8 @@ use crate::model::{Dedup, KeyScope};
 
 #[derive(clap::Args, Debug)]
 pub(super) struct SchemaArgs {
-    /// Print the defaults table of the README (Markdown) instead of the schema.
+    /// Print the table of every field and its default (Markdown, as in docs/models.md) instead
+    /// of the schema.
     #[arg(long)]
     markdown: bool,
 }
@@ -34,7 +35,7 @@ pub(super) struct ShowModelArgs {
     format: ShowFormat,
 }
 
-/// `retrylab schema`: the JSON Schema of model files (or the README's defaults table).
+/// `retrylab schema`: the JSON Schema of model files (or the defaults table of docs/models.md).
 pub(super) fn schema(a: SchemaArgs, ctx: &Ctx) -> Result<(), CliError> {
     if a.markdown {
         ctx.print(&reference::defaults_markdown())

@@ -1,7 +1,7 @@
 //! What reading a model needs to know of the designs it may name, and nothing more: the
 //! model module knows no design. The design layer's registry is the catalog every command
-//! reads models with ([`crate::design::Registry`]); [`Model::load`] and
-//! [`Model::from_json`] take the built-in one.
+//! reads models with ([`crate::design::Registry`]); [`Model::load`](super::Model::load) and
+//! [`Model::from_json`](super::Model::from_json) take the built-in one.
 
 use crate::check::PropertyDef;
 

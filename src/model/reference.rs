@@ -1,5 +1,5 @@
 //! The model format's reference, from one source: the JSON Schema generated from the Rust
-//! types ([`schema`]), and what is derived from it (the defaults table of the README).
+//! types ([`schema`]), and what is derived from it (the defaults table of docs/models.md).
 
 use serde_json::Value;
 
@@ -480,7 +480,7 @@ pub(crate) fn compact(v: &Value) -> String {
     }
 }
 
-/// The defaults table of the README's model reference (`retrylab schema --markdown`): one
+/// The defaults table of the model reference (docs/models.md) (`retrylab schema --markdown`): one
 /// row per field, in the order the types declare them, with its kind, its default (or
 /// "required") and its description, all read from [`schema`].
 pub fn defaults_markdown() -> String {

@@ -1,7 +1,7 @@
 //! A report from models, as a library call: what `retrylab report` does between reading its
 //! arguments and writing its files. A program builds its [`Scenario`]s, runs one [`Block`]
 //! of seeds (or several, as the shards of a sharded report do), [`assemble`]s the blocks
-//! and renders the [`Research`] (or [`write`]s the three files).
+//! and renders the [`Research`] (or [`write()`]s the three files).
 //!
 //! The data of a block ([`ReportData`]) is what a shard writes into its partial result:
 //! everything in it is serializable, properties by name.

@@ -196,7 +196,7 @@ pub struct Effect {
     /// The send that committed it (the world maps it to the operation that sent it).
     pub attempt: AttemptId,
     pub intent: IntentId,
-    /// The workflow step: 0, 1, ... for the intent's actions, [`COMPENSATION`] + k for the
+    /// The workflow step: 0, 1, ... for the intent's actions, [`COMPENSATION`](crate::vocab::protocol::COMPENSATION) + k for the
     /// compensation of step k.
     pub step: u32,
     pub tenant: Tenant,
