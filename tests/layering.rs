@@ -149,19 +149,24 @@ fn without_tests(code: &str) -> String {
     let mut b = code.as_bytes().to_vec();
     let mut from = 0;
     while let Some(p) = find(&b, b"#[cfg(test)]", from) {
-        // The item runs to its matching closing brace, or to a `;` before any brace.
+        // The item runs to its matching closing brace, or to a `;` or `,` before any brace
+        // (a field or a variant), or stops before the brace that closes its container.
         let mut i = p;
         let mut depth = 0usize;
         while i < b.len() {
             match b[i] {
                 b'{' => depth += 1,
+                b'}' if depth == 0 => {
+                    i -= 1;
+                    break;
+                }
                 b'}' => {
                     depth -= 1;
                     if depth == 0 {
                         break;
                     }
                 }
-                b';' if depth == 0 => break,
+                b';' | b',' if depth == 0 => break,
                 _ => {}
             }
             i += 1;
@@ -184,10 +189,10 @@ fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
         .map(|p| p + from)
 }
 
-/// The top-level modules a path at byte `at` of `code` names: `crate::m`, or each `m` of
-/// `crate::{m::..., n, ...}`.
-fn named_at(code: &str, at: usize) -> Vec<String> {
-    let rest = code[at + "crate::".len()..].trim_start();
+/// The first segments of the paths that `rest` (the text after `crate::` or a climb out of
+/// the module) names: `m::...`, each `m` of a group `{m::..., n, ...}`, and `*` for a glob.
+fn named_after(rest: &str) -> Vec<String> {
+    let rest = rest.trim_start();
     if let Some(group) = rest.strip_prefix('{') {
         let mut depth = 0usize;
         let mut names = Vec::new();
@@ -208,10 +213,18 @@ fn named_at(code: &str, at: usize) -> Vec<String> {
             }
             item.push(c);
         }
-        names.iter().filter_map(|n| ident(n.trim())).collect()
+        names.iter().filter_map(|n| first(n.trim())).collect()
     } else {
-        ident(rest).into_iter().collect()
+        first(rest).into_iter().collect()
     }
+}
+
+/// The first segment of a path: an identifier, or `*`, or `self` for `self as x`.
+fn first(s: &str) -> Option<String> {
+    if s.starts_with('*') {
+        return Some("*".into());
+    }
+    ident(s)
 }
 
 fn ident(s: &str) -> Option<String> {
@@ -222,6 +235,55 @@ fn ident(s: &str) -> Option<String> {
     (!id.is_empty()).then_some(id)
 }
 
+/// The paths out of `module` in `code` (the code of one of its files, `depth` modules below
+/// it) that it may not take: to a module of a higher layer, a glob of the crate root, or the
+/// crate under another name (which this test could not follow). `(line, what it names)`.
+fn upward_in(module: &str, depth: usize, code: &str) -> Vec<(usize, String)> {
+    let from = rank(module).unwrap_or_else(|| panic!("module {module} has no layer in LAYERS"));
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    let mut check = |at: usize, names: Vec<String>| {
+        for to in names {
+            let bad = match to.as_str() {
+                "*" | "self" => true,
+                _ => rank(&to).is_some_and(|r| to != module && r >= from),
+            };
+            if bad {
+                found.push((line_of(at), to));
+            }
+        }
+    };
+    let mut at = 0;
+    while let Some(p) = code[at..].find("crate") {
+        let p = at + p;
+        at = p + 1;
+        // `$crate::` in a macro is the crate too; `other_crate::` is not.
+        let before = code[..p].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = code[p + "crate".len()..].trim_start();
+        if let Some(path) = rest.strip_prefix("::") {
+            check(p, named_after(path));
+        } else if rest.starts_with("as ") {
+            check(p, vec!["self".into()]);
+        }
+    }
+    // `super::...` out of the top-level module: one more `super::` than the file is deep.
+    let climb = "super::".repeat(depth + 1);
+    let mut at = 0;
+    while let Some(p) = code[at..].find(&climb) {
+        let p = at + p;
+        at = p + 1;
+        let names: Vec<String> = named_after(&code[p + climb.len()..])
+            .into_iter()
+            .filter(|n| n != "*")
+            .collect();
+        check(p, names);
+    }
+    found
+}
+
 /// The library's upward imports: `(file:line, from, to)`.
 fn upward(src: &Path) -> Vec<(String, String, String)> {
     let mut files = Vec::new();
@@ -229,52 +291,22 @@ fn upward(src: &Path) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
     for file in files {
         let rel = file.strip_prefix(src).unwrap();
-        let mut parts = rel.iter().map(|p| p.to_str().unwrap().to_string());
-        let first = parts.next().unwrap();
+        let first = rel.iter().next().unwrap().to_str().unwrap();
         let module = first.trim_end_matches(".rs").to_string();
         if module == "lib" || module == "main" {
             continue;
         }
-        let depth = rel.components().count() - 1;
-        let from = rank(&module)
-            .unwrap_or_else(|| panic!("{}: module {module} has no layer in LAYERS", rel.display()));
+        // How far below its top-level module the file's code is: `world/mod.rs` and
+        // `world.rs` are the module itself, `world/agent.rs` one below.
+        let nested = rel.components().count() - 1;
+        let depth = if rel.file_name().is_some_and(|f| f == "mod.rs") {
+            nested - 1
+        } else {
+            nested
+        };
         let code = without_tests(&code_only(&std::fs::read_to_string(&file).unwrap()));
-        let line_of = |at: usize| code[..at].matches('\n').count() + 1;
-        let mut at = 0;
-        while let Some(p) = code[at..].find("crate::") {
-            let p = at + p;
-            at = p + 1;
-            // `$crate::` in a macro is the crate too; `other_crate::` is not.
-            let before = code[..p].chars().next_back();
-            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
-                continue;
-            }
-            for to in named_at(&code, p) {
-                let Some(r) = rank(&to) else { continue };
-                if to != module && r >= from {
-                    found.push((
-                        format!("src/{}:{}", rel.display(), line_of(p)),
-                        module.clone(),
-                        to,
-                    ));
-                }
-            }
-        }
-        // `super::super::...` out of the top-level module: as far up as the file is deep.
-        let climb = "super::".repeat(depth + 1);
-        let mut at = 0;
-        while let Some(p) = code[at..].find(&climb) {
-            let p = at + p;
-            at = p + 1;
-            if let Some(to) = ident(&code[p + climb.len()..])
-                && rank(&to).is_some_and(|r| to != module && r >= from)
-            {
-                found.push((
-                    format!("src/{}:{}", rel.display(), line_of(p)),
-                    module.clone(),
-                    to,
-                ));
-            }
+        for (line, to) in upward_in(&module, depth, &code) {
+            found.push((format!("src/{}:{line}", rel.display()), module.clone(), to));
         }
     }
     found
@@ -325,22 +357,34 @@ fn every_top_level_module_has_a_layer() {
     }
 }
 
-/// The detector itself: it finds what it must and nothing in comments or strings.
+/// The detector itself: it finds what it must and nothing in comments, strings or tests.
 #[test]
 fn the_detector_reads_paths_groups_and_climbs() {
-    let code = code_only(
+    let code = without_tests(&code_only(
         "use crate::{sim::Millis, world::{World, Event}};\n\
          // crate::cli in a comment\n\
-         let s = \"crate::cli\"; let c = '\"'; let t = 'a;\n\
+         let s = \"crate::cli\"; let c = '\"'; let q = '\\''; let t = 'a;\n\
          fn f<'a>(x: &'a crate::report::Report) {}\n\
+         struct S { #[cfg(test)] t: u32, u: u32 }\n\
+         use super::super::{explore::X, run};\n\
+         use super::cli::Y;\n\
+         use crate::*;\n\
+         use crate as root;\n\
          #[cfg(test)]\nmod tests { use crate::cli::Cli; }\n",
+    ));
+    // In `world`, one module below it (`world/agent.rs`): `report` and `explore` are above;
+    // `super::cli` is within `world`; the glob and the alias cannot be followed.
+    let found = upward_in("world", 1, &code);
+    let names: Vec<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["report", "*", "self", "explore", "run"],
+        "{found:?}"
     );
-    let code = without_tests(&code);
-    let mut names = Vec::new();
-    let mut at = 0;
-    while let Some(p) = code[at..].find("crate::") {
-        names.extend(named_at(&code, at + p));
-        at += p + 1;
-    }
-    assert_eq!(names, ["sim", "world", "report"]);
+    assert_eq!(found[0].0, 4);
+    // In `world/mod.rs` (depth 0), `super::` is the crate root: `super::cli` escapes.
+    let found = upward_in("world", 0, "use super::cli::Y;\nuse super::{report::Z};\n");
+    assert_eq!(found, [(1, "cli".to_string()), (2, "report".to_string())]);
+    // Nothing upward from the top layer but globs and aliases.
+    assert!(upward_in("cli", 0, "use crate::{report::a, sim::b};").is_empty());
 }

@@ -1,6 +1,7 @@
 //! The model format's reference: the JSON Schema committed as `models/schema.json`, the
-//! README's defaults table, the bundled models' `$schema`, and the commands that show a model
-//! (`show-model`), the presets (`presets`) and the designs (`designs`).
+//! defaults table of docs/models.md, the bundled models' `$schema`, and the commands that
+//! show a model (`show-model`), the presets (`presets`) and the designs (`designs`); and
+//! the links of the README and docs/.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -554,7 +555,7 @@ fn links(text: &str) -> Vec<String> {
         while let Some(i) = rest.find("](") {
             let after = &rest[i + 2..];
             let Some(j) = after.find(')') else { break };
-            let target = &after[..j];
+            let target = after[..j].trim();
             if !target.contains("://") && !target.starts_with("mailto:") {
                 out.push(target.to_string());
             }
@@ -583,6 +584,10 @@ fn every_link_of_the_readme_and_the_docs_resolves() {
         let text = std::fs::read_to_string(page).unwrap();
         for link in links(&text) {
             checked += 1;
+            if link.is_empty() {
+                broken.push(format!("{}: an empty link target", page.display()));
+                continue;
+            }
             let (file, fragment) = match link.split_once('#') {
                 Some((f, a)) => (f, Some(a)),
                 None => (link.as_str(), None),

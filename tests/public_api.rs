@@ -13,9 +13,10 @@
 //! signature (function bodies left out, constants with their values), a struct's `pub`
 //! fields (the others as one `..` comment), an enum's variants, a trait's items, the `pub`
 //! functions and constants of every inherent `impl` and the header of every trait `impl`,
-//! and each `pub use`. Documentation and attributes are left out but `derive`, `repr`,
-//! `non_exhaustive` and `cfg`. Items of private modules are reached only through the
-//! `pub use` lines that name them; `#[cfg(test)]` items are not part of the API.
+//! and each `pub use`; items a macro generates, as the invocation that generates them.
+//! Documentation and attributes are left out but `derive`, `repr`, `non_exhaustive` and
+//! `cfg`. Items of private modules are reached only through the `pub use` lines that name
+//! them (their signatures are not listed); `#[cfg(test)]` items are not part of the API.
 
 #[path = "common/golden.rs"]
 mod golden;
@@ -23,6 +24,7 @@ mod golden;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use syn::{Attribute, Fields, ImplItem, Item, TraitItem, Visibility};
 
 /// Is `v` plain `pub` (not `pub(crate)`, not private)?
@@ -50,6 +52,31 @@ fn kept(attrs: &[Attribute]) -> Vec<Attribute> {
         })
         .cloned()
         .collect()
+}
+
+/// `tokens` without the doc comments in them (`#[doc = "..."]`, at any depth): an
+/// invocation's documentation is not its API.
+fn without_docs(tokens: TokenStream) -> TokenStream {
+    let mut out = Vec::new();
+    let mut it = tokens.into_iter().peekable();
+    while let Some(t) = it.next() {
+        if let TokenTree::Punct(p) = &t
+            && p.as_char() == '#'
+            && let Some(TokenTree::Group(g)) = it.peek()
+            && g.delimiter() == Delimiter::Bracket
+            && matches!(g.stream().into_iter().next(), Some(TokenTree::Ident(i)) if i == "doc")
+        {
+            it.next();
+            continue;
+        }
+        out.push(match t {
+            TokenTree::Group(g) => {
+                TokenTree::Group(Group::new(g.delimiter(), without_docs(g.stream())))
+            }
+            other => other,
+        });
+    }
+    out.into_iter().collect()
 }
 
 /// An empty function body: what a signature is shown with.
@@ -135,8 +162,15 @@ fn shown(item: &Item) -> Option<Item> {
         Item::Impl(i) => {
             i.attrs = kept(&i.attrs);
             if i.trait_.is_some() {
-                // A trait impl is API as a whole: its header says it.
-                i.items.clear();
+                // A trait impl is API as a whole: its header says it, with its associated
+                // types (`type Err = String`).
+                i.items.retain_mut(|it| match it {
+                    ImplItem::Type(t) => {
+                        t.attrs = kept(&t.attrs);
+                        true
+                    }
+                    _ => false,
+                });
             } else {
                 i.items.retain_mut(|it| match it {
                     ImplItem::Fn(f) if public(&f.vis) && !test_only(&f.attrs) => {
@@ -155,8 +189,15 @@ fn shown(item: &Item) -> Option<Item> {
                 }
             }
         }
-        Item::Macro(m) if m.attrs.iter().any(|a| a.path().is_ident("macro_export")) => {
+        // An exported macro, and an invocation at item level that is not a definition: the
+        // items it generates (`counters!`'s `Metrics`, the ids of `vocab::ids`) are listed
+        // as the invocation that makes them, which changes whenever they do.
+        Item::Macro(m)
+            if m.attrs.iter().any(|a| a.path().is_ident("macro_export"))
+                || !(m.mac.path.is_ident("macro_rules") || m.mac.path.is_ident("thread_local")) =>
+        {
             m.attrs = kept(&m.attrs);
+            m.mac.tokens = without_docs(m.mac.tokens.clone());
         }
         _ => return None,
     }
@@ -199,6 +240,11 @@ fn list(path: &str, file: &Path, items: &[Item], out: &mut String, count: &mut u
             Item::Struct(s) => &s.attrs,
             Item::Enum(e) => &e.attrs,
             Item::Const(c) => &c.attrs,
+            Item::Static(s) => &s.attrs,
+            Item::Trait(t) => &t.attrs,
+            Item::Type(t) => &t.attrs,
+            Item::Use(u) => &u.attrs,
+            Item::Macro(m) => &m.attrs,
             _ => &[],
         };
         if test_only(attrs) {

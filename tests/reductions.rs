@@ -319,13 +319,10 @@ fn compare_at(case: &Case<'_>) -> Compared {
 /// Where a model the test made is written when a comparison of it fails: under the target
 /// directory, named by its content.
 fn model_path(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in text.as_bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
     format!(
-        "{}/reductions/model-{h:016x}.json",
-        env!("CARGO_TARGET_TMPDIR")
+        "{}/reductions/model-{}.json",
+        env!("CARGO_TARGET_TMPDIR"),
+        retrylab::sim::hash::Fnv1a::hex(text.as_bytes())
     )
 }
 

@@ -23,7 +23,8 @@ use crate::explore::check::Judged;
 pub(super) use crate::explore::suite::{
     Certification, CheckData, CounterexampleText, DesignCheck, ModelCheck, Tally, Verdict,
 };
-use crate::explore::suite::{Suite, judged, merge, run_block};
+use crate::explore::suite::{Suite, determinism, judged, merge, run_block};
+use crate::model::Catalog;
 use crate::model::{Model, Want};
 use clap::ValueEnum;
 
@@ -94,9 +95,10 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
         junit: a.junit.as_ref().map(|p| p.display().to_string()),
     };
     let (block, once) = shard::block_of(a.shard.shard, (first, last));
+    let paths: Vec<PathBuf> = models.iter().map(|(path, _)| path.clone()).collect();
     let named: Vec<(String, Model)> = models
-        .iter()
-        .map(|(path, m)| (path.display().to_string(), m.clone()))
+        .into_iter()
+        .map(|(path, m)| (path.display().to_string(), m))
         .collect();
     let suite = Suite {
         models: &named,
@@ -112,11 +114,12 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
     progress.finish();
     let mut data = run.map_err(CliError::Input)?;
     data.skipped = skipped;
+    data.determinism = determinism(&suite);
     match (a.shard.shard, &a.shard.out) {
         (Some(s), Some(out)) => {
-            let files = models
+            let files = paths
                 .iter()
-                .map(|(path, _)| ModelFile::read(path))
+                .map(|path| ModelFile::read(path))
                 .collect::<Result<Vec<_>, _>>()?;
             shard::write_partial::<CheckCommand>(ctx, out, s.info(block), &options, files, &data)
         }

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use super::{CliError, Outcome, load_as, progress, warnings};
 use crate::design::{Design, Registry};
 use crate::explore::ReplayCommand;
+use crate::model::Catalog;
 use crate::model::Model;
 
 /// What a command runs with: the designs it knows, the program's name (for the replay

@@ -20,6 +20,7 @@ use crate::explore::search::{
     self, Bound, Exploration, Level, Reductions, Strategy, TimingScope, Violation,
     explore_reporting, explore_shard,
 };
+use crate::model::Catalog;
 use crate::model::Model;
 use clap::ValueEnum;
 use std::path::PathBuf;
@@ -47,7 +48,7 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
         asked
     };
     let assumed = crate::design::assumptions::judge(design, &model);
-    let warnings = super::warnings::assumptions(&model.name, design.name(), &assumed);
+    let warnings = crate::design::assumptions::warnings(&model.name, design.name(), &assumed);
     // A shard prints only the line naming its partial: the merge prints the warnings.
     if a.shard.is_none() {
         super::warnings::print(ctx, &warnings);

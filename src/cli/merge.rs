@@ -2,24 +2,51 @@
 //! `explore`, added up and rendered as the unsharded command renders its own. Each command
 //! says how, as a [`Sharded`] command; this module reads the partials and dispatches.
 
-use super::Format;
+use super::check::CheckCommand;
+use super::explore::ExploreCommand;
+use super::report::ReportCommand;
+use super::run::RunCommand;
 use super::shard::{Family, Sharded, read_family};
-use super::{CliError, Ctx};
 use std::path::PathBuf;
+
+use super::{CliError, Ctx, Format};
+use crate::model::Catalog;
+
+/// The merge options, each with what it is for, and the commands that take it.
+fn merge_options(a: &MergeArgs) -> [(&'static str, bool, &'static str, &'static str); 2] {
+    [
+        (
+            "--format",
+            a.format.is_some(),
+            "only for partials of run",
+            RunCommand::COMMAND,
+        ),
+        (
+            "--out",
+            a.out.is_some(),
+            "only for partials of report (the directory to write it into)",
+            ReportCommand::COMMAND,
+        ),
+    ]
+}
 
 pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
     let family = read_family(&a.parts)?;
+    // A merge option given for partials of a command that does not take it (a command this
+    // program does not merge included) is refused first.
+    for (option, set, what, command) in merge_options(&a) {
+        if set && family.command != command {
+            return Err(CliError::Input(format!(
+                "{option}: {what}; these are of {}",
+                family.command
+            )));
+        }
+    }
     match family.command.as_str() {
-        super::run::RunCommand::COMMAND => merged::<super::run::RunCommand>(ctx, &family, &a),
-        super::check::CheckCommand::COMMAND => {
-            merged::<super::check::CheckCommand>(ctx, &family, &a)
-        }
-        super::explore::ExploreCommand::COMMAND => {
-            merged::<super::explore::ExploreCommand>(ctx, &family, &a)
-        }
-        super::report::ReportCommand::COMMAND => {
-            merged::<super::report::ReportCommand>(ctx, &family, &a)
-        }
+        RunCommand::COMMAND => merged::<RunCommand>(ctx, &family, &a),
+        CheckCommand::COMMAND => merged::<CheckCommand>(ctx, &family, &a),
+        ExploreCommand::COMMAND => merged::<ExploreCommand>(ctx, &family, &a),
+        ReportCommand::COMMAND => merged::<ReportCommand>(ctx, &family, &a),
         other => Err(CliError::Input(format!(
             "{}: a partial of {other}, which this program does not merge",
             family.parts[0].0.display()
@@ -27,30 +54,23 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
     }
 }
 
-/// The partials of `family`, of command `C`, merged and rendered.
+/// The partials of `family`, of command `C`, merged and rendered: what the merge needs of
+/// its options first ([`Sharded::ready`]), then the options and the data decoded (the
+/// data first for a share of a tree: the order of their errors).
 fn merged<C: Sharded>(ctx: &Ctx, family: &Family, a: &MergeArgs) -> Result<(), CliError> {
-    let given = [
-        ("--format", a.format.is_some(), "only for partials of run"),
-        (
-            "--out",
-            a.out.is_some(),
-            "only for partials of report (the directory to write it into)",
-        ),
-    ];
-    for (option, set, what) in given {
-        if set && !C::MERGE_OPTIONS.contains(&option) {
-            return Err(CliError::Input(format!(
-                "{option}: {what}; these are of {}",
-                C::COMMAND
-            )));
-        }
-    }
+    C::ready(a)?;
     let props = ctx.designs.properties();
-    let data = family.data(|d: &C::Data, s| C::check(d, s, &props))?;
+    let data = |family: &Family| family.data(|d: &C::Data, s| C::check(d, s, &props));
+    let (options, data) = if C::SPLITS_TREE {
+        let data = data(family)?;
+        (family.options()?, data)
+    } else {
+        let options = family.options()?;
+        (options, data(family)?)
+    };
     let shards = family.parts.iter().map(|(_, p)| p.shard);
-    C::render(ctx, &family.options()?, shards.zip(data).collect(), a)
+    C::render(ctx, &options, shards.zip(data).collect(), a)
 }
-
 pub(super) const MERGE_AFTER_HELP: &str = "\
 A sharded command: the same command line N times, each with --shard I/N --out FILE
 (I = 1..N), anywhere (a Kubernetes Indexed Job, a CI matrix); then one merge of the N files.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::shard::{self, ModelFile};
 use super::{CliError, Ctx, seed_range};
 use crate::explore::ReplayCommand;
+use crate::model::Catalog;
 use crate::model::Model;
 use crate::report::build::{
     Block, ReportData, ReportOptions, Scenario, assemble, matrix_columns, run_block, work, write,
@@ -242,9 +243,17 @@ pub(super) struct ReportCommand;
 
 impl shard::Sharded for ReportCommand {
     const COMMAND: &'static str = "report";
-    const MERGE_OPTIONS: &'static [&'static str] = &["--out"];
     type Options = ReportOptions;
     type Data = ReportData;
+
+    fn ready(merge: &super::MergeArgs) -> Result<(), CliError> {
+        match merge.out {
+            Some(_) => Ok(()),
+            None => Err(CliError::Input(
+                "--out DIR: required to merge partials of report (where to write it)".into(),
+            )),
+        }
+    }
 
     fn check(
         data: &ReportData,

@@ -12,6 +12,7 @@ use super::{CliError, Ctx, print_determinism, seed_range, warnings};
 use crate::check::Property;
 use crate::explore::{Comparison, compare};
 use crate::explore::{DesignResult, ReplayCommand, Report};
+use crate::model::Catalog;
 use crate::report::{json, table};
 use clap::ValueEnum;
 use std::path::PathBuf;
@@ -235,7 +236,7 @@ pub(super) fn render(
     for r in &report.results {
         warnings::print(
             ctx,
-            &warnings::assumptions(&first.model, &r.design, &r.assumptions),
+            &crate::design::assumptions::warnings(&first.model, &r.design, &r.assumptions),
         );
         warnings::print(
             ctx,
@@ -286,7 +287,6 @@ pub(super) struct RunCommand;
 
 impl shard::Sharded for RunCommand {
     const COMMAND: &'static str = "run";
-    const MERGE_OPTIONS: &'static [&'static str] = &["--format"];
     type Options = RunOptions;
     type Data = RunData;
 

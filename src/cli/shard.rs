@@ -160,12 +160,16 @@ pub(super) trait Sharded {
     const COMMAND: &'static str;
     /// Whether a shard takes a share of the search tree rather than a block of seeds.
     const SPLITS_TREE: bool = false;
-    /// The merge options this command takes (`--format`, `--out`); the others are refused.
-    const MERGE_OPTIONS: &'static [&'static str] = &[];
     /// The options that determine the output (a partial records them).
     type Options: Serialize + for<'de> Deserialize<'de>;
     /// What one shard gives.
     type Data: Serialize + for<'de> Deserialize<'de>;
+
+    /// Whether the merge's own options are enough to render (`merge --out DIR` for a
+    /// report), before any partial is decoded.
+    fn ready(_merge: &MergeArgs) -> Result<(), CliError> {
+        Ok(())
+    }
 
     /// Whether `data`, of shard `info`, reads back and tallies with its block; says what is
     /// wrong.

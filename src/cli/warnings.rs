@@ -3,7 +3,6 @@
 //! its contract assumptions does not hold), and a scripted fault that never fired. They
 //! never change stdout or the exit code.
 
-use crate::design::Judgement;
 use crate::model::{Fault, Model};
 
 /// One line per misconfiguration of `model` ([`crate::design::inert`]): the field, its
@@ -13,11 +12,6 @@ pub(super) fn inert(model: &Model) -> Vec<String> {
         .into_iter()
         .map(|i| format!("warning: {}: {}: {}", model.name, i.path, i.message))
         .collect()
-}
-
-/// One line per assumption of `design` that does not hold on the model named `model`.
-pub(super) fn assumptions(model: &str, design: &str, judged: &[Judgement]) -> Vec<String> {
-    crate::design::assumptions::warnings(model, design, judged)
 }
 
 /// The scripted faults of `model`, each as [`Fault::describe`] names it: what the fault warnings

@@ -94,20 +94,6 @@ impl Registry {
         Ok(r)
     }
 
-    /// The properties the designs bring (beyond the built-in ones), in the order of the
-    /// designs.
-    pub fn properties(&self) -> Vec<&'static crate::check::PropertyDef> {
-        self.designs.iter().flat_map(|d| d.properties()).collect()
-    }
-
-    /// The design that brings the property called `name`, if one does.
-    pub fn property_owner(&self, name: &str) -> Option<&'static str> {
-        self.designs
-            .iter()
-            .find(|d| d.properties().iter().any(|p| p.name == name))
-            .map(|d| d.name())
-    }
-
     /// Every design, built-in ones first.
     pub fn all(&self) -> &[&'static dyn Design] {
         &self.designs
@@ -121,11 +107,6 @@ impl Registry {
     /// The design called `name`.
     pub fn find(&self, name: &str) -> Option<&'static dyn Design> {
         self.designs.iter().copied().find(|d| d.name() == name)
-    }
-
-    /// Every design's name, in order.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.designs.iter().map(|d| d.name()).collect()
     }
 }
 

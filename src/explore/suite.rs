@@ -188,7 +188,7 @@ impl Suite<'_> {
     }
 }
 
-/// Runs block `s`; `note` receives the lines to show the user as they come (an external
+/// Runs block `s` but its determinism self-check ([`determinism`]); `note` receives the lines to show the user as they come (an external
 /// executor's determinism check, before its search). An error is a failure to run (an
 /// external executor that cannot be checked), not a failed expectation.
 pub fn run_block(
@@ -215,7 +215,19 @@ pub fn run_block(
             designs,
         });
     }
-    let determinism = (s.check_determinism && s.once).then(|| {
+    let data = CheckData {
+        skipped: Vec::new(),
+        models: checked,
+        determinism: None,
+    };
+    Ok(data)
+}
+
+/// The determinism self-check of block `s` (with `s.check_determinism` and `s.once`; `None`
+/// otherwise): per model, its line, up to the first failure. It goes into the block's data
+/// ([`CheckData::determinism`]) beside what [`run_block`] gives.
+pub fn determinism(s: &Suite<'_>) -> Option<Vec<Result<String, String>>> {
+    (s.check_determinism && s.once).then(|| {
         let mut results = Vec::new();
         for (_, model) in s.models {
             let designs: Vec<&dyn Design> = model
@@ -231,13 +243,7 @@ pub fn run_block(
             }
         }
         results
-    });
-    let data = CheckData {
-        skipped: Vec::new(),
-        models: checked,
-        determinism,
-    };
-    Ok(data)
+    })
 }
 
 /// One design's expectations of `model` on the block of `s`.

@@ -281,11 +281,10 @@ pub fn config(cases: u32, regressions: &'static str) -> ProptestConfig {
 /// message is the shrunk case's.
 pub fn failing_model(text: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("proptest-failures");
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in text.as_bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    let path = dir.join(format!("model-{h:016x}.json"));
+    let path = dir.join(format!(
+        "model-{}.json",
+        retrylab::sim::hash::Fnv1a::hex(text.as_bytes())
+    ));
     let pretty = serde_json::from_str::<Value>(text)
         .and_then(|v| serde_json::to_string_pretty(&v))
         .unwrap_or_else(|_| text.to_string());
