@@ -29,11 +29,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use retrylab::check::{Judge, Outcome, PropertyDef};
-use retrylab::design::{Assumption, Design, ExecCtx, Executor, OpState};
-use retrylab::model::ExecutorModel;
-use retrylab::vocab::ids::{AttemptId, OpId};
-use retrylab::vocab::protocol::{LookupQuery, Reply, Request, Response, ToolCall, ToolResult};
+use retrylab::prelude::*;
 
 /// The design: a name, a summary and a factory of executors (one per worker incarnation:
 /// a crash drops the executor, the journal stays).
@@ -61,7 +57,7 @@ impl Design for ReadBackAfterWait {
     /// Stated, so that `check` and `report` say when a model breaks them; the checkers judge
     /// the design against the ledger whatever it states.
     fn assumptions(&self) -> Vec<Assumption> {
-        use retrylab::design::assumptions as a;
+        use assumptions as a;
         vec![a::durable_journal()]
     }
 
@@ -318,5 +314,5 @@ impl Executor for ReadBackExecutor {
 /// Every command of `retrylab`, with this design beside the built-in ones.
 #[allow(dead_code)]
 fn main() -> ExitCode {
-    retrylab::cli::main_with(&[&READ_BACK_AFTER_WAIT])
+    main_with(&[&READ_BACK_AFTER_WAIT])
 }

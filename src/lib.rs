@@ -56,6 +56,7 @@ pub mod design;
 pub mod explore;
 pub mod external;
 pub mod model;
+pub mod prelude;
 pub mod report;
 pub mod run;
 pub mod sim;

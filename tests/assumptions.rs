@@ -3,9 +3,8 @@
 //! warnings on stderr that never change stdout or the exit code), with the warning for a
 //! scripted fault that never fired.
 
-#[path = "common/cli.rs"]
-mod cli;
-mod common;
+use crate::common;
+use crate::common::cli;
 
 use std::path::PathBuf;
 

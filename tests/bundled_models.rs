@@ -1,8 +1,7 @@
 //! Every bundled model loads and `retrylab run` prints two lines per listed design, within
 //! 100 columns.
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 
 use std::path::PathBuf;
 use std::process::Command;

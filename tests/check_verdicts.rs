@@ -5,8 +5,7 @@
 //! against a model edited since its vector was recorded; the JSON and JUnit forms; and the
 //! harm stated before the expectations in `run` and `check`.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use std::path::PathBuf;
 

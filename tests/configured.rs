@@ -2,9 +2,8 @@
 //! "design", "executor"}`) runs its design on the model with those settings in place, is
 //! judged by them, and is refused with the field and its position when they are wrong.
 
-#[path = "common/cli.rs"]
-mod cli;
-mod common;
+use crate::common;
+use crate::common::cli;
 
 use cli::*;
 use common::*;

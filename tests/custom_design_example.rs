@@ -3,7 +3,8 @@
 //! figures are pinned here.
 
 #[path = "../examples/custom_design.rs"]
-mod example;
+#[allow(dead_code)]
+pub mod example;
 
 use std::path::PathBuf;
 

@@ -1,9 +1,8 @@
 //! Exact behaviour of each executor design on small scenarios (timings of `common::base`:
 //! 10 ms each way, 50 ms processing, 5 s client timeout).
 
-#[path = "common/broken.rs"]
-mod broken;
-mod common;
+use crate::common;
+use crate::common::broken;
 
 use common::*;
 use serde_json::json;

@@ -9,8 +9,7 @@ use retrylab::model::Model;
 use retrylab::run::{run_seeds, run_traced};
 use retrylab::sim::{RandomChooser, ReplayChooser};
 
-#[path = "common/golden.rs"]
-mod golden;
+use crate::common::golden;
 
 fn path(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

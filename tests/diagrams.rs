@@ -3,10 +3,8 @@
 //! seeds' lost-response run, as invariants over many runs of the chaos model, and as
 //! committed SVG files (`tests/snapshots/diagrams/`, `RETRYLAB_BLESS=1` rewrites them).
 
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/golden.rs"]
-mod golden;
+use crate::common::cli;
+use crate::common::golden;
 
 use cli::{retrylab, root, stderr, stdout};
 use retrylab::design::Registry;

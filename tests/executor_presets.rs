@@ -3,7 +3,7 @@
 //! waits, and which key each send carries, on its own retries and on a new call. Timings of
 //! `common::base`: 10 ms each way, 50 ms processing.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::json;

@@ -2,9 +2,8 @@
 //! building new ones: a reset executor must be indistinguishable from a fresh one, and a
 //! design that does not implement `reset` must still get a fresh one every run.
 
-mod common;
-#[path = "common/models.rs"]
-mod models;
+use crate::common;
+use crate::common::models;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -136,6 +135,9 @@ struct Inert;
 impl Executor for Inert {
     fn on_call(&mut self, _: &mut ExecCtx<'_>, _: ToolCall) {}
     fn on_response(&mut self, _: &mut ExecCtx<'_>, _: OpId, _: AttemptId, _: Response) {}
+    fn fingerprint(&self, _: &mut dyn std::hash::Hasher) -> bool {
+        true
+    }
 }
 
 /// A design of [`Inert`] executors, counting them.

@@ -3,12 +3,9 @@
 //! they declare, fewest faults first, pruning that changes no verdict, the sampling
 //! strategies, the limits and the exit codes.
 
-#[path = "common/broken.rs"]
-mod broken;
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/race.rs"]
-mod race;
+use crate::common::broken;
+use crate::common::cli;
+use crate::common::race;
 
 use std::path::Path;
 

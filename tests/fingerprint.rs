@@ -6,13 +6,10 @@
 //! different when anything that decides the rest of the run differs. (That every field of the
 //! state is hashed is pinned field by field in `src/world/fingerprint.rs`.)
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 
-mod common;
-#[path = "../examples/custom_design.rs"]
-#[allow(dead_code)]
-mod example;
+use crate::common;
+use crate::custom_design_example::example;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};

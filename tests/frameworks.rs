@@ -2,8 +2,7 @@
 //! the models of models/frameworks/ (200 seeds; each of these figures is the same on every
 //! seed).
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use cli::*;
 

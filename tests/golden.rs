@@ -3,8 +3,7 @@
 //! directory (Cargo's `CARGO_TARGET_TMPDIR`) and never in `tests/snapshots/`, and none reads
 //! `RETRYLAB_BLESS`: blessing is passed explicitly.
 
-#[path = "common/golden.rs"]
-mod golden;
+use crate::common::golden;
 
 use std::path::PathBuf;
 
@@ -68,7 +67,7 @@ fn a_mismatch_shows_a_unified_diff_and_writes_the_fresh_text_outside_the_snapsho
         old
     );
     let text = g.failure().unwrap();
-    assert!(text.contains("RETRYLAB_BLESS=1 cargo test --release --test golden"));
+    assert!(text.contains("RETRYLAB_BLESS=1 cargo test --release --test suite golden::"));
 }
 
 #[test]

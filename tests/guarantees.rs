@@ -3,8 +3,7 @@
 //! out below, every counterexample replays through the binary, and the thread count changes
 //! nothing.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use std::sync::OnceLock;
 

@@ -89,14 +89,9 @@
 //! same flaw), so `retrylab check models/bad/*.json` passes. Bug 7 needs two tenants asking
 //! for the same thing: the workload knob `repeat_across_tenants`.
 
-#[path = "common/bad.rs"]
-mod bad;
-#[path = "common/broken.rs"]
-mod broken;
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/corpus.rs"]
-mod corpus;
+use crate::common::bad;
+use crate::common::cli;
+use crate::common::corpus;
 
 use std::path::Path;
 

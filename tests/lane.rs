@@ -4,10 +4,8 @@
 //! so their metrics and timelines are equal. Checked on every bundled model and on generated
 //! models crowded with same-instant events (no latency, arrivals together, zero backoff).
 
-#[path = "common/models.rs"]
-mod models;
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::models;
+use crate::common::strategies;
 
 use proptest::prelude::*;
 use retrylab::check::Metrics;

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 const LAYERS: &[&str] = &[
     "sync", "sim", "vocab", "check", "model", "design", "world", "run", "external", "explore",
-    "report", "cli",
+    "report", "cli", "prelude",
 ];
 
 fn rank(module: &str) -> Option<usize> {

@@ -6,7 +6,7 @@
 //! finds the interleaving where two workers both dispatch, and where a stale holder
 //! overwrites its successor's result; the tests assert that it does.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --profile loom
 //! --target-dir target-loom --test loom_journal`.
 #![cfg(loom)]
 

@@ -6,7 +6,7 @@
 //! is proved correct over every interleaving; for the other two, loom must find the
 //! interleaving that breaks the property, and the test asserts that it does.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --release
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test --profile loom
 //! --target-dir target-loom --test loom_keystore`.
 #![cfg(loom)]
 

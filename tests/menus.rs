@@ -2,8 +2,7 @@
 //! exactly, and a range's menu is its bounds plus the values just around each threshold it
 //! straddles.
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 
 use std::path::Path;
 

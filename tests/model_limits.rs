@@ -2,9 +2,8 @@
 //! (refused above it with the field's path, accepted at it), and a run that would go on for
 //! ever stops at the events budget with its own outcome, which no verdict trusts.
 
-#[path = "common/cli.rs"]
-mod cli;
-mod common;
+use crate::common;
+use crate::common::cli;
 
 use cli::{retrylab, stderr, stdout};
 use common::{base, design, model, set};

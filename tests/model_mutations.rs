@@ -5,8 +5,7 @@
 //! nesting, invalid UTF-8, duplicate keys, unknown presets and designs. About 40 000 cases,
 //! in a few seconds in a debug build.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;

@@ -10,8 +10,7 @@ use retrylab::model::Model;
 use retrylab::model::reference::{defaults_markdown, schema, schema_text};
 use serde_json::Value;
 
-#[path = "common/golden.rs"]
-mod golden;
+use crate::common::golden;
 use golden::assert_same_text;
 
 fn root() -> PathBuf {

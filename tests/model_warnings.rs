@@ -4,9 +4,8 @@
 //! them (stderr only, deterministic), and which bundled models trip which (a change is a
 //! visible diff here).
 
-#[path = "common/cli.rs"]
-mod cli;
-mod common;
+use crate::common;
+use crate::common::cli;
 
 use std::path::PathBuf;
 

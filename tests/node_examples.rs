@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-#[path = "common/executors.rs"]
-mod executors;
+use crate::common::executors;
 
 use executors::{args, assert_lines, retrylab};
 

@@ -11,11 +11,9 @@
 
 use std::path::PathBuf;
 
-mod common;
-#[path = "common/executors.rs"]
-mod executors;
-#[path = "common/python.rs"]
-mod python;
+use crate::common;
+use crate::common::executors;
+use crate::common::python;
 
 use common::{base, faults, model, sends_in, set};
 use executors::{args, retrylab};

@@ -5,7 +5,7 @@
 //! `processing_ms`), a 5 s client timeout. In a plain run the first request reaches the
 //! provider at 10 ms and commits at 60 ms; its reply would arrive at 70 ms.
 
-mod common;
+use crate::common;
 
 use common::*;
 use retrylab::design::context::ExecCtx;
@@ -190,6 +190,9 @@ impl Executor for OneKeyExecutor {
     fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
         self.inner.on_restart(ctx)
     }
+    fn fingerprint(&self, h: &mut dyn std::hash::Hasher) -> bool {
+        self.inner.fingerprint(h)
+    }
 }
 
 impl Design for OneKey {
@@ -263,6 +266,11 @@ impl Executor for ReadBackExecutor {
         if let Some((op, key, call)) = self.op {
             ctx.send(op, Request::lookup(&call, LookupQuery::Key(key)));
         }
+    }
+    fn fingerprint(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        (&self.reads_ms, &self.op, self.reported).hash(&mut h);
+        true
     }
 }
 

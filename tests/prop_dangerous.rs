@@ -6,10 +6,8 @@
 //! (`common/broken.rs`) and must find a counterexample there: a property that a broken design
 //! passes proves nothing about the real one.
 
-#[path = "common/broken.rs"]
-mod broken;
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::broken;
+use crate::common::strategies;
 
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, TestError, TestRng, TestRunner};

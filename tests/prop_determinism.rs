@@ -2,8 +2,7 @@
 //! seeds, every design gives the same run twice, and its recorded choice vector replays it,
 //! as recorded and from its short text.
 
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::strategies;
 
 use proptest::prelude::*;
 use retrylab::design;

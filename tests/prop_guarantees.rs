@@ -8,8 +8,7 @@
 //! every outcome is stored. The journal is durable, except for `durable_authorization`, whose
 //! authorization ledger is durable by itself.
 
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::strategies;
 
 use proptest::prelude::*;
 use retrylab::check::{Metrics, Violations};

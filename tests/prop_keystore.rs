@@ -3,8 +3,7 @@
 //! and to a deliberately plain model (a list of pairs, scanned); every answer and the final
 //! contents must agree.
 
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::strategies;
 
 use proptest::prelude::*;
 use retrylab::vocab::ids::{Endpoint, Key, Params, ResourceId, Tenant};

@@ -1,8 +1,7 @@
 //! The property tests' settings (`tests/common/strategies.rs`): every run draws the same
 //! cases from a fixed seed, and a failure is printed, never written into the source tree.
 
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::strategies;
 
 use proptest::prelude::*;
 use proptest::test_runner::{TestError, TestRunner};

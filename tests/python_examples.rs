@@ -9,10 +9,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-#[path = "common/executors.rs"]
-mod executors;
-#[path = "common/python.rs"]
-mod python;
+use crate::common::executors;
+use crate::common::python;
 
 use executors::{args, assert_lines, retrylab};
 use python::python;

@@ -20,7 +20,7 @@
 //! only for a deliberate change of what random simulation does, and say so in the commit:
 //!
 //! ```text
-//! RETRYLAB_BLESS=1 cargo test --release --test random_unchanged
+//! RETRYLAB_BLESS=1 cargo test --release --test suite random_unchanged::
 //! ```
 
 use std::fmt::Write as _;
@@ -32,10 +32,8 @@ use retrylab::model::Model;
 use retrylab::run::{Traced, run_traced};
 use retrylab::sim::RandomChooser;
 
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/golden.rs"]
-mod golden;
+use crate::common::cli;
+use crate::common::golden;
 use cli::{retrylab, root, stderr, stdout};
 
 /// Seeds of `run --format json` per model (every design).

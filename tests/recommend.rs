@@ -4,8 +4,7 @@
 //! committed reports, the rule checked against the same report's per-design results (the
 //! ledger's counts and the judged assumptions), never against what a design claims.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use serde_json::Value;
 

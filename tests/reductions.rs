@@ -46,8 +46,7 @@
 //! with other work (the forty models with timing ranges alone, 4.9 million runs, 29 s);
 //! `cargo test`'s profile (`opt-level = 1` for the crate) takes two to three times as long.
 
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::strategies;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

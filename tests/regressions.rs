@@ -1,9 +1,8 @@
 //! Regressions found in review: the cancelled timers, the ChaCha8 generator kept on
 //! request, and the merge's checks of partial files.
 
-#[path = "common/cli.rs"]
-mod cli;
-mod common;
+use crate::common;
+use crate::common::cli;
 
 use common::{faults, model};
 use rand::{RngExt, SeedableRng};

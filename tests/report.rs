@@ -1,8 +1,7 @@
 //! `retrylab report`: the comparison report as JSON and Markdown, deterministic (same
 //! inputs, same bytes, any thread count), with paired differences against a baseline.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use std::path::PathBuf;
 use std::process::Command;

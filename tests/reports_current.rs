@@ -4,13 +4,11 @@
 //! layout fails here with a diff of each file that changed (`tests/common/golden.rs`; the
 //! HTML's long lines cut), and the fresh report is kept under
 //! `target/tmp/golden-new/reports/`. `reports/README.md` gives the command that regenerates
-//! it; `RETRYLAB_BLESS=1 cargo test --release --test reports_current` copies the fresh files
+//! it; `RETRYLAB_BLESS=1 cargo test --release --test suite reports_current::` copies the fresh files
 //! into `reports/` (the same bytes that command writes).
 
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/golden.rs"]
-mod golden;
+use crate::common::cli;
+use crate::common::golden;
 
 use cli::*;
 
@@ -107,7 +105,7 @@ fn the_readme_shows_the_headline_table_of_the_committed_report() {
     golden::assert_same_text(
         shown,
         table,
-        "README.md does not show the headline table of reports/report.md (bless with RETRYLAB_BLESS=1 cargo test --test reports_current)",
+        "README.md does not show the headline table of reports/report.md (bless with RETRYLAB_BLESS=1 cargo test --test suite reports_current::)",
     );
 }
 

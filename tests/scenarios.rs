@@ -2,7 +2,7 @@
 //! with constant timings, so counts and times are exact. Timings of the base model: 10 ms
 //! each way, 50 ms processing, 5 s client timeout; see `common::base`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use retrylab::check::Property;

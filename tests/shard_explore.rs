@@ -5,8 +5,7 @@
 //! ([`explore_shard`]) give, for every model and design of the repository, the violation the
 //! one-machine search finds and its certificate.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

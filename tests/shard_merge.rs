@@ -2,10 +2,8 @@
 //! `retrylab merge` in any order, print (and write) exactly the bytes of the unsharded
 //! command, with its exit code; every family error is refused with exit 2, naming it.
 
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/golden.rs"]
-mod golden;
+use crate::common::cli;
+use crate::common::golden;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

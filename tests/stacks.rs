@@ -4,7 +4,7 @@
 //! small scenarios (timings of `common::base`: 10 ms each way, 50 ms processing, 5 s client
 //! timeout).
 
-mod common;
+use crate::common;
 
 use common::*;
 use retrylab::design::preset::{Application, ApplicationKey, OperationPer};

@@ -3,7 +3,7 @@
 //! and every rule harms the second intent or hides it. Exact figures: constant timings, no
 //! random fault.
 
-mod common;
+use crate::common;
 
 use common::*;
 use retrylab::run::run_seeds;

@@ -16,12 +16,10 @@ use retrylab::sim::{
 };
 use serde_json::{Value, json};
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 use cli::{retrylab, shell, stderr, stdout};
 
-#[path = "common/strategies.rs"]
-mod strategies;
+use crate::common::strategies;
 use proptest::prelude::*;
 
 fn tie_model() -> Value {

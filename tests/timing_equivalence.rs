@@ -17,8 +17,7 @@
 //! searches, which a wrong merge rarely changes (a violation has many paths), this looks at
 //! each merge the abstraction makes on the way, and the futures it claims equal.
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 
 use std::collections::HashMap;
 use std::path::Path;

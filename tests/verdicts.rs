@@ -2,8 +2,7 @@
 //! whose printed replay command reproduces it, `run --fail-on` and `--show-failures`, the
 //! JSON verdict fields, and the same bytes for any thread count.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -476,6 +475,10 @@ mod leaky {
             ctx.report(&call, result);
         }
         fn on_response(&mut self, _: &mut ExecCtx<'_>, _: OpId, _: AttemptId, _: Response) {}
+        /// Its memory is a static counter, outside the world: it cannot say.
+        fn fingerprint(&self, _: &mut dyn std::hash::Hasher) -> bool {
+            false
+        }
     }
 }
 

@@ -15,33 +15,24 @@ use crate::vocab::record::Effect;
 use crate::vocab::record::step_params;
 use crate::vocab::trace::TraceLine;
 
-/// What the user was told about an intent, judged against the ledger.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// Told success, and every step's effect exists.
-    Completed,
-    /// Told failure, and nothing is left behind.
-    Failed,
-    /// Told success, but a step's effect does not exist.
-    FalseSuccess,
-    /// Told failure, but an effect is left behind.
-    FalseFailure,
-    /// Told nothing, or that the outcome is unknown.
-    Unresolved,
-}
-
-impl Kind {
-    /// The verdict as printed.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Completed => "completed",
-            Kind::Failed => "failed",
-            Kind::FalseSuccess => "false success",
-            Kind::FalseFailure => "false failure",
-            Kind::Unresolved => "unresolved",
-        }
+crate::sim::named_enum! {
+    /// What the user was told about an intent, judged against the ledger.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Kind {
+        /// Told success, and every step's effect exists.
+        Completed => "completed",
+        /// Told failure, and nothing is left behind.
+        Failed => "failed",
+        /// Told success, but a step's effect does not exist.
+        FalseSuccess => "false success",
+        /// Told failure, but an effect is left behind.
+        FalseFailure => "false failure",
+        /// Told nothing, or that the outcome is unknown.
+        Unresolved => "unresolved",
     }
 }
+
+impl Kind {}
 
 /// A step reported done on a receipt that is not an effect of its intent and step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

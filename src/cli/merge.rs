@@ -31,7 +31,7 @@ fn merge_options(a: &MergeArgs) -> [(&'static str, bool, &'static str, &'static 
 }
 
 pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
-    let family = read_family(&a.parts)?;
+    let family = read_family(&a.parts, splits_tree)?;
     // A merge option given for partials of a command that does not take it (a command this
     // program does not merge included) is refused first.
     for (option, set, what, command) in merge_options(&a) {
@@ -52,6 +52,17 @@ pub(super) fn merge(a: MergeArgs, ctx: &Ctx) -> Result<(), CliError> {
             family.parts[0].0.display()
         ))),
     }
+}
+
+/// Whether the shards of `command` split a search tree, as its [`Sharded`] impl says.
+fn splits_tree(command: &str) -> bool {
+    [
+        (RunCommand::COMMAND, RunCommand::SPLITS_TREE),
+        (CheckCommand::COMMAND, CheckCommand::SPLITS_TREE),
+        (ExploreCommand::COMMAND, ExploreCommand::SPLITS_TREE),
+        (ReportCommand::COMMAND, ReportCommand::SPLITS_TREE),
+    ]
+    .contains(&(command, true))
 }
 
 /// The partials of `family`, of command `C`, merged and rendered: what the merge needs of

@@ -131,8 +131,8 @@ fn command_models(command: &Command) -> Vec<PathBuf> {
             .chain(&a.each_provider)
             .cloned()
             .collect(),
-        Command::Trace(a) => vec![a.model.clone()],
-        Command::Replay(a) => vec![a.model.clone()],
+        Command::Trace(a) => vec![a.run.model.clone()],
+        Command::Replay(a) => vec![a.run.model.clone()],
         Command::ShowModel(a) => vec![a.model.clone()],
         Command::Merge(_)
         | Command::Designs

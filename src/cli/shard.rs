@@ -284,7 +284,13 @@ impl Family {
 
 /// Reads `paths` and checks that they are one family: the same command, options and model
 /// files, the same shard count N, and every shard 1..N exactly once.
-pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
+///
+/// `splits_tree` says whether a command's shards split a search tree ([`Sharded::SPLITS_TREE`]):
+/// such a shard holds no block of seeds.
+pub(super) fn read_family(
+    paths: &[PathBuf],
+    splits_tree: impl Fn(&str) -> bool,
+) -> Result<Family, CliError> {
     let mut parts: Vec<(PathBuf, Partial)> = Vec::new();
     for path in paths {
         let text = std::fs::read_to_string(path)
@@ -405,14 +411,15 @@ pub(super) fn read_family(paths: &[PathBuf]) -> Result<Family, CliError> {
         )));
     }
     parts.sort_by_key(|(_, p)| p.shard.index);
-    // The blocks must be those of the command's seeds; `explore` has none (its shards
-    // split a search tree), and records an empty block.
+    // The blocks must be those of the command's seeds; a command whose shards split a
+    // search tree has none, and records an empty block.
     let seeds = first.options.get("seeds").and_then(Value::as_u64);
     let first_seed = first.options.get("first_seed").and_then(Value::as_u64);
+    let tree = splits_tree(&first.command);
     for (path, p) in &parts {
         let s = p.shard;
         let expected = match seeds.zip(first_seed) {
-            _ if first.command == "explore" => Some((0, 0)),
+            _ if tree => Some((0, 0)),
             block => block.map(|(seeds, first_seed)| {
                 Shard {
                     index: s.index,

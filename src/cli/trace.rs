@@ -14,8 +14,10 @@ use crate::sim::{Class, ReplayChooser, ReplayKey};
 use crate::vocab::ids::IntentId;
 use crate::vocab::trace::{Component, render_lines};
 
+/// The one run `trace` and `replay` show: a design on a model, against its provider or a
+/// preset.
 #[derive(clap::Args, Debug)]
-pub(super) struct TraceArgs {
+pub(super) struct OneRun {
     /// Model file (JSON).
     pub(super) model: PathBuf,
     /// Run the scenario against this built-in provider preset instead of the model's own
@@ -25,6 +27,12 @@ pub(super) struct TraceArgs {
     /// Design to run.
     #[arg(long, value_name = "NAME")]
     pub(super) design: String,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct TraceArgs {
+    #[command(flatten)]
+    pub(super) run: OneRun,
     /// Seed of the run.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub(super) seed: u64,
@@ -122,15 +130,8 @@ impl TimelineFilter {
 
 #[derive(clap::Args, Debug)]
 pub(super) struct ReplayArgs {
-    /// Model file (JSON).
-    pub(super) model: PathBuf,
-    /// Run the scenario against this built-in provider preset instead of the model's own
-    /// provider section (the preset as it is).
-    #[arg(long, value_name = "PRESET")]
-    pub(super) provider: Option<String>,
-    /// Design to run.
-    #[arg(long, value_name = "NAME")]
-    pub(super) design: String,
+    #[command(flatten)]
+    pub(super) run: OneRun,
     /// The run to replay, as printed replay commands give it: `DIGEST+ties:ITEMS`, the
     /// model's digest (the replay is refused, exit 2, when the model, with --provider as
     /// run, has changed since in anything a run reads), `+ties` when same-instant order was
@@ -157,8 +158,8 @@ pub(super) struct ReplayArgs {
 }
 
 pub(super) fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
-    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
-    let d = ctx.find_design(&a.design)?;
+    let model = ctx.load_as(&a.run.model, a.run.provider.as_deref())?;
+    let d = ctx.find_design(&a.run.design)?;
     let traced = run_traced(&model, d, &mut model.chooser(a.seed));
     a.filter.check(&traced)?;
     let header = format!(
@@ -171,7 +172,11 @@ pub(super) fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
     let named = model.named_properties(d.name());
     let text = render_run(
         &header,
-        &ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest())),
+        &ctx.replay_command(
+            &a.run.model,
+            a.run.provider.as_deref(),
+            Some(model.digest()),
+        ),
         d,
         &traced,
         false,
@@ -207,8 +212,8 @@ pub(super) fn pictured(
 }
 
 pub(super) fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
-    let model = ctx.load_as(&a.model, a.provider.as_deref())?;
-    let d = ctx.find_design(&a.design)?;
+    let model = ctx.load_as(&a.run.model, a.run.provider.as_deref())?;
+    let d = ctx.find_design(&a.run.design)?;
     let key: ReplayKey = a
         .choices
         .parse()
@@ -260,7 +265,11 @@ pub(super) fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
     let named = model.named_properties(d.name());
     let text = render_run(
         &header,
-        &ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest())),
+        &ctx.replay_command(
+            &a.run.model,
+            a.run.provider.as_deref(),
+            Some(model.digest()),
+        ),
         d,
         &traced,
         ties,

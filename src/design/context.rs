@@ -274,7 +274,10 @@ impl ExecCtx<'_> {
         attempt
     }
 
-    /// Calls `on_timer(tag)` after `delay_ms`, unless this worker crashes first.
+    /// Calls `on_timer(tag)` after `delay_ms`, unless this worker crashes first. The tag is
+    /// the design's own and opaque to the world, as a `sleep`'s `msg_id` is in the external
+    /// executor protocol; a design that means several things by its timers gives them a
+    /// type and one encoding of it (the journal family's `Wake`, a stack's `Retry`).
     pub fn set_timer(&mut self, delay_ms: Millis, tag: u64) {
         self.set_timer_within(delay_ms, delay_ms, tag);
     }

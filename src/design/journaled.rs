@@ -101,10 +101,40 @@ enum Step {
     Poll,
 }
 
-/// Timer tag of the sweeper (operation timers use the operation id).
-const SWEEP: u64 = u64::MAX;
-/// Timer tag bit: try to claim an operation whose lease has run out.
-const LEASE_WAIT: u64 = 1 << 40;
+/// What one of its timers wakes the executor for: the timer's tag is this, encoded by
+/// [`Wake::tag`] and read back by [`Wake::of`] (the one place that knows the bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wake {
+    /// The sweeper's period: recover what is unfinished.
+    Sweep,
+    /// Try again to claim an operation whose lease has run out.
+    LeaseWait(OpId),
+    /// The operation's wait (a backoff, the read-back's delay) is over: its next step.
+    Next(OpId),
+}
+
+impl Wake {
+    /// The sweeper's tag: every bit set.
+    const SWEEP: u64 = u64::MAX;
+    /// The bit of a lease wait, above the 32 bits of the operation.
+    const LEASE_WAIT: u64 = 1 << 40;
+
+    fn tag(self) -> u64 {
+        match self {
+            Wake::Sweep => Wake::SWEEP,
+            Wake::LeaseWait(op) => Wake::LEASE_WAIT | u64::from(op.0),
+            Wake::Next(op) => u64::from(op.0),
+        }
+    }
+
+    fn of(tag: u64) -> Wake {
+        match tag {
+            Wake::SWEEP => Wake::Sweep,
+            t if t & Wake::LEASE_WAIT != 0 => Wake::LeaseWait(OpId(t as u32)),
+            t => Wake::Next(OpId(t as u32)),
+        }
+    }
+}
 
 #[derive(Clone)]
 pub struct Journaled {
@@ -199,7 +229,7 @@ impl Journaled {
                                 l.holder.worker.0, l.until_ms
                             )
                         });
-                        ctx.set_timer(l.until_ms - now, LEASE_WAIT | u64::from(op.0));
+                        ctx.set_timer(l.until_ms - now, Wake::LeaseWait(op).tag());
                     }
                     return;
                 }
@@ -353,7 +383,7 @@ impl Journaled {
         if let Some(s) = ctx.journal().scratch_mut(op) {
             s.busy = true;
         }
-        ctx.set_timer(delay_ms, u64::from(op.0));
+        ctx.set_timer(delay_ms, Wake::Next(op).tag());
     }
 
     fn settle(&self, ctx: &mut ExecCtx<'_>, op: OpId, state: OpState, result: ToolResult) {
@@ -731,21 +761,20 @@ impl Executor for Journaled {
     }
 
     fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
-        if tag == SWEEP {
-            let every = self.config.sweep_ms.unwrap_or(u64::MAX);
-            self.recover(ctx, false, every);
-            ctx.set_periodic_timer(every, SWEEP);
-            return;
+        match Wake::of(tag) {
+            Wake::Sweep => {
+                let every = self.config.sweep_ms.unwrap_or(u64::MAX);
+                self.recover(ctx, false, every);
+                ctx.set_periodic_timer(every, Wake::Sweep.tag());
+            }
+            Wake::LeaseWait(op) => self.act(ctx, op),
+            Wake::Next(op) => self.next(ctx, op),
         }
-        if tag & LEASE_WAIT != 0 {
-            return self.act(ctx, OpId(tag as u32));
-        }
-        self.next(ctx, OpId(tag as u32));
     }
 
     fn on_start(&mut self, ctx: &mut ExecCtx<'_>) {
         if let Some(every) = self.config.sweep_ms {
-            ctx.set_periodic_timer(every, SWEEP);
+            ctx.set_periodic_timer(every, Wake::Sweep.tag());
         }
     }
 
@@ -760,6 +789,18 @@ mod tests {
     use super::*;
     use crate::sim::hash::StableHasher;
     use std::hash::Hasher;
+
+    #[test]
+    fn a_wake_reads_back_from_its_tag() {
+        for op in [OpId(0), OpId(7), OpId(u32::MAX)] {
+            for wake in [Wake::Sweep, Wake::LeaseWait(op), Wake::Next(op)] {
+                assert_eq!(Wake::of(wake.tag()), wake);
+            }
+        }
+        // The bits as they were before the type: the tags are in traces and fingerprints.
+        assert_eq!(Wake::LeaseWait(OpId(3)).tag(), (1 << 40) | 3);
+        assert_eq!(Wake::Next(OpId(3)).tag(), 3);
+    }
 
     const POLICY: Policy = Policy {
         reconcile: true,

@@ -160,20 +160,20 @@ pub trait Executor {
     /// The worker restarted after a crash: recover from the journal.
     fn on_restart(&mut self, _ctx: &mut ExecCtx<'_>) {}
     /// Feeds everything this executor keeps in memory that can change what it does later into
-    /// `h`, in a stable order (no pointer values, no `HashMap` iteration order). Returns false
-    /// if it cannot (the default): then no world with this executor can be fingerprinted
-    /// ([`crate::world::World::fingerprint`] is `None`), and an explorer does not prune.
+    /// `h`, in a stable order (no pointer values, no `HashMap` iteration order), and returns
+    /// true; or returns false if it cannot: then no world with this executor can be
+    /// fingerprinted ([`crate::world::World::fingerprint`] is `None`), an explorer does not
+    /// prune, and `explore` says so. Required, with no default, so that a design turns
+    /// pruning off only on purpose.
     ///
     /// The journal is the world's and is hashed by it; the configuration the executor was
     /// built with is the model's. An executor that keeps nothing else returns true at once.
-    fn fingerprint(&self, _h: &mut dyn std::hash::Hasher) -> bool {
-        false
-    }
+    fn fingerprint(&self, h: &mut dyn std::hash::Hasher) -> bool;
     /// A new run starts on this executor's worker: forget everything the run before left in
     /// memory, so that the executor is indistinguishable from one [`Design::executor`]
     /// would build now with the same configuration (the only configuration it is ever reset
     /// under: a world's model does not change). Returns false if it cannot (the default):
-    /// the world then drops it and builds a new one, as it did before this method existed.
+    /// the world then drops it and builds a new one.
     ///
     /// A sweep runs one world over many seeds; reusing the executors spares an allocation
     /// and a copy of the configuration per worker per seed. An executor that keeps nothing

@@ -328,11 +328,35 @@ fn shorthand_backoff(config: &ExecutorModel) -> Backoff {
     Backoff::exponential(config.backoff_ms, 2, config.max_backoff_ms)
 }
 
-/// Timer tags: the operation in the high half, then the operation's call generation (24
-/// bits, so that a retry timer of an earlier call of the stack is recognised as stale),
-/// then the retrying layer.
+/// A layer's retry timer: the operation, its call generation (so that a retry timer of an
+/// earlier call of the stack is recognised as stale) and the retrying layer. Its tag is
+/// written by [`Retry::tag`] and read by [`Retry::of`], the one place that knows the bits:
+/// the operation in the high half, then 24 bits of generation, then 8 of layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Retry {
+    op: OpId,
+    generation: u32,
+    layer: u8,
+}
+
 const LAYER_BITS: u32 = 8;
 const GENERATION_BITS: u32 = 24;
+
+impl Retry {
+    fn tag(self) -> u64 {
+        u64::from(self.op.0) << 32
+            | u64::from(self.generation) << LAYER_BITS
+            | u64::from(self.layer)
+    }
+
+    fn of(tag: u64) -> Retry {
+        Retry {
+            op: OpId((tag >> 32) as u32),
+            generation: ((tag >> LAYER_BITS) & ((1 << GENERATION_BITS) - 1)) as u32,
+            layer: tag as u8,
+        }
+    }
+}
 
 /// What a stack keeps in memory for one operation.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -640,9 +664,12 @@ impl<I: Identity> Stacked<I> {
     fn arm(&mut self, ctx: &mut ExecCtx<'_>, op: OpId, i: usize, (min, max): (Millis, Millis)) {
         let memory = self.memory(op);
         memory.armed = true;
-        let generation = memory.generation;
-        let tag = u64::from(op.0) << 32 | u64::from(generation) << LAYER_BITS | i as u64;
-        ctx.set_timer_within(min, max, tag);
+        let retry = Retry {
+            op,
+            generation: memory.generation,
+            layer: u8::try_from(i).expect("a stack has at most 255 layers"),
+        };
+        ctx.set_timer_within(min, max, retry.tag());
     }
 
     /// The call of the outermost redelivered layer is re-run for `op` after a crash.
@@ -801,8 +828,7 @@ impl<I: Identity + 'static> Executor for Stacked<I> {
     /// timer of an earlier call of the stack (the agent called again, or the worker
     /// restarted, before it was due) does nothing.
     fn on_timer(&mut self, ctx: &mut ExecCtx<'_>, tag: u64) {
-        let op = OpId((tag >> 32) as u32);
-        let generation = ((tag >> LAYER_BITS) & ((1 << GENERATION_BITS) - 1)) as u32;
+        let Retry { op, generation, .. } = Retry::of(tag);
         let Some(memory) = self.calls.get_mut(&op) else {
             return;
         };
@@ -832,6 +858,23 @@ mod tests {
     use super::*;
     use crate::sim::hash::StableHasher;
     use crate::vocab::ids::ResourceId;
+
+    #[test]
+    fn a_retry_reads_back_from_its_tag() {
+        let layer = u8::try_from(crate::model::stack::MAX_LAYERS - 1).unwrap();
+        for op in [OpId(0), OpId(9), OpId(u32::MAX)] {
+            for generation in [0, 1, (1 << GENERATION_BITS) - 1] {
+                for layer in [0, 1, layer] {
+                    let retry = Retry {
+                        op,
+                        generation,
+                        layer,
+                    };
+                    assert_eq!(Retry::of(retry.tag()), retry);
+                }
+            }
+        }
+    }
 
     fn every_response() -> Vec<Response> {
         let r = ResourceId(7);

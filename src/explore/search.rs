@@ -45,26 +45,20 @@ use crate::sim::{
 use crate::vocab::record::End;
 use crate::world::World;
 
-/// How the schedule space is searched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    /// Every choice sequence within the fault budget, depth first, fewest faults first.
-    Dfs,
-    /// Random seeds, each with its own mix of enabled faults.
-    Swarm,
-    /// Plain random seeds, as `run` draws them.
-    Random,
-}
-
-impl Strategy {
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Dfs => "dfs",
-            Strategy::Swarm => "swarm",
-            Strategy::Random => "random",
-        }
+crate::sim::named_enum! {
+    /// How the schedule space is searched.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Strategy {
+        /// Every choice sequence within the fault budget, depth first, fewest faults first.
+        Dfs => "dfs",
+        /// Random seeds, each with its own mix of enabled faults.
+        Swarm => "swarm",
+        /// Plain random seeds, as `run` draws them.
+        Random => "random",
     }
 }
+
+impl Strategy {}
 
 /// The bound of a search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -85,28 +85,22 @@ pub struct CounterexampleText {
     pub outcome: String,
 }
 
-/// What a design's search within the model's `explore` bound shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Certification {
-    /// Every schedule within the bound, and none violates a property that must hold.
-    Certified,
-    /// A schedule violates one: a failure.
-    Violated,
-    /// No violation, but the search stopped (its run limit, or a run spent the events
-    /// budget) before covering the bound: neither a pass nor a failure.
-    NotCertified,
-}
-
-impl Certification {
-    pub fn name(self) -> &'static str {
-        match self {
-            Certification::Certified => "certified",
-            Certification::Violated => "violated",
-            Certification::NotCertified => "not_certified",
-        }
+crate::sim::named_enum! {
+    /// What a design's search within the model's `explore` bound shows.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Certification {
+        /// Every schedule within the bound, and none violates a property that must hold.
+        Certified => "certified",
+        /// A schedule violates one: a failure.
+        Violated => "violated",
+        /// No violation, but the search stopped (its run limit, or a run spent the events
+        /// budget) before covering the bound: neither a pass nor a failure.
+        NotCertified => "not_certified",
     }
 }
+
+impl Certification {}
 
 /// A design's search within the model's `explore` bound.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -404,23 +398,17 @@ pub struct Tally {
     pub nondeterministic: bool,
 }
 
-/// The verdict of a whole `check`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    Fail,
-    NotCertified,
+crate::sim::named_enum! {
+    /// The verdict of a whole `check`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Verdict {
+        Pass => "pass",
+        Fail => "fail",
+        NotCertified => "not_certified",
+    }
 }
 
 impl Verdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::NotCertified => "not_certified",
-        }
-    }
-
     pub fn exit_code(self) -> u8 {
         match self {
             Verdict::Pass => 0,

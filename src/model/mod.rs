@@ -71,21 +71,16 @@ impl fmt::Display for ModelError {
 
 impl std::error::Error for ModelError {}
 
-/// Whether an expected property must hold on every seed or fail on at least one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Want {
-    Hold,
-    Violate,
-}
-
-impl Want {
-    pub fn name(self) -> &'static str {
-        match self {
-            Want::Hold => "hold",
-            Want::Violate => "violate",
-        }
+crate::sim::named_enum! {
+    /// Whether an expected property must hold on every seed or fail on at least one.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Want {
+        Hold => "hold",
+        Violate => "violate",
     }
 }
+
+impl Want {}
 
 impl Model {
     /// The properties the expectations name for `design` beyond the plain ones (such as

@@ -515,29 +515,23 @@ pub struct CrashModel {
     pub after_reply: Ratio,
 }
 
-/// Named points at which a worker can crash.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum CrashPoint {
-    /// The operation is recorded as dispatched but the request has not left.
-    BeforeDispatch,
-    /// The request has left; the worker dies before its reply.
-    AfterSend,
-    /// The reply arrived but the worker dies before recording it.
-    AfterReply,
-}
-
-impl CrashPoint {
-    pub fn name(self) -> &'static str {
-        match self {
-            CrashPoint::BeforeDispatch => "before_dispatch",
-            CrashPoint::AfterSend => "after_send",
-            CrashPoint::AfterReply => "after_reply",
-        }
+crate::sim::named_enum! {
+    /// Named points at which a worker can crash.
+    #[derive(
+        Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+    )]
+    #[serde(rename_all = "snake_case")]
+    pub enum CrashPoint {
+        /// The operation is recorded as dispatched but the request has not left.
+        BeforeDispatch => "before_dispatch",
+        /// The request has left; the worker dies before its reply.
+        AfterSend => "after_send",
+        /// The reply arrived but the worker dies before recording it.
+        AfterReply => "after_reply",
     }
 }
+
+impl CrashPoint {}
 
 /// Each request and reply.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]

@@ -11,66 +11,34 @@ use serde_json::json;
 
 use crate::sim::Millis;
 
-/// An error a layer sees from the layer below, by the class a retry rule names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// No answer within the client timeout.
-    Timeout,
-    /// 409: a request under the key is in progress.
-    InProgress,
-    /// 5xx.
-    ServerError,
-    /// A "not found" or "pending" where the answer to a create was expected.
-    Inconclusive,
-    /// 422: the key was first used with other arguments.
-    Mismatch,
-    /// 412: the key is past its window.
-    Expired,
-    /// 400 or another 4xx: the request is refused (a missing key, an unsupported one, a
-    /// rejected request).
-    Refused,
-    /// The provider reports the operation failed.
-    Failed,
-    /// 429: refused by a rate limit, nothing done (perhaps with `Retry-After`).
-    Throttled,
-    /// 408: the server gave up waiting for the request, nothing done.
-    RequestTimeout,
-    /// The connection was reset after the request was sent: no answer.
-    ConnectionReset,
-}
-
-impl ErrorClass {
-    /// Every class, in the order of their bits.
-    pub const ALL: [ErrorClass; 11] = [
-        ErrorClass::Timeout,
-        ErrorClass::InProgress,
-        ErrorClass::ServerError,
-        ErrorClass::Inconclusive,
-        ErrorClass::Mismatch,
-        ErrorClass::Expired,
-        ErrorClass::Refused,
-        ErrorClass::Failed,
-        ErrorClass::Throttled,
-        ErrorClass::RequestTimeout,
-        ErrorClass::ConnectionReset,
-    ];
-
-    /// Its name in files.
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorClass::Timeout => "timeout",
-            ErrorClass::InProgress => "in_progress",
-            ErrorClass::ServerError => "server_error",
-            ErrorClass::Inconclusive => "inconclusive",
-            ErrorClass::Mismatch => "mismatch",
-            ErrorClass::Expired => "expired",
-            ErrorClass::Refused => "refused",
-            ErrorClass::Failed => "failed",
-            ErrorClass::Throttled => "throttled",
-            ErrorClass::RequestTimeout => "request_timeout",
-            ErrorClass::ConnectionReset => "connection_reset",
-        }
+crate::sim::named_enum! {
+    /// An error a layer sees from the layer below, by the class a retry rule names.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ErrorClass {
+        /// No answer within the client timeout.
+        Timeout => "timeout",
+        /// 409: a request under the key is in progress.
+        InProgress => "in_progress",
+        /// 5xx.
+        ServerError => "server_error",
+        /// A "not found" or "pending" where the answer to a create was expected.
+        Inconclusive => "inconclusive",
+        /// 422: the key was first used with other arguments.
+        Mismatch => "mismatch",
+        /// 412: the key is past its window.
+        Expired => "expired",
+        /// 400 or another 4xx: the request is refused (a missing key, an unsupported one, a
+        /// rejected request).
+        Refused => "refused",
+        /// The provider reports the operation failed.
+        Failed => "failed",
+        /// 429: refused by a rate limit, nothing done (perhaps with `Retry-After`).
+        Throttled => "throttled",
+        /// 408: the server gave up waiting for the request, nothing done.
+        RequestTimeout => "request_timeout",
+        /// The connection was reset after the request was sent: no answer.
+        ConnectionReset => "connection_reset",
     }
 }
 

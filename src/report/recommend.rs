@@ -39,33 +39,25 @@ pub struct Pick {
     pub reconciliation_p95_ms: Option<u64>,
 }
 
-/// The kind of reason a design is not recommended, in the order they are checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Why {
-    /// It violated a safety property on some seed.
-    Unsafe,
-    /// Some seeds' runs were cut by the events budget (unfinished runs prove nothing), or a
-    /// safety property was not evaluated.
-    Unjudged,
-    /// It states no guarantee.
-    NoGuarantee,
-    /// An assumption of its guarantee does not hold here.
-    NotApplicable,
-    /// Its guarantee does not cover `no_duplicate`.
-    NotCovering,
-}
-
-impl Why {
-    pub fn name(self) -> &'static str {
-        match self {
-            Why::Unsafe => "unsafe",
-            Why::Unjudged => "unjudged",
-            Why::NoGuarantee => "no_guarantee",
-            Why::NotApplicable => "guarantee_not_applicable",
-            Why::NotCovering => "guarantee_not_covering_no_duplicate",
-        }
+crate::sim::named_enum! {
+    /// The kind of reason a design is not recommended, in the order they are checked.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Why {
+        /// It violated a safety property on some seed.
+        Unsafe => "unsafe",
+        /// Some seeds' runs were cut by the events budget (unfinished runs prove nothing), or a
+        /// safety property was not evaluated.
+        Unjudged => "unjudged",
+        /// It states no guarantee.
+        NoGuarantee => "no_guarantee",
+        /// An assumption of its guarantee does not hold here.
+        NotApplicable => "guarantee_not_applicable",
+        /// Its guarantee does not cover `no_duplicate`.
+        NotCovering => "guarantee_not_covering_no_duplicate",
     }
 }
+
+impl Why {}
 
 /// A design not recommended, why, and the counterexample that shows it (when the reason is
 /// a violated property).

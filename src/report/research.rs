@@ -196,25 +196,18 @@ fn wilson(k: u64, n: u64) -> Estimate {
 
 // ---- charts ----
 
-/// What a chart shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChartKind {
-    Rates,
-    ReconciliationCdf,
-    TimeToOutcomeCdf,
-    PerIntent,
-}
-
-impl ChartKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ChartKind::Rates => "rates",
-            ChartKind::ReconciliationCdf => "reconciliation_cdf",
-            ChartKind::TimeToOutcomeCdf => "time_to_outcome_cdf",
-            ChartKind::PerIntent => "per_intent",
-        }
+crate::sim::named_enum! {
+    /// What a chart shows.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum ChartKind {
+        Rates => "rates",
+        ReconciliationCdf => "reconciliation_cdf",
+        TimeToOutcomeCdf => "time_to_outcome_cdf",
+        PerIntent => "per_intent",
     }
 }
+
+impl ChartKind {}
 
 /// `text` with every character but ASCII letters, digits, `_` and `-` as `-`: an HTML id.
 fn slug(text: &str) -> String {

@@ -20,150 +20,85 @@
 
 use super::Ratio;
 
-/// What a choice is for. Random simulation keeps one independent stream per purpose, so two
-/// designs run on the same seed meet the same faults as far as their paths agree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Purpose {
-    /// Spacing between two intents of the workload.
-    Arrival,
-    /// Whether an intent genuinely repeats the previous one's parameters.
-    Repeat,
-    /// Which worker picks up a tool call.
-    WorkerPick,
-    /// How long the agent thinks before reacting.
-    AgentThink,
-    /// The agent's reaction to a failure or an unknown outcome.
-    AgentDecision,
-    /// One-way network latency of a request or a reply.
-    Latency,
-    /// Whether a request is lost on the way to the provider.
-    RequestLoss,
-    /// Whether a reply is lost on the way back.
-    ReplyLoss,
-    /// Whether the network delivers a request twice.
-    Duplicate,
-    /// How long the provider takes to process a request.
-    Processing,
-    /// Whether the provider fails a request before committing.
-    ProviderError,
-    /// Whether the provider crashes while processing.
-    ProviderCrash,
-    /// How long a committed effect takes to become visible to lookups.
-    VisibilityLag,
-    /// Whether a worker crashes at a crash point.
-    WorkerCrash,
-    /// Whether the provider answers 5xx although it committed.
-    ProviderErrorAfterCommit,
-    /// Whether accepted (202) work fails later.
-    AsyncFailure,
-    /// Whether the agent's replan lost the user's authorization (the user gives it again).
-    AuthorizationLoss,
-    /// When, between the retention floor and its maximum, a key record is pruned.
-    Pruning,
-    /// Which of the events due at the same instant runs next (asked only by a chooser that
-    /// [orders ties](Chooser::orders_ties)).
-    Order,
-    /// How long a retry layer waits, within the range its jitter allows.
-    Backoff,
-    /// Whether the provider refuses a create with 429 (a rate limit).
-    Throttle,
-    /// Whether the provider answers a create with 408.
-    RequestTimeout,
-    /// Whether the connection is reset instead of the reply arriving.
-    ConnectionReset,
+crate::sim::named_enum! {
+    /// What a choice is for. Random simulation keeps one independent stream per purpose, so two
+    /// designs run on the same seed meet the same faults as far as their paths agree.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Purpose {
+        /// Spacing between two intents of the workload.
+        Arrival => "arrival",
+        /// Whether an intent genuinely repeats the previous one's parameters.
+        Repeat => "repeat",
+        /// Which worker picks up a tool call.
+        WorkerPick => "worker_pick",
+        /// How long the agent thinks before reacting.
+        AgentThink => "agent_think",
+        /// The agent's reaction to a failure or an unknown outcome.
+        AgentDecision => "agent_decision",
+        /// One-way network latency of a request or a reply.
+        Latency => "latency",
+        /// Whether a request is lost on the way to the provider.
+        RequestLoss => "request_loss",
+        /// Whether a reply is lost on the way back.
+        ReplyLoss => "reply_loss",
+        /// Whether the network delivers a request twice.
+        Duplicate => "duplicate",
+        /// How long the provider takes to process a request.
+        Processing => "processing",
+        /// Whether the provider fails a request before committing.
+        ProviderError => "provider_error",
+        /// Whether the provider crashes while processing.
+        ProviderCrash => "provider_crash",
+        /// How long a committed effect takes to become visible to lookups.
+        VisibilityLag => "visibility_lag",
+        /// Whether a worker crashes at a crash point.
+        WorkerCrash => "worker_crash",
+        /// Whether the provider answers 5xx although it committed.
+        ProviderErrorAfterCommit => "provider_error_after_commit",
+        /// Whether accepted (202) work fails later.
+        AsyncFailure => "async_failure",
+        /// Whether the agent's replan lost the user's authorization (the user gives it again).
+        AuthorizationLoss => "authorization_loss",
+        /// When, between the retention floor and its maximum, a key record is pruned.
+        Pruning => "pruning",
+        /// Which of the events due at the same instant runs next (asked only by a chooser that
+        /// [orders ties](Chooser::orders_ties)).
+        Order => "order",
+        /// How long a retry layer waits, within the range its jitter allows.
+        Backoff => "backoff",
+        /// Whether the provider refuses a create with 429 (a rate limit).
+        Throttle => "throttle",
+        /// Whether the provider answers a create with 408.
+        RequestTimeout => "request_timeout",
+        /// Whether the connection is reset instead of the reply arriving.
+        ConnectionReset => "connection_reset",
+    }
 }
 
-/// The kind of a choice: what a search may bound or must enumerate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Class {
-    /// Something goes wrong: a lost request or reply, a duplicate, a crash, a provider
-    /// error, an async failure, a lost authorization. Alternative 0 is "nothing goes wrong".
-    Fault,
-    /// How long something takes: an arrival gap, a think time, a latency, a processing time,
-    /// a visibility lag, a pruning moment. Alternative 0 is the shortest.
-    Timing,
-    /// What the user and the planner decide: a genuine repeat, the reaction to an error or an
-    /// unknown outcome.
-    Agent,
-    /// Who runs what, and in which order: the worker that takes a call, the order of events
-    /// due at the same instant.
-    Schedule,
-}
-
-impl Class {
-    pub const ALL: [Class; 4] = [Class::Fault, Class::Timing, Class::Agent, Class::Schedule];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Fault => "fault",
-            Class::Timing => "timing",
-            Class::Agent => "agent",
-            Class::Schedule => "schedule",
-        }
+crate::sim::named_enum! {
+    /// The kind of a choice: what a search may bound or must enumerate.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Class {
+        /// Something goes wrong: a lost request or reply, a duplicate, a crash, a provider
+        /// error, an async failure, a lost authorization. Alternative 0 is "nothing goes wrong".
+        Fault => "fault",
+        /// How long something takes: an arrival gap, a think time, a latency, a processing time,
+        /// a visibility lag, a pruning moment. Alternative 0 is the shortest.
+        Timing => "timing",
+        /// What the user and the planner decide: a genuine repeat, the reaction to an error or an
+        /// unknown outcome.
+        Agent => "agent",
+        /// Who runs what, and in which order: the worker that takes a call, the order of events
+        /// due at the same instant.
+        Schedule => "schedule",
     }
 }
 
 impl Purpose {
-    pub const COUNT: usize = 23;
-
-    pub const ALL: [Purpose; Purpose::COUNT] = [
-        Purpose::Arrival,
-        Purpose::Repeat,
-        Purpose::WorkerPick,
-        Purpose::AgentThink,
-        Purpose::AgentDecision,
-        Purpose::Latency,
-        Purpose::RequestLoss,
-        Purpose::ReplyLoss,
-        Purpose::Duplicate,
-        Purpose::Processing,
-        Purpose::ProviderError,
-        Purpose::ProviderCrash,
-        Purpose::VisibilityLag,
-        Purpose::WorkerCrash,
-        Purpose::ProviderErrorAfterCommit,
-        Purpose::AsyncFailure,
-        Purpose::AuthorizationLoss,
-        Purpose::Pruning,
-        Purpose::Order,
-        Purpose::Backoff,
-        Purpose::Throttle,
-        Purpose::RequestTimeout,
-        Purpose::ConnectionReset,
-    ];
-
     /// Dense index, stable across versions of the same choice-vector format: new purposes
     /// are added at the end, so older purposes keep their random streams.
     pub fn index(self) -> usize {
         self as usize
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Purpose::Arrival => "arrival",
-            Purpose::Repeat => "repeat",
-            Purpose::WorkerPick => "worker_pick",
-            Purpose::AgentThink => "agent_think",
-            Purpose::AgentDecision => "agent_decision",
-            Purpose::Latency => "latency",
-            Purpose::RequestLoss => "request_loss",
-            Purpose::ReplyLoss => "reply_loss",
-            Purpose::Duplicate => "duplicate",
-            Purpose::Processing => "processing",
-            Purpose::ProviderError => "provider_error",
-            Purpose::ProviderCrash => "provider_crash",
-            Purpose::VisibilityLag => "visibility_lag",
-            Purpose::WorkerCrash => "worker_crash",
-            Purpose::ProviderErrorAfterCommit => "provider_error_after_commit",
-            Purpose::AsyncFailure => "async_failure",
-            Purpose::AuthorizationLoss => "authorization_loss",
-            Purpose::Pruning => "pruning",
-            Purpose::Order => "order",
-            Purpose::Backoff => "backoff",
-            Purpose::Throttle => "throttle",
-            Purpose::RequestTimeout => "request_timeout",
-            Purpose::ConnectionReset => "connection_reset",
-        }
     }
 
     /// The class of the choices made for this purpose.

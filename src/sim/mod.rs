@@ -6,6 +6,7 @@
 pub mod chooser;
 pub mod hash;
 pub mod moments;
+pub mod named;
 pub mod por;
 pub mod queue;
 pub mod random;
@@ -13,6 +14,7 @@ pub mod ratio;
 pub mod replay;
 
 pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Class, Purpose, Recorder};
+pub(crate) use named::named_enum;
 pub use por::{Parts, TieEvent};
 pub use queue::EventQueue;
 pub use random::{Generator, RandomChooser};

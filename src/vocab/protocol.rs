@@ -156,6 +156,7 @@ impl Request {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RequestKind {
     /// A mutation: creates a resource when it commits.
     Create { params: Params },
@@ -164,6 +165,7 @@ pub enum RequestKind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LookupQuery {
     /// The resource created under this key.
     Key(Key),
@@ -177,6 +179,7 @@ pub enum LookupQuery {
 
 /// The provider's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reply {
     /// 201: the resource exists; `replayed` when answered from the key record.
     Created {
@@ -239,6 +242,7 @@ impl Reply {
 
 /// What the transport hands the executor for one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Response {
     Reply(Reply),
     /// The client timeout fired first. Says nothing about whether the effect exists.

@@ -11,24 +11,18 @@ use crate::vocab::ids::{
 };
 use crate::vocab::protocol::MAX_STEPS;
 
-/// What the user was finally told about an intent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Told {
-    Success,
-    Failure,
-    /// The agent admitted it does not know, or asked the user.
-    Unresolved,
-}
-
-impl Told {
-    pub fn name(self) -> &'static str {
-        match self {
-            Told::Success => "success",
-            Told::Failure => "failure",
-            Told::Unresolved => "unresolved",
-        }
+crate::sim::named_enum! {
+    /// What the user was finally told about an intent.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Told {
+        Success => "success",
+        Failure => "failure",
+        /// The agent admitted it does not know, or asked the user.
+        Unresolved => "unresolved",
     }
 }
+
+impl Told {}
 
 /// What the user heard about one intent, and what the agent believed each step did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,36 +7,15 @@ use std::fmt::Write;
 
 use crate::sim::Millis;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Component {
-    Workload,
-    Agent,
-    Executor,
-    Network,
-    Provider,
-    Ledger,
-}
-
-impl Component {
-    /// Every component, in the order of the timeline's columns' usual story.
-    pub const ALL: [Component; 6] = [
-        Component::Workload,
-        Component::Agent,
-        Component::Executor,
-        Component::Network,
-        Component::Provider,
-        Component::Ledger,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Component::Workload => "workload",
-            Component::Agent => "agent",
-            Component::Executor => "executor",
-            Component::Network => "network",
-            Component::Provider => "provider",
-            Component::Ledger => "ledger",
-        }
+crate::sim::named_enum! {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Component {
+        Workload => "workload",
+        Agent => "agent",
+        Executor => "executor",
+        Network => "network",
+        Provider => "provider",
+        Ledger => "ledger",
     }
 }
 

@@ -31,33 +31,15 @@ use crate::vocab::trace::{Component, Trace};
 pub use crate::vocab::record::Told;
 use crate::vocab::record::{Heard, StepSuccess};
 
-/// A reaction to a failure or an unknown outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Act {
-    RetrySame,
-    Replan,
-    ChangeArgs,
-    GiveUp,
-    AskUser,
-}
-
-impl Act {
-    const ORDER: [Act; 5] = [
-        Act::RetrySame,
-        Act::Replan,
-        Act::ChangeArgs,
-        Act::GiveUp,
-        Act::AskUser,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Act::RetrySame => "retry the same call",
-            Act::Replan => "replan",
-            Act::ChangeArgs => "replan with changed arguments",
-            Act::GiveUp => "give up",
-            Act::AskUser => "ask the user",
-        }
+crate::sim::named_enum! {
+    /// A reaction to a failure or an unknown outcome.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Act {
+        RetrySame => "retry the same call",
+        Replan => "replan",
+        ChangeArgs => "replan with changed arguments",
+        GiveUp => "give up",
+        AskUser => "ask the user",
     }
 }
 
@@ -433,7 +415,7 @@ impl Agent {
         } else {
             &self.config.on_failure
         };
-        let act = Act::ORDER[ch.weighted(Purpose::AgentDecision, &reaction.weights())];
+        let act = Act::ALL[ch.weighted(Purpose::AgentDecision, &reaction.weights())];
         // Only a new plan can lose the authorization; a re-run is the same call, with its own.
         s.reauthorize = matches!(act, Act::Replan | Act::ChangeArgs)
             && ch.chance(Purpose::AuthorizationLoss, self.config.authorization_loss);

@@ -360,12 +360,15 @@ mod tests {
             }
         }
 
-        /// An executor that does not say what its memory is.
+        /// An executor that cannot say what its memory is.
         struct Opaque;
 
         impl Executor for Opaque {
             fn on_call(&mut self, _: &mut ExecCtx<'_>, _: ToolCall) {}
             fn on_response(&mut self, _: &mut ExecCtx<'_>, _: OpId, _: AttemptId, _: Response) {}
+            fn fingerprint(&self, _: &mut dyn Hasher) -> bool {
+                false
+            }
         }
 
         #[test]

@@ -360,7 +360,7 @@ impl<'a> World<'a> {
     }
 
     /// The event loop. `OBSERVED` is a constant, so that [`World::run`] compiles without the
-    /// observer's calls and costs what it did before they existed.
+    /// observer's calls and pays nothing for them.
     fn run_loop<const OBSERVED: bool>(
         &mut self,
         ch: &mut dyn Chooser,

@@ -11,7 +11,7 @@ use retrylab::design::Design;
 use retrylab::explore::{Bound, Exploration, Spec, Strategy, explore, sweep};
 use retrylab::model::Model;
 
-use crate::{bad, broken};
+use super::{bad, broken};
 
 /// Seeds of `check`'s default sweep.
 pub const SEEDS: (u64, u64) = (0, 999);

@@ -9,7 +9,7 @@
 //! change is then reviewed as the diff of the commit that carries them.
 //!
 //! ```text
-//! RETRYLAB_BLESS=1 cargo test --release --test NAME
+//! RETRYLAB_BLESS=1 cargo test --release --test suite FILE::
 //! ```
 //!
 //! A test that checks many snapshots collects every mismatch ([`Golden::check`]) and fails
@@ -399,15 +399,13 @@ fn list_txt(root: &Path, dir: &Path, out: &mut Vec<String>) {
     }
 }
 
-/// The running test binary's name without Cargo's hash, for the bless command.
+/// The bless command's filter: the running test's module, the file of `tests/` it is in
+/// (libtest names each test's thread after the test, `designs::a_test`).
 fn test_name() -> String {
-    let exe = std::env::args().next().unwrap_or_default();
-    let stem = Path::new(&exe)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match stem.rsplit_once('-') {
-        Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_string(),
-        _ => stem,
-    }
+    let thread = std::thread::current();
+    let module = thread
+        .name()
+        .and_then(|n| n.split_once("::"))
+        .map(|(m, _)| m);
+    format!("suite {}::", module.unwrap_or("suite"))
 }

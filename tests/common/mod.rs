@@ -1,6 +1,21 @@
-//! Helpers for scenario tests: a small exact model (constant latencies, no randomness) and
-//! one-line edits of it.
+//! Helpers shared by the integration tests: here, a small exact model for scenario tests
+//! (constant latencies, no randomness) and one-line edits of it; in the submodules, the
+//! command line in process (`cli`), golden snapshots (`golden`), the property tests'
+//! settings and generators (`strategies`), broken and known-bad designs (`broken`, `bad`,
+//! `corpus`), bundled models (`models`), races (`race`), and the Python and Node
+//! executors (`python`, `executors`).
 #![allow(dead_code)]
+
+pub mod bad;
+pub mod broken;
+pub mod cli;
+pub mod corpus;
+pub mod executors;
+pub mod golden;
+pub mod models;
+pub mod python;
+pub mod race;
+pub mod strategies;
 
 use retrylab::check::Metrics;
 use retrylab::design::{self, Design};

@@ -35,28 +35,31 @@ use crate::sync::{Mutex, MutexGuard, get_mut, lock};
 use crate::vocab::ids::*;
 use crate::vocab::protocol::ToolCall;
 
-/// Lifecycle of an operation. `Unknown` is first-class: a transport error never becomes
-/// `Failed` by itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum OpState {
-    /// Recorded, not yet approved to run.
-    Proposed,
-    /// Approved; may be dispatched.
-    Authorized,
-    /// A request is out.
-    Dispatched,
-    /// The provider answered 202: accepted, not completed; the work may still fail.
-    Accepted,
-    /// The effect exists, with evidence.
-    Confirmed,
-    /// Definitely not done.
-    Failed,
-    /// The executor does not know whether the effect exists.
-    Unknown,
-    /// Handed to a human; the executor stopped trying.
-    Escalated,
-    /// Undone by a separate compensating operation.
-    Compensated,
+crate::sim::named_enum! {
+    /// Lifecycle of an operation. `Unknown` is first-class: a transport error never becomes
+    /// `Failed` by itself.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    #[non_exhaustive]
+    pub enum OpState {
+        /// Recorded, not yet approved to run.
+        Proposed => "proposed",
+        /// Approved; may be dispatched.
+        Authorized => "authorized",
+        /// A request is out.
+        Dispatched => "dispatched",
+        /// The provider answered 202: accepted, not completed; the work may still fail.
+        Accepted => "accepted",
+        /// The effect exists, with evidence.
+        Confirmed => "confirmed",
+        /// Definitely not done.
+        Failed => "failed",
+        /// The executor does not know whether the effect exists.
+        Unknown => "unknown",
+        /// Handed to a human; the executor stopped trying.
+        Escalated => "escalated",
+        /// Undone by a separate compensating operation.
+        Compensated => "compensated",
+    }
 }
 
 impl OpState {
@@ -66,20 +69,6 @@ impl OpState {
             self,
             OpState::Confirmed | OpState::Failed | OpState::Compensated
         )
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            OpState::Proposed => "proposed",
-            OpState::Authorized => "authorized",
-            OpState::Dispatched => "dispatched",
-            OpState::Accepted => "accepted",
-            OpState::Confirmed => "confirmed",
-            OpState::Failed => "failed",
-            OpState::Unknown => "unknown",
-            OpState::Escalated => "escalated",
-            OpState::Compensated => "compensated",
-        }
     }
 }
 
@@ -251,10 +240,11 @@ impl Journal {
         self.unresolved.iter().filter_map(|id| self.ops.get(&id))
     }
 
-    /// Moves `id` to `state` at `now`; returns the previous state. (What a state change claims
-    /// is recorded by [`ExecCtx::transition`](super::ExecCtx::transition) for the checkers,
-    /// which judge it against the ledger: the journal is the design's, not the truth.)
-    pub fn transition(&mut self, id: OpId, state: OpState, now: Millis) -> Option<OpState> {
+    /// Moves `id` to `state` at `now`; returns the previous state. Crate-private: a design
+    /// changes a state only through [`ExecCtx::transition`](super::ExecCtx::transition) (or
+    /// `record`, `abandon`), which records what the change claims for the checkers to judge
+    /// against the ledger, so that no design can move an operation without its claim.
+    pub(crate) fn transition(&mut self, id: OpId, state: OpState, now: Millis) -> Option<OpState> {
         let op = self.ops.get_mut(&id)?;
         let before = op.state;
         op.state = state;
@@ -319,8 +309,9 @@ impl Journal {
 
     /// Moves `id` to `state` only while `fence` is its current claim: the check and the write
     /// are one step, so a holder whose lease was taken over cannot record. Returns whether it
-    /// wrote.
-    pub fn record(&mut self, id: OpId, fence: u64, state: OpState, now: Millis) -> bool {
+    /// wrote. Crate-private like [`Journal::transition`]: designs record through
+    /// [`ExecCtx::record`](super::ExecCtx::record).
+    pub(crate) fn record(&mut self, id: OpId, fence: u64, state: OpState, now: Millis) -> bool {
         if !self.leases.holds(id, fence) {
             return false;
         }
