@@ -239,9 +239,16 @@ fn every_mutation_of_every_bundled_model_loads_and_runs_or_is_refused() {
     cases.extend(deep());
     let (mut accepted, mut refused) = (0, 0);
     let mut failures = Vec::new();
-    // Silence the default hook's report while panics are caught (each is listed below).
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // Silence the hook's report of the panics caught here (each is listed below), and only
+    // those: the other tests of the binary run meanwhile, and their failures must print.
+    let previous = std::sync::Arc::new(std::panic::take_hook());
+    let others = std::sync::Arc::clone(&previous);
+    let here = std::thread::current().id();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() != here {
+            others(info);
+        }
+    }));
     for (what, text) in &cases {
         match catch_unwind(AssertUnwindSafe(|| exercise(text))) {
             Ok(Ok(())) => accepted += 1,
@@ -261,7 +268,11 @@ fn every_mutation_of_every_bundled_model_loads_and_runs_or_is_refused() {
             }
         }
     }
-    std::panic::set_hook(hook);
+    drop(std::panic::take_hook());
+    match std::sync::Arc::try_unwrap(previous) {
+        Ok(hook) => std::panic::set_hook(hook),
+        Err(_) => unreachable!("the hook that shared it was dropped"),
+    }
     assert!(
         failures.is_empty(),
         "{} of {} mutations failed:\n{}",

@@ -567,7 +567,7 @@ fn no_reduction_changes_a_verdict_on_the_bundled_models() {
     );
     for (name, n, fewer) in &all.fewer_runs {
         // Snapshots spare the replay of a run's start, not runs: the same search, faster
-        // (tests/explore.rs compares the two explorations whole).
+        // (tests/explore_bounded.rs compares the two explorations whole).
         if *name == "snapshots" {
             continue;
         }

@@ -1,12 +1,15 @@
-//! The integration tests, one binary: each file of `tests/` is a module here, so that
-//! the crate is linked once for all of them (about 55 binaries took most of the test build's
-//! time linking). Run one file's tests with its module name as the filter:
-//! `cargo test --test suite designs::`; several with several filters.
+//! The integration tests, one binary: each file of `tests/` is a module here, so that the
+//! crate and its dependencies are linked once for all of them, not once per file, and the
+//! slow tests of one file run beside the quick ones of the others. Run one file's tests
+//! with its module name as the filter, `cargo test --test suite designs::`, and several
+//! after `--`, `cargo test --test suite -- designs:: stacks::`. A filter is a substring of
+//! `module::test`, so no module's name ends with another's (`explore::` would also run
+//! `shard_explore::`): `every_test_file_is_compiled` checks that too.
 //!
 //! Three files are binaries of their own (`Cargo.toml`'s `[[test]]` entries): the two loom
 //! models, which compile to nothing without `--cfg loom`, and `external.rs`, which sets an
 //! environment variable that every process a test starts would inherit.
-//! `suite::every_test_file_is_compiled` fails on a file of `tests/` that is in neither.
+//! `every_test_file_is_compiled` (below) fails on a file of `tests/` that is in neither.
 
 mod common;
 
@@ -16,15 +19,15 @@ mod check_verdicts;
 mod configured;
 mod custom_design_example;
 mod designs;
-mod determinism;
 mod diagrams;
 mod executor_presets;
 mod executor_reset;
-mod explore;
+mod expectation_verdicts;
+mod explore_bounded;
 mod fingerprint;
 mod frameworks;
 mod golden;
-mod guarantees;
+mod guarantee_matrix;
 mod identity;
 mod known_bad;
 mod lane;
@@ -40,12 +43,12 @@ mod node_examples;
 mod outcome;
 mod package_presets;
 mod paired;
-mod presets;
 mod prop_dangerous;
 mod prop_determinism;
 mod prop_guarantees;
 mod prop_keystore;
 mod proptest_config;
+mod provider_presets;
 mod public_api;
 mod python_examples;
 mod random_unchanged;
@@ -54,6 +57,7 @@ mod reductions;
 mod regressions;
 mod report;
 mod reports_current;
+mod same_bytes;
 mod scenarios;
 mod shard_explore;
 mod shard_merge;
@@ -62,7 +66,6 @@ mod thread_key;
 mod tie_order;
 mod timing_equivalence;
 mod trace_text;
-mod verdicts;
 mod windows;
 
 /// Every `.rs` file directly in `tests/` is a module above or a `[[test]]` of `Cargo.toml`
@@ -92,4 +95,18 @@ fn every_test_file_is_compiled() {
         missing.is_empty(),
         "tests/ files compiled by no test binary (add `mod NAME;` to tests/suite.rs): {missing:?}"
     );
+    // `cargo test --test suite NAME::` runs NAME's tests and no other module's.
+    let modules: Vec<&str> = suite
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    let mut clashes = Vec::new();
+    for a in &modules {
+        for b in &modules {
+            if a != b && b.ends_with(a) {
+                clashes.push(format!("{a}:: also runs {b}::"));
+            }
+        }
+    }
+    assert!(clashes.is_empty(), "rename the shorter: {clashes:?}");
 }

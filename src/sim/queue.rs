@@ -14,6 +14,14 @@
 //! reason is gone): it never pops, and [`EventQueue::len`] no longer counts it, so a run whose
 //! only pending events are cancelled timers is over without popping them.
 //!
+//! Most events are hops of a message between components, due at the present instant with
+//! nothing else due by then (the agent taking up an intent, a call's delivery to its worker,
+//! the executor's report). With the lane on ([`EventQueue::use_lane`]), [`EventQueue::schedule`]
+//! puts such an event in a FIFO beside the keys, which [`EventQueue::pop`] empties first: the
+//! order is exactly the keys' (a pushed event pops after everything due by its time), without
+//! a key or a slot. The lane is for runs whose order is neither chosen nor observed: a tie
+//! and the listings of the queued events see only the keys, so they require it empty.
+//!
 //! The order lives in 16-byte keys (time, sequence and slot packed in one integer, so that
 //! ordering two keys is one comparison); the events themselves wait in a slab of slots, written
 //! once when pushed and read once when popped. A run rarely has more than a few events queued,
@@ -24,7 +32,7 @@
 //! `ticket_lost_response` at the last change).
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::Millis;
 
@@ -248,6 +256,12 @@ pub struct EventQueue<E> {
     live: usize,
     /// The keys of an open tie, in pop order; empty between events.
     tie: Vec<Key>,
+    /// Events due at `now`, before every key (see the module's documentation).
+    lane: VecDeque<E>,
+    /// Whether [`EventQueue::schedule`] may use the lane.
+    lane_on: bool,
+    /// When the event taken last was due (0 before the first): the present instant.
+    now: Millis,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -260,6 +274,9 @@ impl<E> Default for EventQueue<E> {
             next_deferred: 0,
             live: 0,
             tie: Vec::new(),
+            lane: VecDeque::new(),
+            lane_on: false,
+            now: 0,
         }
     }
 }
@@ -275,10 +292,33 @@ impl<E> EventQueue<E> {
         self.insert(at_ms, seq, event)
     }
 
-    /// Removes the earliest event (first pushed among equals).
+    /// Schedules `event` at `at_ms` for good (it has no handle: nothing cancels it): on the
+    /// lane when the lane is on, `at_ms` is the present instant and no key is due by then;
+    /// as a key otherwise. Either way it pops where [`push`](Self::push) would have put it.
+    #[inline(always)]
+    pub fn schedule(&mut self, at_ms: Millis, event: E) {
+        debug_assert!(at_ms >= self.now, "an event scheduled in the past");
+        if self.lane_on && at_ms == self.now && self.keys.peek().is_none_or(|k| k.at_ms() > at_ms) {
+            self.lane.push_back(event);
+        } else {
+            self.push(at_ms, event);
+        }
+    }
+
+    /// Turns the lane on or off for the events scheduled from now on. Off, every event is a
+    /// key, as a search that orders ties or looks at the queue needs; the lane must be empty.
+    pub fn use_lane(&mut self, on: bool) {
+        debug_assert!(self.lane.is_empty(), "the lane still holds events");
+        self.lane_on = on;
+    }
+
+    /// Removes the earliest event (first pushed among equals, the lane's first).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Millis, E)> {
         debug_assert!(self.tie.is_empty(), "pop while a tie is open");
+        if let Some(event) = self.lane.pop_front() {
+            return Some((self.now, event));
+        }
         loop {
             let key = self.keys.pop()?;
             if let Some(taken) = self.take(key) {
@@ -308,6 +348,7 @@ impl<E> EventQueue<E> {
         self.free = key.slot() as u32;
         let event = slot.event.take()?;
         self.live -= 1;
+        self.now = key.at_ms();
         Some((key.at_ms(), event))
     }
 
@@ -321,6 +362,7 @@ impl<E> EventQueue<E> {
     /// them with [`tie`](Self::tie), then take one with [`close_tie`](Self::close_tie).
     pub fn open_tie(&mut self) -> usize {
         debug_assert!(self.tie.is_empty(), "a tie is already open");
+        debug_assert!(self.lane.is_empty(), "a tie with events on the lane");
         let first = loop {
             let key = self.keys.pop();
             match key {
@@ -421,11 +463,13 @@ impl<E> EventQueue<E> {
         self.next_deferred = 0;
         self.live = 0;
         self.tie.clear();
+        self.lane.clear();
+        self.now = 0;
     }
 
     /// Queued events, cancelled ones not counted.
     pub fn len(&self) -> usize {
-        self.live
+        self.live + self.lane.len()
     }
 
     /// The queued events in the order they would pop, each with its time and whether it is
@@ -435,8 +479,8 @@ impl<E> EventQueue<E> {
     /// fingerprints of the state, not for the event loop.
     pub fn in_pop_order(&self) -> impl Iterator<Item = (Millis, bool, &E)> {
         debug_assert!(
-            self.tie.is_empty(),
-            "a tie is open: its events are out of the queue"
+            self.tie.is_empty() && self.lane.is_empty(),
+            "a tie is open, or the lane holds events: they are out of the keys"
         );
         self.keys.sorted().filter_map(move |k| {
             let held = k.seq() < FIRST_PUSHED;
@@ -449,7 +493,7 @@ impl<E> EventQueue<E> {
     /// by `ids` ([`EventQueue::tie_id`]), for those still queued, in pop order. Read-only
     /// and not for the event loop, like [`EventQueue::in_pop_order`].
     pub fn positions_of(&self, ids: &[u32]) -> Vec<usize> {
-        debug_assert!(self.tie.is_empty(), "a tie is open");
+        debug_assert!(self.tie.is_empty() && self.lane.is_empty(), "a tie is open");
         self.keys
             .sorted()
             .filter(|k| self.slots[k.slot()].event.is_some())
@@ -459,16 +503,9 @@ impl<E> EventQueue<E> {
             .collect()
     }
 
-    /// When the earliest queued event is due, cancelled ones included (so it may be earlier
-    /// than the next to pop); `None` when nothing is queued.
-    pub fn earliest_at(&self) -> Option<Millis> {
-        debug_assert!(self.tie.is_empty(), "a tie is open");
-        self.keys.peek().map(|k| k.at_ms())
-    }
-
     /// No event is queued but cancelled ones.
     pub fn is_empty(&self) -> bool {
-        self.live == 0
+        self.live == 0 && self.lane.is_empty()
     }
 }
 

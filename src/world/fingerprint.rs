@@ -101,37 +101,20 @@ impl World<'_> {
             journal,
             workers,
             random_crashes,
-            attempts,
-            requests,
-            minted,
-            remote_calls,
-            op_records,
-            attempt_ops,
-            claims,
-            call_claims,
+            transport,
+            records,
             current,
-            end,
             events: _,
             trace: _,
             // Handles of queued timers: which slot an event sits in says nothing of the state.
-            attempt_timers: _,
             agent_timers: _,
             exec_out,
-            answer_should_retry,
             provider_out,
-            // Used only in runs nothing observes (see `World::push`): always empty here.
-            lane,
-            use_lane: _,
             tie: _,
             taken: _,
             cut_at_tie: _,
         } = self;
-        debug_assert!(call_claims.is_empty() && exec_out.is_empty() && provider_out.is_empty());
-        debug_assert!(
-            answer_should_retry.is_none(),
-            "taken by the callback it was set for"
-        );
-        debug_assert!(lane.is_empty());
+        debug_assert!(exec_out.is_empty() && provider_out.is_empty());
         let mut h = StableHasher::new();
         h.write_usize(workers.len());
         for w in workers {
@@ -149,7 +132,7 @@ impl World<'_> {
             event.hash(&mut h);
             // What the event carries, kept aside.
             if let Event::RequestArrives { attempt } = event {
-                requests[attempt.0 as usize - 1].hash(&mut h);
+                transport.requests[attempt.0 as usize - 1].hash(&mut h);
             }
         }
         workload.fingerprint(&mut h);
@@ -157,15 +140,10 @@ impl World<'_> {
         provider.fingerprint(&mut h);
         ledger.fingerprint(&mut h);
         journal.lock().fingerprint(&mut h);
-        attempts.hash(&mut h);
-        minted.hash(&mut h);
-        remote_calls.hash(&mut h);
+        transport.fingerprint(&mut h);
         random_crashes.hash(&mut h);
         faults.fingerprint(&mut h);
-        op_records.hash(&mut h);
-        attempt_ops.hash(&mut h);
-        claims.hash(&mut h);
-        end.hash(&mut h);
+        records.fingerprint(&mut h);
         Some(h.finish())
     }
 }
@@ -253,8 +231,8 @@ mod tests {
             let model = model();
             let mut w = World::new(&model, lease_design(), false);
             w.run(&mut RandomChooser::new(7));
-            assert!(!w.op_records.is_empty() && !w.claims.is_empty());
-            assert!(!w.attempts.is_empty() && !w.ledger.effects().is_empty());
+            assert!(!w.records.op_records.is_empty() && !w.records.claims.is_empty());
+            assert!(!w.transport.attempts.is_empty() && !w.ledger.effects().is_empty());
             assert!(!w.provider.store().is_empty());
             assert!(w.journal.get_mut().leases().get(OpId(0)).is_some());
             assert_eq!(after(|_| {}), after(|_| {}));
@@ -510,24 +488,24 @@ mod tests {
 
         #[test]
         fn sends_minted_ids_counters_and_fault_numbers() {
-            differs(|w| w.attempts[0].open = !w.attempts[0].open);
-            differs(|w| w.minted.keys += 1);
-            differs(|w| w.minted.attempts += 1);
-            differs(|w| w.remote_calls += 1);
+            differs(|w| w.transport.attempts[0].open = !w.transport.attempts[0].open);
+            differs(|w| w.transport.minted.keys += 1);
+            differs(|w| w.transport.minted.attempts += 1);
+            differs(|w| w.transport.remote_calls += 1);
             differs(|w| w.random_crashes += 1);
             differs(|w| {
-                let next = AttemptId(w.attempts.len() as u32 + 1);
+                let next = AttemptId(w.transport.attempts.len() as u32 + 1);
                 w.faults.number(next, true);
             });
         }
 
         #[test]
         fn observer_records_op_records_sends_claims_and_the_end() {
-            differs(|w| w.op_records[0].first_unknown_ms = Some(123_456));
-            differs(|w| w.attempt_ops.push(OpId(0)));
-            differs(|w| w.claims[0].at_ms += 1);
-            differs(|w| w.claims.pop().map(|_| ()).unwrap_or(()));
-            differs(|w| w.end = (End::Horizon, w.now));
+            differs(|w| w.records.op_records[0].first_unknown_ms = Some(123_456));
+            differs(|w| w.records.attempt_ops.push(OpId(0)));
+            differs(|w| w.records.claims[0].at_ms += 1);
+            differs(|w| w.records.claims.pop().map(|_| ()).unwrap_or(()));
+            differs(|w| w.records.end = (End::Horizon, w.now));
         }
 
         /// The fingerprint of the world left behind, after `change`, with its moments
@@ -550,7 +528,7 @@ mod tests {
 
         #[test]
         fn observer_moments_count_only_where_a_property_reads_times() {
-            let claimed_at = |at| move |w: &mut World<'_>| w.claims[0].at_ms = at;
+            let claimed_at = |at| move |w: &mut World<'_>| w.records.claims[0].at_ms = at;
             let effect_at = |at| {
                 move |w: &mut World<'_>| {
                     let e = w.ledger.effects()[0];
@@ -575,7 +553,7 @@ mod tests {
             );
             // What was claimed is state whatever its moment.
             assert_ne!(
-                abstract_after(as_is, |w| w.claims[0].kind =
+                abstract_after(as_is, |w| w.records.claims[0].kind =
                     crate::vocab::record::ClaimKind::Failed),
                 abstract_after(as_is, |_| {})
             );

@@ -17,24 +17,28 @@ pub mod keystore;
 pub mod ledger;
 pub mod network;
 pub mod provider;
+mod records;
 pub mod snapshot;
+mod transport;
 pub mod workers;
 pub mod workload;
 
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
 use crate::vocab::record::Effect;
-use crate::vocab::record::{CallClaim, Claim, End, OpRecord};
+use crate::vocab::record::{Claim, End, OpRecord};
 use crate::vocab::trace::{Component, Trace};
 use agent::{Act, Agent, AgentOut};
 use faults::Faults;
 use ledger::Ledger;
 use network::{Network, Transit};
 use provider::{Provider, ProviderOut};
+use records::Records;
+use transport::{AttemptInfo, Transport};
 use workers::Worker;
 use workload::Workload;
 
-use crate::design::context::{Lent, Minted};
+use crate::design::context::Lent;
 use crate::design::journal::SharedJournal;
 use crate::design::{Design, ExecCommand, ExecCtx, Executor, Journal, OpState};
 use crate::model::{CrashPoint, Model, Paused};
@@ -152,19 +156,6 @@ impl Timer {
     }
 }
 
-/// One send, as the transport sees it.
-#[derive(Clone, Copy, Debug, Hash)]
-struct AttemptInfo {
-    worker: WorkerId,
-    op: OpId,
-    /// Waiting for a reply: neither answered, timed out, nor orphaned by a crash.
-    open: bool,
-    /// A create (a read or a poll leaves nothing unknown when it fails).
-    create: bool,
-    /// The intent and step the send serves (ground truth, for the effect it may commit).
-    serves: Option<(IntentId, u32)>,
-}
-
 /// A world for one model and one design, reusable across seeds.
 pub struct World<'a> {
     model: &'a Model,
@@ -183,45 +174,23 @@ pub struct World<'a> {
     journal: SharedJournal,
     workers: Vec<Worker>,
     random_crashes: u32,
-    attempts: Vec<AttemptInfo>,
-    /// The request of each attempt (by index), as it went on the wire.
-    requests: Vec<Request>,
-    minted: Minted,
-    remote_calls: u64,
-    /// Observer records for the checkers: each operation as the transport saw it, the
-    /// operation of each send, the design's claims, and how the run ended.
-    op_records: Vec<OpRecord>,
-    attempt_ops: Vec<OpId>,
-    claims: Vec<Claim>,
-    /// The claims of the executor callback under way, as its context records them (by call).
-    call_claims: Vec<CallClaim>,
+    /// Each send, its request and its timeout; the ids the executors minted.
+    transport: Transport,
+    /// What the checkers judge, beside the ledger: operations, sends, claims, the end.
+    records: Records,
     /// The event [`World::run_observed`] is about to handle, while its observer looks at the
     /// world (it is part of the state: popped, not yet handled). `None` otherwise.
     current: Option<Event>,
-    end: (End, Millis),
     /// Events taken from the queue in the current run, as the budget counts them (see
     /// [`MAX_EVENTS`]).
     events: u64,
     trace: Trace,
-    /// The queued timeout of each attempt (by index), cancelled once the attempt closes.
-    attempt_timers: Vec<Option<Handle>>,
     /// The queued tool timeout of each call (by index), cancelled once the agent stops
-    /// waiting for that issue of the call. Neither is part of the state: a cancelled timer
-    /// is a no-op that never pops.
+    /// waiting for that issue of the call. Not part of the state: a cancelled timer is a
+    /// no-op that never pops.
     agent_timers: Vec<Option<Handle>>,
     exec_out: Vec<ExecCommand>,
-    /// The should-retry header of the reply about to be handed to an executor: set just
-    /// before, taken by the executor's context (never kept past one callback).
-    answer_should_retry: Option<bool>,
     provider_out: Vec<ProviderOut>,
-    /// Events pushed for the present instant while nothing else is due by then (the hops of
-    /// a message between components: the agent taking up an intent, a call's delivery to
-    /// its worker, the executor's report). Such an event is the next to pop, after the ones
-    /// pushed the same way before it; keeping them in this FIFO spares the queue's heap.
-    /// Used only when the order is not chosen and nothing observes the queue (`use_lane`),
-    /// so the order of events is exactly the queue's. Not part of the state otherwise.
-    lane: std::collections::VecDeque<Event>,
-    use_lane: bool,
     /// The events of the open tie as the chooser sees them ([`Chooser::order`]), kept to
     /// spare an allocation per event.
     tie: Vec<TieEvent>,
@@ -250,25 +219,14 @@ impl<'a> World<'a> {
             journal: SharedJournal::new(model.workers.journal),
             workers: Vec::new(),
             random_crashes: 0,
-            attempts: Vec::new(),
-            requests: Vec::new(),
-            minted: Minted::default(),
-            remote_calls: 0,
-            op_records: Vec::new(),
-            attempt_ops: Vec::new(),
-            claims: Vec::new(),
-            call_claims: Vec::new(),
+            transport: Transport::default(),
+            records: Records::default(),
             current: None,
-            end: (End::Quiescent, 0),
             events: 0,
             trace: Trace::new(trace),
-            attempt_timers: Vec::new(),
             agent_timers: Vec::new(),
             exec_out: Vec::new(),
-            answer_should_retry: None,
             provider_out: Vec::new(),
-            lane: std::collections::VecDeque::new(),
-            use_lane: false,
             tie: Vec::new(),
             taken: TieEvent {
                 id: 0,
@@ -295,11 +253,8 @@ impl<'a> World<'a> {
         self.provider.reserve(n);
         self.ledger.reserve(n);
         self.journal.get_mut().reserve(n);
-        self.attempts.reserve(n);
-        self.requests.reserve(n);
-        self.op_records.reserve(n);
-        self.attempt_ops.reserve(n);
-        self.claims.reserve(n);
+        self.transport.reserve(n);
+        self.records.reserve(n);
     }
 
     fn reset(&mut self) {
@@ -323,21 +278,13 @@ impl<'a> World<'a> {
             self.workers.push(Worker::new(design.executor_in(model)));
         }
         self.random_crashes = 0;
-        self.attempts.clear();
-        self.requests.clear();
-        self.minted = Minted::default();
+        self.transport.clear();
         self.faults.reset();
-        self.remote_calls = 0;
-        self.op_records.clear();
-        self.attempt_ops.clear();
-        self.claims.clear();
+        self.records.clear();
         self.current = None;
-        self.end = (End::Quiescent, 0);
         self.events = 0;
         self.trace.clear();
-        self.attempt_timers.clear();
         self.agent_timers.clear();
-        self.lane.clear();
         self.cut_at_tie = false;
     }
 
@@ -373,7 +320,7 @@ impl<'a> World<'a> {
     /// A run's start: the world as new, the first arrival queued, every worker started.
     fn start(&mut self, use_lane: bool, ch: &mut dyn Chooser) {
         self.reset();
-        self.use_lane = use_lane;
+        self.queue.use_lane(use_lane);
         self.push(0, Event::Arrival);
         for w in 0..self.model.workers.count {
             self.exec(WorkerId(w), ch, |e, ctx| e.on_start(ctx));
@@ -382,7 +329,7 @@ impl<'a> World<'a> {
         for w in &mut self.workers {
             w.touched = false;
         }
-        self.end = (End::Quiescent, 0);
+        self.records.end = (End::Quiescent, 0);
     }
 
     /// [`World::run_observed`], calling `between(self)` too before each event is taken
@@ -400,8 +347,8 @@ impl<'a> World<'a> {
             None => self.start(false, ch),
             Some(from) => {
                 self.restore(from);
-                self.use_lane = false;
-                self.end = (End::Quiescent, 0);
+                self.queue.use_lane(false);
+                self.records.end = (End::Quiescent, 0);
             }
         }
         self.drive::<true>(ch, at_event, between);
@@ -415,6 +362,12 @@ impl<'a> World<'a> {
         between: &mut dyn FnMut(&World<'_>),
     ) {
         loop {
+            debug_assert!(
+                self.aperiodic <= self.queue.len(),
+                "{} aperiodic events counted, {} queued",
+                self.aperiodic,
+                self.queue.len()
+            );
             if OBSERVED {
                 between(self);
             }
@@ -429,7 +382,7 @@ impl<'a> World<'a> {
                 self.aperiodic -= 1;
             }
             if at > self.model.horizon_ms {
-                self.end = (End::Horizon, self.model.horizon_ms);
+                self.records.end = (End::Horizon, self.model.horizon_ms);
                 return;
             }
             // A periodic timer acts on the unresolved operations (the contract of
@@ -441,7 +394,7 @@ impl<'a> World<'a> {
                 1
             };
             if self.events + cost > MAX_EVENTS {
-                self.end = (End::Budget, self.now);
+                self.records.end = (End::Budget, self.now);
                 self.trace.log(self.now, Component::Workload, || {
                     format!(
                         "the run stops here: its budget of {MAX_EVENTS} events is spent, with events still pending"
@@ -469,7 +422,7 @@ impl<'a> World<'a> {
                 let go_on = at_event(self);
                 self.current = None;
                 if !go_on {
-                    self.end = (End::Pruned, self.now);
+                    self.records.end = (End::Pruned, self.now);
                     return;
                 }
             }
@@ -478,7 +431,7 @@ impl<'a> World<'a> {
             }
             self.handle(event, ch);
         }
-        self.end = if self.cut_at_tie {
+        self.records.end = if self.cut_at_tie {
             (End::Pruned, self.now)
         } else {
             (End::Quiescent, self.now)
@@ -517,9 +470,6 @@ impl<'a> World<'a> {
     /// a choice (it is put off to the pause's end whatever the order), and past the horizon,
     /// or with only periodic timers left and nothing for them to act on, the run ends anyway.
     fn next_event(&mut self, ch: &mut dyn Chooser) -> Option<(Millis, Event)> {
-        if let Some(event) = self.lane.pop_front() {
-            return Some((self.now, event));
-        }
         // Only cancelled timers left (or nothing): the run is over without popping them.
         if self.queue.is_empty() {
             return None;
@@ -580,7 +530,7 @@ impl<'a> World<'a> {
         match *event {
             Event::RequestArrives { attempt } => self
                 .provider
-                .entities(&self.requests[attempt.0 as usize - 1]),
+                .entities(&self.transport.requests[attempt.0 as usize - 1]),
             Event::ProviderWake { job } => self.provider.job_entities(job),
             _ => [0, 0],
         }
@@ -647,21 +597,17 @@ impl<'a> World<'a> {
         self.queue.positions_of(ids)
     }
 
-    /// Queues `event` at `at_ms`: in the lane if it is due now and nothing in the queue is
-    /// due by then, so that it is the next to pop after the lane's earlier events, exactly
-    /// as the queue would order it (a pushed event pops after everything due by its time).
+    /// Queues `event` at `at_ms` for good (nothing cancels it; on the queue's lane when it
+    /// can be, see [`EventQueue::schedule`]).
     fn push(&mut self, at_ms: Millis, event: Event) {
-        if self.use_lane && at_ms == self.now && self.queue.earliest_at().is_none_or(|t| t > at_ms)
-        {
-            self.aperiodic += usize::from(!event.periodic());
-            self.lane.push_back(event);
-            return;
-        }
-        self.enqueue(at_ms, event);
+        debug_assert!(at_ms >= self.now, "{event:?} queued in the past");
+        self.aperiodic += usize::from(!event.periodic());
+        self.queue.schedule(at_ms, event);
     }
 
     /// Queues `event` at `at_ms` and returns its handle.
     fn enqueue(&mut self, at_ms: Millis, event: Event) -> Handle {
+        debug_assert!(at_ms >= self.now, "{event:?} queued in the past");
         self.aperiodic += usize::from(!event.periodic());
         self.queue.push(at_ms, event)
     }
@@ -679,7 +625,7 @@ impl<'a> World<'a> {
     /// Where the handle of a timeout is kept; `None` for an event that is not one.
     fn timer_slot(&mut self, timer: Option<Timer>) -> Option<&mut Option<Handle>> {
         let (timers, index) = match timer? {
-            Timer::Attempt(i) => (&mut self.attempt_timers, i),
+            Timer::Attempt(i) => (&mut self.transport.attempt_timers, i),
             Timer::Agent(i) => (&mut self.agent_timers, i),
         };
         if timers.len() <= index {
@@ -698,6 +644,7 @@ impl<'a> World<'a> {
     /// Cancels the timeout of `attempt`, which just closed.
     fn cancel_attempt_timer(&mut self, attempt: AttemptId) {
         if let Some(h) = self
+            .transport
             .attempt_timers
             .get_mut(attempt.0 as usize - 1)
             .and_then(Option::take)
@@ -719,9 +666,11 @@ impl<'a> World<'a> {
             | Event::WorkerRestart { worker } => Some(worker),
             Event::AttemptTimeout { attempt }
             | Event::ConnectionReset { attempt }
-            | Event::ReplyArrives { attempt, .. } => {
-                self.attempts.get(attempt.0 as usize - 1).map(|a| a.worker)
-            }
+            | Event::ReplyArrives { attempt, .. } => self
+                .transport
+                .attempts
+                .get(attempt.0 as usize - 1)
+                .map(|a| a.worker),
             _ => None,
         }
     }
@@ -851,7 +800,7 @@ impl<'a> World<'a> {
             Event::ConnectionReset { attempt } => self.connection_reset(attempt, ch),
             Event::ReplyArrives { attempt, reply } => self.reply_arrives(attempt, reply, ch),
             Event::RequestArrives { attempt } => {
-                let request = self.requests[attempt.0 as usize - 1];
+                let request = self.transport.requests[attempt.0 as usize - 1];
                 let mut out = std::mem::take(&mut self.provider_out);
                 let env = provider::Env {
                     now,
@@ -920,7 +869,7 @@ impl<'a> World<'a> {
         f: impl FnOnce(&mut dyn Executor, &mut ExecCtx<'_>),
     ) {
         self.workers[worker.0 as usize].touched = true;
-        let should_retry = self.answer_should_retry.take();
+        let should_retry = self.transport.answer_should_retry.take();
         let Some(mut executor) = self.workers[worker.0 as usize].executor.take() else {
             return;
         };
@@ -931,9 +880,9 @@ impl<'a> World<'a> {
             Lent {
                 journal: self.journal.get_mut(),
                 out: &mut out,
-                minted: &mut self.minted,
+                minted: &mut self.transport.minted,
                 trace: &mut self.trace,
-                claims: &mut self.call_claims,
+                claims: &mut self.records.call_claims,
             },
             should_retry.map(|v| (self.model.provider.should_retry.header.as_str(), v)),
         );
@@ -948,7 +897,7 @@ impl<'a> World<'a> {
     /// Turns the claims the callback just made, on the calls their operations serve, into
     /// claims on the intents and steps those calls serve.
     fn tag_claims(&mut self) {
-        for c in self.call_claims.drain(..) {
+        for c in self.records.call_claims.drain(..) {
             // A call the agent never made serves no intent: nothing to judge the claim by.
             let Some(intent) = self.agent.serves(c.call) else {
                 self.trace.log(c.at_ms, Component::Executor, || {
@@ -959,7 +908,14 @@ impl<'a> World<'a> {
                 });
                 continue;
             };
-            self.claims.push(Claim {
+            debug_assert!(
+                self.records
+                    .claims
+                    .last()
+                    .is_none_or(|l| l.at_ms <= c.at_ms),
+                "claims recorded out of time order"
+            );
+            self.records.claims.push(Claim {
                 op: c.op,
                 intent,
                 at_ms: c.at_ms,
@@ -1061,7 +1017,7 @@ impl<'a> World<'a> {
         let now = self.now;
         let index = attempt.0 as usize - 1;
         let create = matches!(request.kind, RequestKind::Create { .. });
-        if self.attempts.len() <= index {
+        if self.transport.attempts.len() <= index {
             let unsent = AttemptInfo {
                 worker,
                 op,
@@ -1069,27 +1025,32 @@ impl<'a> World<'a> {
                 create: false,
                 serves: None,
             };
-            self.attempts.resize(index + 1, unsent);
-            self.attempt_ops.resize(index + 1, op);
-            self.requests.resize(index + 1, request);
+            self.transport.attempts.resize(index + 1, unsent);
+            self.records.attempt_ops.resize(index + 1, op);
+            self.transport.requests.resize(index + 1, request);
         }
         let serves = self.serves(op);
-        self.attempts[index] = AttemptInfo {
+        self.transport.attempts[index] = AttemptInfo {
             worker,
             op,
             open: true,
             create,
             serves: Some(serves),
         };
-        self.attempt_ops[index] = op;
+        self.records.attempt_ops[index] = op;
         let record = self.op_record(op);
         record.intent.get_or_insert(serves);
         let request = Request {
             region: self.faults.region(attempt),
             ..request
         };
-        self.requests[index] = request;
-        self.remote_calls += 1;
+        self.transport.requests[index] = request;
+        self.transport.remote_calls += 1;
+        debug_assert!(
+            self.transport.requests.len() == self.transport.attempts.len()
+                && self.records.attempt_ops.len() == self.transport.attempts.len(),
+            "one request and one operation per attempt"
+        );
         self.trace.log(now, Component::Executor, || {
             let key = request
                 .key
@@ -1145,7 +1106,7 @@ impl<'a> World<'a> {
     /// worker hears `response` (a timeout, whose timer this is, or a reset, which cancels
     /// the timer).
     fn close_unanswered(&mut self, attempt: AttemptId, response: Response, ch: &mut dyn Chooser) {
-        let info = &mut self.attempts[attempt.0 as usize - 1];
+        let info = &mut self.transport.attempts[attempt.0 as usize - 1];
         if !info.open {
             return;
         }
@@ -1166,7 +1127,7 @@ impl<'a> World<'a> {
     }
 
     fn reply_arrives(&mut self, attempt: AttemptId, reply: Reply, ch: &mut dyn Chooser) {
-        let info = &mut self.attempts[attempt.0 as usize - 1];
+        let info = &mut self.transport.attempts[attempt.0 as usize - 1];
         if !info.open {
             self.trace.log(self.now, Component::Network, || {
                 format!(
@@ -1198,7 +1159,7 @@ impl<'a> World<'a> {
                 Some(v) => format!("{worker}: reply to {attempt}: {reply} (should-retry: {v})"),
                 None => format!("{worker}: reply to {attempt}: {reply}"),
             });
-        self.answer_should_retry = should_retry;
+        self.transport.answer_should_retry = should_retry;
         self.exec(worker, ch, |e, ctx| {
             e.on_response(ctx, op, attempt, response)
         });
@@ -1210,7 +1171,12 @@ impl<'a> World<'a> {
     fn serves(&mut self, op: OpId) -> (IntentId, u32) {
         let call = self.journal.get_mut().get(op).map(|o| o.call().call);
         call.and_then(|c| self.agent.serves(c))
-            .or_else(|| self.op_records.get(op.0 as usize).and_then(|r| r.intent))
+            .or_else(|| {
+                self.records
+                    .op_records
+                    .get(op.0 as usize)
+                    .and_then(|r| r.intent)
+            })
             .unwrap_or_else(|| {
                 panic!(
                     "{op} sends, but no journal record says which of the agent's calls it serves: \
@@ -1222,10 +1188,10 @@ impl<'a> World<'a> {
     /// The record of operation `op`, created on first use.
     fn op_record(&mut self, op: OpId) -> &mut OpRecord {
         let i = op.0 as usize;
-        if self.op_records.len() <= i {
-            self.op_records.resize(i + 1, OpRecord::default());
+        if self.records.op_records.len() <= i {
+            self.records.op_records.resize(i + 1, OpRecord::default());
         }
-        &mut self.op_records[i]
+        &mut self.records.op_records[i]
     }
 
     /// The transport lost track of `attempt` (a timeout, an indeterminate reply, its worker
@@ -1235,7 +1201,7 @@ impl<'a> World<'a> {
     /// attempt (a worker frozen while another finished the operation) changes nothing of
     /// what is known about it.
     fn unknown_from(&mut self, attempt: AttemptId) {
-        let a = self.attempts[attempt.0 as usize - 1];
+        let a = self.transport.attempts[attempt.0 as usize - 1];
         let settled = matches!(
             self.journal.get_mut().get(a.op).map(|o| o.state()),
             Some(OpState::Confirmed | OpState::Failed)
@@ -1271,7 +1237,7 @@ impl<'a> World<'a> {
                 ProviderOut::Wake { job, at_ms } => self.push(at_ms, Event::ProviderWake { job }),
                 ProviderOut::Commit(committed) => {
                     let attempt = committed.attempt;
-                    let (intent, step) = self.attempts[attempt.0 as usize - 1]
+                    let (intent, step) = self.transport.attempts[attempt.0 as usize - 1]
                         .serves
                         .expect("a send that reached the provider was recorded");
                     let effect = Effect::tagged(committed, intent, step);
@@ -1312,8 +1278,8 @@ impl<'a> World<'a> {
 
     fn crash(&mut self, worker: WorkerId, attempt: AttemptId, point: CrashPoint) {
         self.workers[worker.0 as usize].crash();
-        for i in 0..self.attempts.len() {
-            let a = &mut self.attempts[i];
+        for i in 0..self.transport.attempts.len() {
+            let a = &mut self.transport.attempts[i];
             if a.worker == worker && a.open {
                 a.open = false;
                 // Its answer will never reach anyone.
@@ -1392,22 +1358,22 @@ impl<'a> World<'a> {
     }
 
     pub fn remote_calls(&self) -> u64 {
-        self.remote_calls
+        self.transport.remote_calls
     }
 
     /// Each operation as the transport saw it, by operation id.
     pub fn op_records(&self) -> &[OpRecord] {
-        &self.op_records
+        &self.records.op_records
     }
 
     /// The operation each send belonged to, by attempt number (attempt `n` at `n - 1`).
     pub fn attempt_ops(&self) -> &[OpId] {
-        &self.attempt_ops
+        &self.records.attempt_ops
     }
 
     /// The design's claims about its operations, in the order made.
     pub fn claims(&self) -> &[Claim] {
-        &self.claims
+        &self.records.claims
     }
 
     /// The outcome of the run just finished: what the checkers and metrics judge.
@@ -1429,7 +1395,7 @@ impl<'a> World<'a> {
 
     /// How the last run ended, and when.
     pub fn end(&self) -> (End, Millis) {
-        self.end
+        self.records.end
     }
 
     /// Events the last run took from its queue, as the budget counts them (at most

@@ -13,14 +13,14 @@
 //! trace is off can be saved: an external executor process cannot be copied, and a search
 //! traces nothing.
 
-use super::{AttemptInfo, Event, World};
+use super::records::Records;
+use super::transport::Transport;
+use super::{Event, World};
 use crate::design::Executor;
-use crate::design::context::Minted;
 use crate::design::journal::SharedJournal;
 use crate::sim::queue::Handle;
 use crate::sim::{EventQueue, Millis};
-use crate::vocab::protocol::{Request, ToolCall};
-use crate::vocab::record::{Claim, OpRecord};
+use crate::vocab::protocol::ToolCall;
 
 use super::agent::Agent;
 use super::faults::Faults;
@@ -52,15 +52,9 @@ pub struct Snapshot {
     journal: SharedJournal,
     workers: Vec<WorkerCopy>,
     random_crashes: u32,
-    attempts: Vec<AttemptInfo>,
-    requests: Vec<Request>,
-    minted: Minted,
-    remote_calls: u64,
-    op_records: Vec<OpRecord>,
-    attempt_ops: Vec<crate::vocab::ids::OpId>,
-    claims: Vec<Claim>,
+    transport: Transport,
+    records: Records,
     events: u64,
-    attempt_timers: Vec<Option<Handle>>,
     agent_timers: Vec<Option<Handle>>,
 }
 
@@ -78,7 +72,7 @@ impl World<'_> {
         if self.trace.enabled() {
             return None;
         }
-        debug_assert!(self.current.is_none() && self.lane.is_empty());
+        debug_assert!(self.current.is_none());
         debug_assert!(self.exec_out.is_empty() && self.provider_out.is_empty());
         let mut workers = Vec::with_capacity(self.workers.len());
         for w in &self.workers {
@@ -103,15 +97,9 @@ impl World<'_> {
             journal: self.journal.clone(),
             workers,
             random_crashes: self.random_crashes,
-            attempts: self.attempts.clone(),
-            requests: self.requests.clone(),
-            minted: self.minted.clone(),
-            remote_calls: self.remote_calls,
-            op_records: self.op_records.clone(),
-            attempt_ops: self.attempt_ops.clone(),
-            claims: self.claims.clone(),
+            transport: self.transport.clone(),
+            records: self.records.clone(),
             events: self.events,
-            attempt_timers: self.attempt_timers.clone(),
             agent_timers: self.agent_timers.clone(),
         })
     }
@@ -148,18 +136,11 @@ impl World<'_> {
             }
         }
         self.random_crashes = s.random_crashes;
-        self.attempts.clone_from(&s.attempts);
-        self.requests.clone_from(&s.requests);
-        self.minted.clone_from(&s.minted);
-        self.remote_calls = s.remote_calls;
-        self.op_records.clone_from(&s.op_records);
-        self.attempt_ops.clone_from(&s.attempt_ops);
-        self.claims.clone_from(&s.claims);
+        self.transport.clone_from(&s.transport);
+        self.records.clone_from(&s.records);
         self.events = s.events;
-        self.attempt_timers.clone_from(&s.attempt_timers);
         self.agent_timers.clone_from(&s.agent_timers);
         self.current = None;
-        self.lane.clear();
         self.cut_at_tie = false;
         self.trace.clear();
     }

@@ -403,9 +403,8 @@ fn list_txt(root: &Path, dir: &Path, out: &mut Vec<String>) {
 /// (libtest names each test's thread after the test, `designs::a_test`).
 fn test_name() -> String {
     let thread = std::thread::current();
-    let module = thread
-        .name()
-        .and_then(|n| n.split_once("::"))
-        .map(|(m, _)| m);
-    format!("suite {}::", module.unwrap_or("suite"))
+    match thread.name().and_then(|n| n.split_once("::")) {
+        Some((module, _)) => format!("suite {module}::"),
+        None => "suite".to_string(),
+    }
 }

@@ -9,7 +9,11 @@
 use crate::sim::Millis;
 use crate::vocab::ids::AttemptId;
 
-/// The executor's working state for one operation.
+/// The executor's working state for one operation. Three fields are any design's: the
+/// call's budgets spent and whether the agent is owed a result. The others are the
+/// built-in journal designs' loop (`design::journaled`), private to the crate: a custom
+/// design keeps what else it needs in its own memory or in the journal's key-value store
+/// (`Journal::kv_mut`), as an external executor does with `kv`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scratch {
     /// Sends since the last agent call.
@@ -17,20 +21,20 @@ pub struct Scratch {
     /// Reads since the last agent call.
     pub reads: u32,
     /// The attempt whose response is awaited.
-    pub last_attempt: Option<AttemptId>,
+    pub(crate) last_attempt: Option<AttemptId>,
     /// Whether the agent is still owed a result for the operation's call.
     pub owes_report: bool,
     /// An action (a send, a read, a poll or a wait before one) is under way.
-    pub busy: bool,
+    pub(crate) busy: bool,
     /// When a create was last sent.
-    pub last_send_ms: Option<Millis>,
+    pub(crate) last_send_ms: Option<Millis>,
     /// When any request (create, read, poll) was last sent for it.
-    pub last_action_ms: Option<Millis>,
+    pub(crate) last_action_ms: Option<Millis>,
     /// A read-back answered (a trusted "not found", or "unsupported"): the next create may go.
-    pub cleared_to_send: bool,
+    pub(crate) cleared_to_send: bool,
     /// That answer proved the effect absent (a trusted "not found"), so the next create may
     /// go even under a key older than the assumed retention.
-    pub absence_proved: bool,
+    pub(crate) absence_proved: bool,
 }
 
 impl Scratch {
