@@ -1,6 +1,6 @@
 //! Enums whose variants have names: each name written once, beside its variant.
 //!
-//! [`named_enum!`] declares the enum as written and generates, in an inherent `impl`,
+//! `named_enum!` declares the enum as written and generates, in an inherent `impl`,
 //! `ALL` (every variant in declaration order), `COUNT` and `name()`, so that a variant
 //! added to the enum cannot be missing from its list or its name table.
 
