@@ -60,6 +60,6 @@ pub mod prelude;
 pub mod report;
 pub mod run;
 pub mod sim;
-pub mod sync;
+pub(crate) mod sync;
 pub mod vocab;
 pub mod world;

@@ -6,19 +6,9 @@
 //! wrappers, from several threads, and loom explores every interleaving.
 
 #[cfg(loom)]
-pub use loom::sync::{Arc, Mutex, MutexGuard};
+pub use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub use std::sync::{Arc, Mutex, MutexGuard};
-
-#[cfg(loom)]
-pub use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-#[cfg(not(loom))]
-pub use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-
-#[cfg(loom)]
-pub use loom::thread;
-#[cfg(not(loom))]
-pub use std::thread;
+pub use std::sync::{Mutex, MutexGuard};
 
 /// Locks `m`. A panic while holding the lock cannot leave these structures half-written (each
 /// operation is one short critical section), so a poisoned lock is simply taken over.

@@ -9,14 +9,15 @@
 //!
 //! It runs on the stable toolchain: syn reads `src/` (rustdoc's JSON output, which
 //! cargo-public-api reads, needs nightly), prettyplease prints each item. What it lists,
-//! module by module from `src/lib.rs` through every `pub mod`: each `pub` item with its
+//! module by module from `src/lib.rs` through every module: each `pub` item with its
 //! signature (function bodies left out, constants with their values), a struct's `pub`
 //! fields (the others as one `..` comment), an enum's variants, a trait's items, the `pub`
 //! functions and constants of every inherent `impl` and the header of every trait `impl`,
 //! and each `pub use`; items a macro generates, as the invocation that generates them.
 //! Documentation and attributes are left out but `derive`, `repr`, `non_exhaustive` and
-//! `cfg`. Items of private modules are reached only through the `pub use` lines that name
-//! them (their signatures are not listed); `#[cfg(test)]` items are not part of the API.
+//! `cfg`. A crate-private module is listed too, under a heading that says so: its `pub`
+//! items are API where a public module re-exports them, and its impls of public types are
+//! API; `#[cfg(test)]` items are not part of the API.
 
 use crate::common::golden;
 
@@ -265,12 +266,24 @@ fn module_file(parent: &Path, name: &str) -> PathBuf {
 
 /// Lists the public items of module `path` (its items `items`, in the file `file`) into
 /// `out`; counts them in `count`.
-fn list(path: &str, file: &Path, items: &[Item], out: &mut String, count: &mut usize) {
+///
+/// Every module is walked, not only the public ones: a crate-private module's `pub` items
+/// are API wherever a public module re-exports them (`pub use schema::*`), and its impls
+/// of public types are API too, so they are listed under a heading that says the module
+/// itself is not reachable (`reachable` false).
+fn list(
+    path: &str,
+    reachable: bool,
+    file: &Path,
+    items: &[Item],
+    out: &mut String,
+    count: &mut usize,
+) {
     let mut here = Vec::new();
     let mut submodules = Vec::new();
     for item in items {
         if let Item::Mod(m) = item {
-            if public(&m.vis) && !test_only(&m.attrs) {
+            if !test_only(&m.attrs) {
                 submodules.push(m);
             }
             continue;
@@ -303,7 +316,11 @@ fn list(path: &str, file: &Path, items: &[Item], out: &mut String, count: &mut u
     }
     if !here.is_empty() {
         *count += here.len();
-        let _ = writeln!(out, "// {path}");
+        if reachable {
+            let _ = writeln!(out, "// {path}");
+        } else {
+            let _ = writeln!(out, "// {path} (crate-private: API where re-exported)");
+        }
         let text = prettyplease::unparse(&syn::File {
             shebang: None,
             attrs: Vec::new(),
@@ -315,12 +332,13 @@ fn list(path: &str, file: &Path, items: &[Item], out: &mut String, count: &mut u
     for m in submodules {
         let name = m.ident.to_string();
         let sub = format!("{path}::{name}");
+        let reachable = reachable && public(&m.vis);
         match &m.content {
-            Some((_, inline)) => list(&sub, file, inline, out, count),
+            Some((_, inline)) => list(&sub, reachable, file, inline, out, count),
             None => {
                 let f = module_file(file, &name);
                 let parsed = parse(&f);
-                list(&sub, &f, &parsed.items, out, count);
+                list(&sub, reachable, &f, &parsed.items, out, count);
             }
         }
     }
@@ -336,7 +354,14 @@ fn listing() -> (String, usize) {
     let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
     let mut out = String::new();
     let mut count = 0;
-    list("retrylab", &lib, &parse(&lib).items, &mut out, &mut count);
+    list(
+        "retrylab",
+        true,
+        &lib,
+        &parse(&lib).items,
+        &mut out,
+        &mut count,
+    );
     (out, count)
 }
 
@@ -369,11 +394,30 @@ fn the_listing_keeps_signatures_and_leaves_out_bodies_and_private_items() {
         #[cfg(test)]
         pub fn test_only() {}
         pub const N: u32 = 3;
+        pub(crate) mod inner {
+            pub struct T;
+            pub(crate) struct U;
+        }
+        pub use inner::T;
     };
     let mut out = String::new();
     let mut count = 0;
-    list("x", Path::new("lib.rs"), &file.items, &mut out, &mut count);
-    assert_eq!(count, 4, "{out}");
+    list(
+        "x",
+        true,
+        Path::new("lib.rs"),
+        &file.items,
+        &mut out,
+        &mut count,
+    );
+    assert_eq!(count, 6, "{out}");
+    // A crate-private module's pub items, under a heading that says it is not reachable.
+    assert!(
+        out.contains("// x::inner (crate-private: API where re-exported)\npub struct T;\n"),
+        "{out}"
+    );
+    assert!(out.contains("pub use inner::T;"), "{out}");
+    assert!(!out.contains("struct U"), "{out}");
     assert!(
         out.contains(
             "#[derive(Clone)]\npub struct S {\n    pub a: u32,\n    private_fields_2: (),\n}"

@@ -5,7 +5,7 @@
 //! and the trace show it. Everything that lists counters reads [`COUNTERS`]: the totals'
 //! merge, a run's summary, the paired comparison's quantities, the JSON totals, the table
 //! columns, the `counts:` line of a trace. A new counter is one line here and the code that
-//! computes it in [`crate::check::metrics`].
+//! computes it in `check::metrics`.
 
 use serde::{Deserialize, Serialize};
 

@@ -5,10 +5,10 @@
 //! which they judge against the ledger. Designs never see any of this.
 
 pub mod counters;
-pub mod histogram;
-pub mod metrics;
+pub(crate) mod histogram;
+pub(crate) mod metrics;
 pub mod outcome;
-pub mod properties;
+pub(crate) mod properties;
 pub mod verdict;
 
 pub use histogram::{Histogram, Percentiles};

@@ -10,15 +10,15 @@
 pub mod assumptions;
 pub mod configured;
 pub mod context;
-pub mod durable_authorization;
+pub(crate) mod durable_authorization;
 pub mod inert;
 pub mod journal;
-pub mod journal_design;
-pub mod journal_reconcile;
-pub mod journal_reconcile_lease;
+pub(crate) mod journal_design;
+pub(crate) mod journal_reconcile;
+pub(crate) mod journal_reconcile_lease;
 pub mod journaled;
 pub mod preset;
-pub mod registry;
+pub(crate) mod registry;
 pub mod retrying;
 pub mod stack;
 
@@ -96,7 +96,7 @@ pub trait Design: Send + Sync {
         false
     }
     /// The parts of the world its executors' callbacks read or write
-    /// ([`crate::sim::por`]), for the independence of events a search relies on. An
+    /// (`sim::por`), for the independence of events a search relies on. An
     /// executor that reaches the world only through its [`ExecCtx`] (the journal, sends,
     /// timers, reports and claims, no state shared outside the world) touches
     /// [`Parts::EXECUTORS`](crate::sim::Parts::EXECUTORS), which is what every built-in

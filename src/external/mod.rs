@@ -3,7 +3,7 @@
 //!
 //! An [`ExternalDesign`] is a [`Design`] like the built-in ones, so every command takes it:
 //! `--executor NAME=COMMAND` on the command line, or `{"name": .., "command": [..]}` in a
-//! model's `designs`. Its executors ([`executor::External`]) translate the world's callbacks
+//! model's `designs`. Its executors (`executor::External`) translate the world's callbacks
 //! into protocol messages and the process's requests into the world's commands; the world
 //! does not know the difference.
 //!
@@ -11,11 +11,11 @@
 //! design ([`ExternalDesign::failure`]), its executors stop acting, and the command that
 //! ran it exits 2 with the error instead of a verdict.
 
-pub mod determinism;
-pub mod executor;
-pub mod face;
+pub(crate) mod determinism;
+pub(crate) mod executor;
+pub(crate) mod face;
 mod fork;
-pub mod message;
+pub(crate) mod message;
 pub mod process;
 
 use std::sync::{Arc, Mutex};

@@ -5,18 +5,18 @@
 //! did (impossible or inconsistent values, unknown designs).
 
 pub(crate) mod bundled;
-pub mod catalog;
-pub mod designs;
-pub mod effective;
-pub mod executor_preset;
-pub mod http_face;
+pub(crate) mod catalog;
+pub(crate) mod designs;
+pub(crate) mod effective;
+pub(crate) mod executor_preset;
+pub(crate) mod http_face;
 mod json_schema;
-pub mod locate;
+pub(crate) mod locate;
 pub mod provider;
-pub mod range;
+pub(crate) mod range;
 pub mod reference;
-pub mod schema;
-pub mod stack;
+pub(crate) mod schema;
+pub(crate) mod stack;
 mod validate;
 
 use std::fmt;

@@ -34,7 +34,7 @@ use crate::model::Model;
 use crate::sim::{ChoiceVector, ReplayChooser};
 
 /// The command a replay line starts with, as everywhere in a report (see
-/// [`super::research::PROGRAM`]): it does not depend on how the matrix was produced.
+/// `research::PROGRAM`): it does not depend on how the matrix was produced.
 pub const REPLAY_PROGRAM: &str = super::research::PROGRAM;
 
 /// Most runs of one cell's search; past it the cell is [`Cell::Incomplete`].

@@ -3,15 +3,15 @@
 //! Nothing in here knows about agents or providers. The world (`crate::world`) is built on
 //! these pieces; later search strategies (exhaustive, shrink) plug in behind [`Chooser`].
 
-pub mod chooser;
+pub(crate) mod chooser;
 pub mod hash;
 pub mod moments;
-pub mod named;
-pub mod por;
-pub mod queue;
-pub mod random;
-pub mod ratio;
-pub mod replay;
+pub(crate) mod named;
+pub(crate) mod por;
+pub(crate) mod queue;
+pub(crate) mod random;
+pub(crate) mod ratio;
+pub(crate) mod replay;
 
 pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Class, Purpose, Recorder};
 pub(crate) use named::named_enum;

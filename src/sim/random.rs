@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::chooser::{Alternatives, Chooser, Purpose};
 
-/// The random generator of a model's seeds (see [`crate::sim::random`]).
+/// The random generator of a model's seeds; a seed names a different run under each.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Generator {

@@ -7,4 +7,4 @@
 pub mod ids;
 pub mod protocol;
 pub mod record;
-pub mod trace;
+pub(crate) mod trace;

@@ -1,7 +1,7 @@
 //! The provider's idempotency-key store: one record per scoped key.
 //!
 //! The contract (scope, retention, in-flight and mismatch rules, atomicity) lives in
-//! [`super::provider`], which decides when records are written, replayed, orphaned or
+//! `world::provider`, which decides when records are written, replayed, orphaned or
 //! forgotten; what has to be atomic about it (check-and-claim, write-if-still-ours) is here,
 //! each as one operation, so that the same code runs in the simulator and under loom.
 

@@ -7,7 +7,6 @@
 
 use crate::sim::Millis;
 use crate::vocab::ids::*;
-pub use crate::vocab::protocol::COMPENSATION;
 use crate::vocab::record::Effect;
 
 /// A mutation the provider committed, as the provider knows it: which send, what, when. Not

@@ -10,18 +10,18 @@
 //! journal says which call each operation serves; the world puts the two together when an
 //! operation sends (to tag the effect the send may commit) and when a design makes a claim.
 
-pub mod agent;
-pub mod faults;
-pub mod fingerprint;
+pub(crate) mod agent;
+pub(crate) mod faults;
+pub(crate) mod fingerprint;
 pub mod keystore;
-pub mod ledger;
-pub mod network;
-pub mod provider;
+pub(crate) mod ledger;
+pub(crate) mod network;
+pub(crate) mod provider;
 mod records;
 pub mod snapshot;
 mod transport;
-pub mod workers;
-pub mod workload;
+pub(crate) mod workers;
+pub(crate) mod workload;
 
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};

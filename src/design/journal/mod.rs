@@ -15,7 +15,7 @@
 mod authorization;
 mod dense;
 mod index;
-pub mod kv;
+pub(crate) mod kv;
 mod lease;
 mod operation;
 mod scratch;
