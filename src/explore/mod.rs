@@ -2,15 +2,15 @@
 //! shrinking of failing choice vectors, checking a model's expectations, the determinism
 //! self-check, and the finite menus of timing choices a search offers.
 
-pub(crate) mod check;
+pub mod check;
 pub mod determinism;
-pub(crate) mod explained;
+pub mod explained;
 pub mod menu;
 pub mod paired;
 pub(crate) mod result;
 pub mod search;
 pub(crate) mod shrink;
-pub(crate) mod suite;
+pub mod suite;
 pub mod sweep;
 
 pub use result::{DesignResult, ReplayCommand, Report, replay_key, shell_word};

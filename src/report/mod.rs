@@ -1,13 +1,13 @@
 //! Reports of a comparison: one row per design, as a table, JSON, Markdown or an HTML page
 //! with charts and sequence diagrams. The data they render is [`crate::explore::Report`].
 
-pub(crate) mod build;
+pub mod build;
 pub(crate) mod charts;
 pub mod html;
 pub(crate) mod json;
 pub mod matrix;
 pub(crate) mod recommend;
-pub(crate) mod research;
+pub mod research;
 pub mod sequence;
 pub(crate) mod stats;
 pub(crate) mod table;
