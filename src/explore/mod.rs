@@ -7,7 +7,7 @@ pub mod determinism;
 pub mod explained;
 pub mod menu;
 pub mod paired;
-pub(crate) mod result;
+pub mod result;
 pub mod search;
 pub(crate) mod shrink;
 pub mod suite;

@@ -15,7 +15,7 @@ pub(crate) mod determinism;
 pub(crate) mod executor;
 pub(crate) mod face;
 mod fork;
-pub(crate) mod message;
+pub mod message;
 pub mod process;
 
 use std::sync::{Arc, Mutex};

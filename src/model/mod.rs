@@ -9,14 +9,14 @@ pub(crate) mod catalog;
 pub(crate) mod designs;
 pub(crate) mod effective;
 pub(crate) mod executor_preset;
-pub(crate) mod http_face;
+pub mod http_face;
 mod json_schema;
 pub(crate) mod locate;
 pub mod provider;
 pub(crate) mod range;
 pub mod reference;
 pub(crate) mod schema;
-pub(crate) mod stack;
+pub mod stack;
 mod validate;
 
 use std::fmt;

@@ -8,7 +8,7 @@ pub mod hash;
 pub mod moments;
 pub(crate) mod named;
 pub(crate) mod por;
-pub(crate) mod queue;
+pub mod queue;
 pub(crate) mod random;
 pub(crate) mod ratio;
 pub(crate) mod replay;

@@ -7,4 +7,4 @@
 pub mod ids;
 pub mod protocol;
 pub mod record;
-pub(crate) mod trace;
+pub mod trace;

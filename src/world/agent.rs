@@ -16,7 +16,7 @@
 //! The agent also keeps the ground truth that no design sees: which intent and step each of
 //! its calls serves. The world reads it to tag effects and claims.
 
-/// The parts of the world an event of the agent reads or writes ([`crate::sim::por`]): every intent's progress, the calls it makes and their ids, what the user is told.
+/// The parts of the world an event of the agent reads or writes (`sim::por`): every intent's progress, the calls it makes and their ids, what the user is told.
 pub const PARTS: crate::sim::Parts = crate::sim::Parts::AGENT;
 
 use crate::model::{AgentModel, Reaction, StepFailure};

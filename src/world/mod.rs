@@ -10,18 +10,18 @@
 //! journal says which call each operation serves; the world puts the two together when an
 //! operation sends (to tag the effect the send may commit) and when a design makes a claim.
 
-pub(crate) mod agent;
+pub mod agent;
 pub(crate) mod faults;
 pub(crate) mod fingerprint;
 pub mod keystore;
-pub(crate) mod ledger;
+pub mod ledger;
 pub(crate) mod network;
-pub(crate) mod provider;
+pub mod provider;
 mod records;
 pub mod snapshot;
 mod transport;
 pub(crate) mod workers;
-pub(crate) mod workload;
+pub mod workload;
 
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};

@@ -7,7 +7,7 @@
 //! (effect then key). Lookups read the provider's resources through a visibility lag; what a
 //! lookup by key can still see once the key record is gone is the `key_lifetime` knob.
 
-/// The parts of the world an event of the provider reads or writes ([`crate::sim::por`]): key records, resources, jobs, and (through its commands) the ledger of effects it commits.
+/// The parts of the world an event of the provider reads or writes (`sim::por`): key records, resources, jobs, and (through its commands) the ledger of effects it commits.
 pub const PARTS: crate::sim::Parts = crate::sim::Parts::PROVIDER;
 
 use std::collections::HashMap;

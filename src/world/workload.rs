@@ -6,7 +6,7 @@
 //! `repeat_across_tenants` the repeat comes from the next tenant in turn: two customers
 //! asking for exactly the same thing.
 
-/// The parts of the world an event of the workload reads or writes ([`crate::sim::por`]): the next intent and when it arrives.
+/// The parts of the world an event of the workload reads or writes (`sim::por`): the next intent and when it arrives.
 pub const PARTS: crate::sim::Parts = crate::sim::Parts::WORKLOAD;
 
 use crate::model::WorkloadModel;

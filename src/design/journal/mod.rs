@@ -15,7 +15,7 @@
 mod authorization;
 mod dense;
 mod index;
-pub(crate) mod kv;
+pub mod kv;
 mod lease;
 mod operation;
 mod scratch;
