@@ -167,12 +167,12 @@ fn runs(c: &mut Criterion) {
         Restarts::Reuse,
     );
     let t = Instant::now();
-    let found = retrylab::explore::search::explore(
+    let found = retrylab::explore::explore(
         &crash,
         d,
         &retrylab::check::Property::PLAIN,
-        retrylab::explore::search::Strategy::Dfs,
-        retrylab::explore::search::Bound {
+        retrylab::explore::Strategy::Dfs,
+        retrylab::explore::Bound {
             max_faults: 2,
             ..Default::default()
         },

@@ -40,7 +40,7 @@ pub struct Traced {
     /// The verdict on each intent, in intent order.
     pub intents: Vec<IntentVerdict>,
     /// The timeline's lines, and the intent each is about (see
-    /// [`crate::check::verdict::line_intents`]).
+    /// `check::verdict::line_intents`).
     pub lines: Vec<(TraceLine, Option<IntentId>)>,
 }
 

@@ -7,8 +7,8 @@ use crate::common::cli;
 
 use cli::*;
 use common::*;
+use retrylab::design::Configured;
 use retrylab::design::assumptions::judge;
-use retrylab::design::configured::Configured;
 use retrylab::model::Model;
 use retrylab::run::run_seeds;
 use serde_json::json;

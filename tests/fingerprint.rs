@@ -15,15 +15,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
 use common::{base, design, model, set};
-use retrylab::check::outcome::End;
 use retrylab::check::{Metrics, Property};
-use retrylab::design::retrying::{Identity, Retrying};
 use retrylab::design::{Design, ExecCtx, Executor};
+use retrylab::design::{Identity, Retrying};
 use retrylab::model::{ExecutorModel, Model};
 use retrylab::run::run_traced;
 use retrylab::sim::{Alternatives, Chooser, Millis, Purpose, RandomChooser};
 use retrylab::vocab::ids::{AttemptId, OpId};
 use retrylab::vocab::protocol::{Response, ToolCall};
+use retrylab::vocab::record::End;
 use retrylab::world::World;
 use serde_json::json;
 

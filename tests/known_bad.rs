@@ -305,8 +305,8 @@ fn a_compensation_on_another_intents_receipt_is_caught() {
 fn totals(model: &str, design: &dyn Design) -> retrylab::check::Metrics {
     let model = load(model);
     let properties = retrylab::check::Property::PLAIN;
-    retrylab::explore::sweep::sweep(
-        &retrylab::explore::sweep::Spec {
+    retrylab::explore::sweep(
+        &retrylab::explore::Spec {
             model: &model,
             design,
             seeds: corpus::SEEDS,

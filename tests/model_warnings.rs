@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use cli::*;
 use common::*;
 use retrylab::design::assumptions::judge;
-use retrylab::design::inert::inert;
+use retrylab::design::inert;
 use retrylab::model::Model;
 use serde_json::{Value, json};
 

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use retrylab::check::outcome::{ClaimKind, End};
 use retrylab::check::{Metrics, Outcome};
 use retrylab::design;
 use retrylab::model::Model;
 use retrylab::sim::RandomChooser;
 use retrylab::vocab::ids::OpId;
+use retrylab::vocab::record::{ClaimKind, End};
 use retrylab::world::World;
 
 fn load(name: &str) -> Model {

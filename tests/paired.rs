@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use retrylab::check::counters::quantities;
 use retrylab::design;
-use retrylab::explore::paired::{paired, quantities};
+use retrylab::explore::paired;
 use retrylab::model::Model;
 
 fn load(name: &str) -> Model {

@@ -8,9 +8,9 @@
 use crate::common;
 
 use common::*;
-use retrylab::design::context::ExecCtx;
-use retrylab::design::retrying::{Identity, Retrying};
+use retrylab::design::ExecCtx;
 use retrylab::design::{Design, Executor};
+use retrylab::design::{Identity, Retrying};
 use retrylab::model::ExecutorModel;
 use retrylab::run::{Traced, run_traced};
 use retrylab::sim::{ChoiceVector, RandomChooser, ReplayChooser};

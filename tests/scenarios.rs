@@ -6,9 +6,9 @@ use crate::common;
 
 use common::*;
 use retrylab::check::Property;
-use retrylab::design::context::ExecCtx;
-use retrylab::design::retrying::{Identity, Retrying};
+use retrylab::design::ExecCtx;
 use retrylab::design::{Design, Executor};
+use retrylab::design::{Identity, Retrying};
 use retrylab::model::ExecutorModel;
 use retrylab::vocab::ids::{Key, OpId};
 use retrylab::vocab::protocol::ToolCall;

@@ -13,8 +13,8 @@ use std::process::Output;
 use cli::*;
 use retrylab::check::Property;
 use retrylab::design;
-use retrylab::explore::search::{Exploration, Shard, explore_shard};
 use retrylab::explore::{Bound, Strategy, explore};
+use retrylab::explore::{Exploration, Shard, explore_shard};
 use retrylab::model::Model;
 
 /// A scratch directory under `target/tmp` for one test, emptied first and removed when

@@ -8,11 +8,10 @@ use crate::common;
 
 use common::*;
 use retrylab::design::preset::{Application, ApplicationKey, OperationPer};
-use retrylab::design::stack::{
-    Backoff, ErrorClass, GiveUp, KeyMode, Layer, Redelivery, RetryOn, Stack, Stacked,
-};
+use retrylab::design::{Backoff, Layer, RetryOn, Stack, Stacked};
 use retrylab::design::{Design, Executor};
 use retrylab::model::ExecutorModel;
+use retrylab::model::{ErrorClass, GiveUp, KeyMode, Redelivery};
 use retrylab::run::run_traced;
 use retrylab::sim::RandomChooser;
 use serde_json::json;

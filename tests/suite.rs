@@ -33,7 +33,6 @@ mod known_bad;
 mod lane;
 mod layering;
 mod lost_response;
-mod menus;
 mod model_errors;
 mod model_limits;
 mod model_mutations;

@@ -88,7 +88,7 @@ impl Chooser for Ends {
 #[derive(Debug, PartialEq, Eq)]
 struct Future {
     choices: Vec<(Purpose, u64, u64)>,
-    end: retrylab::check::outcome::End,
+    end: retrylab::vocab::record::End,
     holds: Vec<bool>,
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use retrylab::check::verdict::Kind;
+use retrylab::check::VerdictKind as Kind;
 use retrylab::cli::{Outcome, run_with};
 use retrylab::design::Registry;
 use retrylab::model::Model;

@@ -7,12 +7,12 @@
 pub mod counters;
 pub(crate) mod histogram;
 pub(crate) mod metrics;
-pub mod outcome;
+pub(crate) mod outcome;
 pub(crate) mod properties;
-pub mod verdict;
+pub(crate) mod verdict;
 
 pub use histogram::{Histogram, Percentiles};
 pub use metrics::{Metrics, RunSummary};
 pub use outcome::Outcome;
 pub use properties::{Judge, Property, PropertyDef, Violations};
-pub use verdict::{IntentVerdict, WrongReceipt, intent_verdicts};
+pub use verdict::{IntentVerdict, Kind as VerdictKind, WrongReceipt, intent_verdicts};

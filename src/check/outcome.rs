@@ -18,7 +18,7 @@ use crate::sim::Millis;
 use crate::vocab::ids::{AttemptId, OpId};
 use crate::vocab::record::Effect;
 use crate::vocab::record::Intent;
-pub use crate::vocab::record::{Claim, ClaimKind, End, Heard, OpRecord, StepSuccess, Told};
+pub use crate::vocab::record::{Claim, ClaimKind, End, Heard, OpRecord, Told};
 
 /// The outcome of one run.
 #[derive(Clone, Copy, Debug)]

@@ -5,27 +5,32 @@
 //! only the [`Journal`] carries over: its records and their scratch state if it is durable,
 //! its authorization ledger always. The designs that are policy only (an identity and
 //! retry layers) are data, the files of `models/designs/` ([`preset`]), run by the one
-//! loop of [`stack`]; the journal family is code, one design per file.
+//! loop of [`Stack`]; the journal family is code, one design per file.
 
 pub mod assumptions;
-pub mod configured;
-pub mod context;
+pub(crate) mod configured;
+pub(crate) mod context;
 pub(crate) mod durable_authorization;
-pub mod inert;
+pub(crate) mod inert;
 pub mod journal;
 pub(crate) mod journal_design;
 pub(crate) mod journal_reconcile;
 pub(crate) mod journal_reconcile_lease;
-pub mod journaled;
+pub(crate) mod journaled;
 pub mod preset;
 pub(crate) mod registry;
-pub mod retrying;
-pub mod stack;
+pub(crate) mod retrying;
+pub(crate) mod stack;
 
 pub use assumptions::{Assumption, Judgement};
-pub use context::{ExecCommand, ExecCtx};
+pub use configured::Configured;
+pub use context::{ExecCommand, ExecCtx, NO_TIMEOUT};
+pub use inert::{Inert, inert};
 pub use journal::{Journal, OpState, Operation, Scratch};
+pub use journaled::{Journaled, Policy};
 pub use registry::Registry;
+pub use retrying::{Identity, Retrying};
+pub use stack::{Backoff, Layer, RetryOn, Stack, Stacked};
 
 use crate::model::ExecutorModel;
 use crate::vocab::ids::{AttemptId, CallId, OpId};
@@ -63,7 +68,7 @@ pub trait Design: Send + Sync {
     /// from `config`: each constant it compares an age or a delay against (a cache window, a
     /// grace period), with a name for the certificate's scope. `explore` offers the values
     /// around each in its timing menus, as it does for the model's knobs (see
-    /// [`crate::explore::menu`]); ages known only during a run are declared with
+    /// [`crate::explore::Threshold`]); ages known only during a run are declared with
     /// [`ExecCtx::declare_threshold`], and the delays of the design's timers are learned
     /// as they are set. None by default: a design built only on the model's knobs.
     fn time_thresholds(&self, _config: &ExecutorModel) -> Vec<(crate::sim::Millis, &'static str)> {

@@ -1,12 +1,12 @@
 //! The designs that are policy only, as data: each file of `models/designs/` names which
 //! calls share an operation record and the key the application binds to it (an
-//! [`Application`] identity), the retry layers that run it ([`super::stack`]), how the
+//! [`Application`] identity), the retry layers that run it ([`super::Stack`]), how the
 //! stack gives up, and the guarantee with the assumptions it rests on.
 //!
 //! A layer's attempts are a number or a knob of the model's `executor` shorthand
 //! (`executor.attempts`, `executor.layers.tool`, `executor.layers.queue`); every layer
 //! waits the shorthand's backoff (`backoff_ms`, doubled per retry, at most
-//! `max_backoff_ms`). The journal family is code ([`super::journaled`]).
+//! `max_backoff_ms`). The journal family is code ([`super::Journaled`]).
 
 use std::hash::Hasher;
 use std::sync::OnceLock;

@@ -5,16 +5,22 @@
 pub mod check;
 pub mod determinism;
 pub mod explained;
-pub mod menu;
-pub mod paired;
-pub mod result;
-pub mod search;
+pub(crate) mod menu;
+pub(crate) mod paired;
+pub(crate) mod result;
+pub(crate) mod search;
 pub(crate) mod shrink;
 pub mod suite;
-pub mod sweep;
+pub(crate) mod sweep;
 
+pub use menu::Threshold;
+pub use paired::{Difference, Estimate, Paired, paired};
 pub use result::{DesignResult, ReplayCommand, Report, replay_key, shell_word};
-pub use search::{Bound, Exploration, Reductions, Strategy, explore};
+pub use result::{JudgementData, ResultData};
+pub use search::{
+    Bound, Exploration, Level, Reductions, Shard, Strategy, TimingScope, Violation, explore,
+    explore_reporting, explore_shard,
+};
 pub use shrink::{Shrunk, shrink_seed, shrink_values};
 pub use sweep::{Comparison, Spec, Sweep, compare, sweep};
 

@@ -24,7 +24,7 @@ use crate::world::World;
 
 /// The per-intent quantities compared, in the order of [`quantities`]: the outcomes, then
 /// the per-intent counts.
-pub use crate::check::counters::{N_QUANTITIES, quantities};
+pub use crate::check::counters::N_QUANTITIES;
 
 /// The counts of one run, in the order of [`quantities`], and its intents.
 fn counts(before: &Metrics, after: &Metrics) -> ([u64; N_QUANTITIES], u64) {
@@ -115,7 +115,7 @@ impl Paired {
         self
     }
 
-    /// The difference of quantity `i` (of [`quantities`]) per intent, design minus baseline.
+    /// The difference of quantity `i` (of [`crate::check::counters::quantities`]) per intent, design minus baseline.
     pub fn difference(&self, i: usize) -> Difference {
         // Per seed the difference is d / n; its mean and spread over all seeds.
         let (mean, low, high, seeds) = self.per_seed(i, |s| (s.diff as f64, s.square as f64));
@@ -132,10 +132,10 @@ impl Paired {
     /// spread of the per-seed values (a seed is the independent unit: its intents share
     /// faults and workers). For counts that may exceed one per intent (duplicate effects,
     /// calls), where a proportion's interval does not apply.
-    pub fn level(&self, i: usize) -> Level {
+    pub fn level(&self, i: usize) -> Estimate {
         let (mean, low, high, seeds) =
             self.per_seed(i, |s| (s.value as f64, s.value_square as f64));
-        Level {
+        Estimate {
             mean,
             low: low.max(0.0),
             high,
@@ -230,7 +230,7 @@ fn mean_interval(seeds: u64, sum: f64, square: f64, step: f64) -> (f64, f64, f64
 
 /// A design's own mean of a quantity per intent, with its 95 % interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Level {
+pub struct Estimate {
     pub mean: f64,
     pub low: f64,
     pub high: f64,

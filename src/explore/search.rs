@@ -379,7 +379,7 @@ pub fn explore(
     explore_reporting(model, design, properties, strategy, bound, &|_| {})
 }
 
-/// [`explore`], calling `progress(n)` as every [`PROGRESS_EVERY`] more runs are done.
+/// [`explore`], calling `progress(n)` as every `PROGRESS_EVERY` (1 024) more runs are done.
 pub fn explore_reporting(
     model: &Model,
     design: &dyn Design,

@@ -15,8 +15,10 @@ pub(crate) mod determinism;
 pub(crate) mod executor;
 pub(crate) mod face;
 mod fork;
-pub mod message;
+pub(crate) mod message;
 pub mod process;
+
+pub use message::Mode;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

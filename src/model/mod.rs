@@ -9,22 +9,27 @@ pub(crate) mod catalog;
 pub(crate) mod designs;
 pub(crate) mod effective;
 pub(crate) mod executor_preset;
-pub mod http_face;
+pub(crate) mod http_face;
 mod json_schema;
 pub(crate) mod locate;
 pub mod provider;
 pub(crate) mod range;
 pub mod reference;
 pub(crate) mod schema;
-pub mod stack;
+pub(crate) mod stack;
 mod validate;
 
 use std::fmt;
 use std::path::Path;
 
 pub use catalog::{Catalog, Listing};
+pub use http_face::{AnswerFormat, BodyFormat, ErrorAnswer, HttpFace, KeyCarrier, KeyIn};
 pub use range::Range;
 pub use schema::*;
+pub use stack::{
+    AboveMax, Attempts, BackoffSpec, ErrorClass, GiveUp, Jitter, KeyMode, LayerOverride, LayerSpec,
+    MAX_LAYERS, Redelivery, Retries, RetryAfterSpec, StackSpec,
+};
 pub use validate::{
     MAX_ATTEMPTS, MAX_CALLS, MAX_CRASHES, MAX_EXPLORE_RUNS, MAX_FAULTS, MAX_INTENTS, MAX_MS,
     MAX_TENANTS, MAX_WORKERS,

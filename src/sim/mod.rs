@@ -8,7 +8,7 @@ pub mod hash;
 pub mod moments;
 pub(crate) mod named;
 pub(crate) mod por;
-pub mod queue;
+pub(crate) mod queue;
 pub(crate) mod random;
 pub(crate) mod ratio;
 pub(crate) mod replay;
@@ -17,6 +17,7 @@ pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Class, Purpose, Rec
 pub(crate) use named::named_enum;
 pub use por::{Parts, TieEvent};
 pub use queue::EventQueue;
+pub use queue::Handle;
 pub use random::{Generator, RandomChooser};
 pub use ratio::Ratio;
 pub use replay::{ChoiceVector, ReplayChooser, ReplayError, ReplayKey};

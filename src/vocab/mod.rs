@@ -7,4 +7,6 @@
 pub mod ids;
 pub mod protocol;
 pub mod record;
-pub mod trace;
+pub(crate) mod trace;
+
+pub use trace::{Component, Trace, TraceLine};

@@ -10,33 +10,36 @@
 //! journal says which call each operation serves; the world puts the two together when an
 //! operation sends (to tag the effect the send may commit) and when a design makes a claim.
 
-pub mod agent;
+pub(crate) mod agent;
 pub(crate) mod faults;
 pub(crate) mod fingerprint;
 pub mod keystore;
-pub mod ledger;
+pub(crate) mod ledger;
 pub(crate) mod network;
-pub mod provider;
+pub(crate) mod provider;
 mod records;
 pub mod snapshot;
 mod transport;
 pub(crate) mod workers;
-pub mod workload;
+pub(crate) mod workload;
+
+pub use agent::Agent;
+pub use ledger::{Committed, Ledger};
+pub use provider::Provider;
+pub use workload::Workload;
 
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
 use crate::vocab::record::Effect;
 use crate::vocab::record::{Claim, End, OpRecord};
 use crate::vocab::trace::{Component, Trace};
-use agent::{Act, Agent, AgentOut};
+use agent::{Act, AgentOut};
 use faults::Faults;
-use ledger::Ledger;
 use network::{Network, Transit};
-use provider::{Provider, ProviderOut};
+use provider::ProviderOut;
 use records::Records;
 use transport::{AttemptInfo, Transport};
 use workers::Worker;
-use workload::Workload;
 
 use crate::design::context::Lent;
 use crate::design::journal::SharedJournal;

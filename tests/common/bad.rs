@@ -26,9 +26,9 @@
 
 use std::collections::BTreeMap;
 
-use retrylab::design::journaled::{Journaled, Policy};
-use retrylab::design::retrying::{Identity, Retrying};
 use retrylab::design::{self, Design, ExecCtx, Executor, OpState};
+use retrylab::design::{Identity, Retrying};
+use retrylab::design::{Journaled, Policy};
 use retrylab::model::ExecutorModel;
 use retrylab::vocab::ids::{AttemptId, Key, OpId, ResourceId};
 use retrylab::vocab::protocol::{Reply, Request, Response, ToolCall, ToolResult};

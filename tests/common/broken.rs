@@ -15,8 +15,8 @@
 //!   operation, whoever sent it and under whichever lease (`Policy::fencing` off).
 #![allow(dead_code)]
 
-use retrylab::design::journaled::{Journaled, Policy};
 use retrylab::design::{self, Design, ExecCtx, Executor};
+use retrylab::design::{Journaled, Policy};
 use retrylab::model::ExecutorModel;
 use retrylab::vocab::ids::{AttemptId, OpId};
 use retrylab::vocab::protocol::{Reply, Response, ToolCall};

@@ -15,12 +15,13 @@
 mod authorization;
 mod dense;
 mod index;
-pub mod kv;
+pub(crate) mod kv;
 mod lease;
 mod operation;
 mod scratch;
 
 pub use authorization::{AuthLedger, Consumed};
+pub use kv::{Entry, Store};
 pub use lease::{Holder, Lease, Leases};
 pub use operation::Operation;
 pub use scratch::Scratch;
