@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrylab::design::Design;
-use retrylab::external::process::Process;
+use retrylab::external::Process;
 use retrylab::external::{ExternalDesign, Restarts};
 use retrylab::model::Model;
 

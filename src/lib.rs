@@ -61,7 +61,5 @@ pub mod report;
 pub mod run;
 pub mod sim;
 pub(crate) mod sync;
-#[cfg(test)]
-mod testing;
 pub mod vocab;
 pub mod world;

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use cli::{shell, stderr, stdout};
 use retrylab::design::{self, Design, assumptions::judge};
 use retrylab::model::Model;
-use retrylab::report::matrix::{Cell, Matrix, REPLAY_PROGRAM, guarantee_matrix};
+use retrylab::report::{Cell, Matrix, REPLAY_PROGRAM, guarantee_matrix};
 
 /// The columns, in the order of the table below: the contract as assumed, then one model
 /// per assumption.

@@ -321,7 +321,7 @@ fn model_path(text: &str) -> String {
     format!(
         "{}/reductions/model-{}.json",
         env!("CARGO_TARGET_TMPDIR"),
-        retrylab::sim::hash::Fnv1a::hex(text.as_bytes())
+        retrylab::sim::Fnv1a::hex(text.as_bytes())
     )
 }
 
@@ -611,7 +611,7 @@ const GENERATED_MAX_RUNS: u64 = 50_000;
 /// may keep its key records
 /// for a retention (a floor, or a floor and a maximum, from the first request or from
 /// completion) and expire an in-progress record: the moments the timing equivalence
-/// abstracts ([`retrylab::sim::moments`]) then differ between runs that reach the same
+/// abstracts ([`retrylab::sim::Moments`]) then differ between runs that reach the same
 /// state, and the constants they are compared with are in play.
 fn generated(
     ranged: bool,

@@ -1,4 +1,4 @@
-//! The timing equivalence of states (`Reductions::timing`, `retrylab::sim::moments`),
+//! The timing equivalence of states (`Reductions::timing`, `src/sim/moments.rs`),
 //! tested where it could be wrong: two states that the abstract fingerprint calls one (and
 //! the exact one tells apart, since they differ in when things happened) must have the same
 //! futures.
@@ -26,8 +26,8 @@ use retrylab::check::{Metrics, Property};
 use retrylab::design;
 use retrylab::model::Model;
 use retrylab::sim::{Alternatives, Chooser, Class, Purpose, RandomChooser, Recorder};
+use retrylab::world::Snapshot;
 use retrylab::world::World;
-use retrylab::world::snapshot::Snapshot;
 
 /// Random runs observed per model and design.
 const SEEDS: u64 = 400;

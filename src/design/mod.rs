@@ -125,7 +125,7 @@ pub trait Design: Send + Sync {
     /// updated, key first sent, last send or action), or a lease's expiry otherwise than as
     /// "has it passed". If not, a search hashes a settled operation without those times and
     /// a lease's expiry by whether it has passed, where it cannot change before the horizon
-    /// ([`crate::explore::Reductions::timing`]; [`crate::sim::moments`]). True by
+    /// ([`crate::explore::Reductions::timing`]; [`crate::sim::Moments`]). True by
     /// default, which claims nothing; every built-in design declares false: they read an
     /// operation's times only while it is unsettled (a retrying design that sends a failed
     /// operation again reads only its first-sent moment, which the context stamps on the

@@ -191,7 +191,7 @@ mod tests {
 #[cfg(test)]
 mod model_tests {
     use super::*;
-    use crate::testing::{bundled_model, bundled_models};
+    use crate::model::testing::{bundled_model, bundled_models};
     use serde_json::{Value, json};
 
     fn t(ms: u64, knob: &'static str) -> Threshold {

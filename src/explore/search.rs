@@ -116,7 +116,7 @@ pub struct Reductions {
     /// ([`crate::design::Executor::snapshot`]: every external executor).
     pub snapshots: bool,
     /// Timing equivalence of states: a state's moments are hashed only as far as they can
-    /// still change the rest of the run and its verdict ([`crate::sim::moments`]), so
+    /// still change the rest of the run and its verdict ([`crate::sim::Moments`]), so
     /// that two states reached at the same moment by histories that differ only in when
     /// things happened are one. The clock itself is hashed exactly.
     pub timing: bool,

@@ -16,9 +16,10 @@ pub(crate) mod executor;
 pub(crate) mod face;
 mod fork;
 pub(crate) mod message;
-pub mod process;
+pub(crate) mod process;
 
 pub use message::Mode;
+pub use process::{Process, RecvError};
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -17,6 +17,8 @@ pub(crate) mod range;
 pub mod reference;
 pub(crate) mod schema;
 pub(crate) mod stack;
+#[cfg(test)]
+pub(crate) mod testing;
 mod validate;
 
 use std::fmt;

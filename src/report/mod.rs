@@ -3,11 +3,13 @@
 
 pub mod build;
 pub(crate) mod charts;
-pub mod html;
+pub(crate) mod html;
 pub(crate) mod json;
-pub mod matrix;
+pub(crate) mod matrix;
 pub(crate) mod recommend;
 pub mod research;
 pub mod sequence;
 pub(crate) mod stats;
 pub(crate) mod table;
+
+pub use matrix::{Cell, Column, Matrix, REPLAY_PROGRAM, guarantee_matrix};

@@ -1,6 +1,6 @@
 //! The comparison report of `retrylab report`: every model × design on paired seeds, as
 //! JSON (every figure, `schema_version`), Markdown (the headline table first) and one
-//! self-contained HTML page with SVG charts (see [`super::html`]).
+//! self-contained HTML page with SVG charts (`report::html` renders it).
 //!
 //! Per design it carries the run's figures as `run --format json` gives them (totals, the
 //! outcome rates with 95 % Wilson intervals, the distributions, the assumptions judged

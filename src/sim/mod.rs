@@ -4,8 +4,8 @@
 //! these pieces; later search strategies (exhaustive, shrink) plug in behind [`Chooser`].
 
 pub(crate) mod chooser;
-pub mod hash;
-pub mod moments;
+pub(crate) mod hash;
+pub(crate) mod moments;
 pub(crate) mod named;
 pub(crate) mod por;
 pub(crate) mod queue;
@@ -14,6 +14,8 @@ pub(crate) mod ratio;
 pub(crate) mod replay;
 
 pub use chooser::{Alternatives, Choice, Chooser, ChooserExt, Class, Purpose, Recorder};
+pub use hash::{Fnv1a, StableHasher};
+pub use moments::Moments;
 pub(crate) use named::named_enum;
 pub use por::{Parts, TieEvent};
 pub use queue::EventQueue;

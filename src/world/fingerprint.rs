@@ -62,7 +62,7 @@ impl World<'_> {
 
     /// [`World::fingerprint`], with the moments the world keeps hashed as `moments` says:
     /// exactly (`None`), or only as far as they can still change the run's future and
-    /// verdict ([`crate::sim::moments`]).
+    /// verdict ([`crate::sim::Moments`]).
     pub fn fingerprint_with(&self, moments: Option<crate::sim::moments::Moments>) -> Option<u64> {
         crate::sim::moments::with(moments, || self.hash_state())
     }

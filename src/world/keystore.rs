@@ -4,6 +4,11 @@
 //! `world::provider`, which decides when records are written, replayed, orphaned or
 //! forgotten; what has to be atomic about it (check-and-claim, write-if-still-ours) is here,
 //! each as one operation, so that the same code runs in the simulator and under loom.
+//!
+//! The one internal module of the world that stays public: the loom models and property
+//! tests (`tests/loom_keystore.rs`, `tests/prop_keystore.rs`) drive the store from outside
+//! the crate, as the provider's request threads would; each loom model is a test binary of its
+//! own, built with `--cfg loom` in the loom profile, without the library's unit tests.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;

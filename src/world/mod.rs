@@ -18,7 +18,7 @@ pub(crate) mod ledger;
 pub(crate) mod network;
 pub(crate) mod provider;
 mod records;
-pub mod snapshot;
+pub(crate) mod snapshot;
 mod transport;
 pub(crate) mod workers;
 pub(crate) mod workload;
@@ -26,6 +26,7 @@ pub(crate) mod workload;
 pub use agent::Agent;
 pub use ledger::{Committed, Ledger};
 pub use provider::Provider;
+pub use snapshot::Snapshot;
 pub use workload::Workload;
 
 use crate::vocab::ids::*;

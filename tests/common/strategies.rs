@@ -283,7 +283,7 @@ pub fn failing_model(text: &str) -> String {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("proptest-failures");
     let path = dir.join(format!(
         "model-{}.json",
-        retrylab::sim::hash::Fnv1a::hex(text.as_bytes())
+        retrylab::sim::Fnv1a::hex(text.as_bytes())
     ));
     let pretty = serde_json::from_str::<Value>(text)
         .and_then(|v| serde_json::to_string_pretty(&v))

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::model::Model;
+use super::Model;
 
 /// The bundled model `models/<name>`, loaded.
 pub(crate) fn bundled_model(name: &str) -> Model {
