@@ -39,8 +39,8 @@ pub struct Traced {
     pub choices: Vec<Choice>,
     /// The verdict on each intent, in intent order.
     pub intents: Vec<IntentVerdict>,
-    /// The timeline's lines, and the intent each is about (see
-    /// `check::verdict::line_intents`).
+    /// The timeline's lines, and the intent each is about (none for a line about no one
+    /// intent).
     pub lines: Vec<(TraceLine, Option<IntentId>)>,
 }
 

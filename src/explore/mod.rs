@@ -14,7 +14,7 @@ pub mod suite;
 pub(crate) mod sweep;
 
 pub use menu::Threshold;
-pub use paired::{Difference, Estimate, Paired, paired};
+pub use paired::{Difference, Mean, Paired, paired};
 pub use result::{DesignResult, ReplayCommand, Report, replay_key, shell_word};
 pub use result::{JudgementData, ResultData};
 pub use search::{

@@ -22,11 +22,12 @@ use crate::design::Design;
 use crate::model::Model;
 use crate::world::World;
 
-/// The per-intent quantities compared, in the order of [`quantities`]: the outcomes, then
-/// the per-intent counts.
-pub use crate::check::counters::N_QUANTITIES;
+// The per-intent quantities compared, in the order of `check::counters::quantities`: the
+// outcomes, then the per-intent counts.
+use crate::check::counters::N_QUANTITIES;
 
-/// The counts of one run, in the order of [`quantities`], and its intents.
+/// The counts of one run, in the order of [`crate::check::counters::quantities`], and its
+/// intents.
 fn counts(before: &Metrics, after: &Metrics) -> ([u64; N_QUANTITIES], u64) {
     let (b, a) = (before.quantity_counts(), after.quantity_counts());
     (
@@ -115,7 +116,8 @@ impl Paired {
         self
     }
 
-    /// The difference of quantity `i` (of [`crate::check::counters::quantities`]) per intent, design minus baseline.
+    /// The difference of quantity `i` (of [`crate::check::counters::quantities`]) per
+    /// intent, design minus baseline.
     pub fn difference(&self, i: usize) -> Difference {
         // Per seed the difference is d / n; its mean and spread over all seeds.
         let (mean, low, high, seeds) = self.per_seed(i, |s| (s.diff as f64, s.square as f64));
@@ -132,10 +134,10 @@ impl Paired {
     /// spread of the per-seed values (a seed is the independent unit: its intents share
     /// faults and workers). For counts that may exceed one per intent (duplicate effects,
     /// calls), where a proportion's interval does not apply.
-    pub fn level(&self, i: usize) -> Estimate {
+    pub fn mean(&self, i: usize) -> Mean {
         let (mean, low, high, seeds) =
             self.per_seed(i, |s| (s.value as f64, s.value_square as f64));
-        Estimate {
+        Mean {
             mean,
             low: low.max(0.0),
             high,
@@ -230,7 +232,7 @@ fn mean_interval(seeds: u64, sum: f64, square: f64, step: f64) -> (f64, f64, f64
 
 /// A design's own mean of a quantity per intent, with its 95 % interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Estimate {
+pub struct Mean {
     pub mean: f64,
     pub low: f64,
     pub high: f64,
@@ -356,7 +358,7 @@ mod tests {
         two.add(&[0; N_QUANTITIES], &[0; N_QUANTITIES], 1);
         two.add(&[1; N_QUANTITIES], &[0; N_QUANTITIES], 1);
         // Values 0 and 1: mean 0.5, sd 0.7071, t(1) = 12.7062.
-        let l = two.level(0);
+        let l = two.mean(0);
         assert!((l.mean - 0.5).abs() < 1e-12);
         assert!(
             (l.high - (0.5 + 12.706_204_736_174_698 * 0.5)).abs() < 1e-9,

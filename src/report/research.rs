@@ -177,7 +177,7 @@ fn difference_json(d: &Difference) -> Value {
 }
 
 fn level(p: &Paired, name: &str) -> Estimate {
-    let l = p.level(q(name));
+    let l = p.mean(q(name));
     Estimate {
         value: l.mean,
         low: l.low,
