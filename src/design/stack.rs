@@ -396,7 +396,8 @@ impl<I: Identity> Stacked<I> {
         Self::with_stack(identity, Stack::transport(config, KeyMode::Inherited))
     }
 
-    /// Runs `stack`, which has 1 to [`crate::model::MAX_LAYERS`] layers (the file forms check it).
+    /// Runs `stack`, which has 1 to [`crate::model::MAX_LAYERS`] layers (the file forms
+    /// check it).
     pub fn with_stack(identity: I, stack: Stack) -> Self {
         assert!(
             (1..=MAX_LAYERS).contains(&stack.layers.len()),

@@ -699,18 +699,7 @@ mod tests {
 
     /// Every bundled model file (not the presets, not the schema).
     fn bundled() -> Vec<std::path::PathBuf> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-        let mut out = Vec::new();
-        for dir in ["", "windows", "bad", "guarantees"] {
-            for e in std::fs::read_dir(root.join(dir)).unwrap() {
-                let p = e.unwrap().path();
-                if p.extension().is_some_and(|x| x == "json") && !p.ends_with("schema.json") {
-                    out.push(p);
-                }
-            }
-        }
-        out.sort();
-        out
+        crate::model::testing::bundled_paths(&["", "windows", "bad", "guarantees"])
     }
 
     #[test]

@@ -12,18 +12,23 @@ pub(crate) fn bundled_model(name: &str) -> Model {
     Model::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Every bundled model file (`models/*.json` and `models/windows/*.json`, not the schema),
-/// sorted by path, loaded.
-pub(crate) fn bundled_models() -> Vec<Model> {
+/// The model files of `models/<dir>` for each of `dirs` ("" for `models/` itself), the
+/// schema left out, sorted by path.
+pub(crate) fn bundled_paths(dirs: &[&str]) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let mut paths: Vec<PathBuf> = [root.clone(), root.join("windows")]
+    let mut paths: Vec<PathBuf> = dirs
         .iter()
-        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json") && !p.ends_with("schema.json"))
         .collect();
     paths.sort();
     paths
+}
+
+/// Every model of `models/` and `models/windows/`, loaded, in path order.
+pub(crate) fn bundled_models() -> Vec<Model> {
+    bundled_paths(&["", "windows"])
         .iter()
         .map(|p| Model::load(p).unwrap_or_else(|e| panic!("{e}")))
         .collect()

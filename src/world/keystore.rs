@@ -7,8 +7,8 @@
 //!
 //! The one internal module of the world that stays public: the loom models and property
 //! tests (`tests/loom_keystore.rs`, `tests/prop_keystore.rs`) drive the store from outside
-//! the crate, as the provider's request threads would; each loom model is a test binary of its
-//! own, built with `--cfg loom` in the loom profile, without the library's unit tests.
+//! the crate, as the provider's request threads would; each loom model is a test binary of
+//! its own, built with `--cfg loom` in the loom profile, without the library's unit tests.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
