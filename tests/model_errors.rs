@@ -315,7 +315,7 @@ fn wrong_type_nested_boolean_and_list() {
         "provider.require_key",
         (17, 43),
         "\",",
-        &["invalid type", "\"yes\"", "expected a boolean"],
+        &["invalid type", "\"yes\"", "expected true or false"],
     );
     let text = edit("[\"no_dedup\", \"same_key\"]", "3");
     assert_first(
@@ -1039,11 +1039,85 @@ fn wrong_shapes_after_a_missing_field_are_reported_too() {
     );
 }
 
+/// A text that is JSON but not an object is one problem, at its start; an empty file is at
+/// line 1, column 1 (columns count from 1).
+#[test]
+fn a_text_that_is_not_an_object_is_one_problem_at_its_start() {
+    for (text, got) in [
+        ("[]", "sequence"),
+        ("[1, 2]", "sequence"),
+        ("null", "null"),
+        ("\"x\"", "string \"x\""),
+        ("42", "integer `42`"),
+    ] {
+        let ps = problems(text);
+        assert_eq!(ps.len(), 1, "{text}: {ps:?}");
+        assert_eq!(
+            (ps[0].path.as_str(), ps[0].line, ps[0].column),
+            ("(root)", 1, 1)
+        );
+        assert!(
+            ps[0].message.starts_with(&format!(
+                "invalid type: {got}, expected an object such as {{"
+            )),
+            "{text}: {}",
+            ps[0].message
+        );
+    }
+    let ps = problems("");
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert_eq!((ps[0].line, ps[0].column), (1, 1));
+    assert_eq!(ps[0].message, "EOF while parsing a value");
+}
+
+/// One mistake reads the same whether serde finds it (it alone is wrong) or the schema does
+/// (serde stopped at another problem first).
+#[test]
+fn a_mistake_reads_the_same_alone_or_beside_another() {
+    let alone = edit("\"count\": 1", "\"count\": \"one\"");
+    let beside = edited(&alone, "\"attempts\": 1,", "\"attempts\": 1, \"bogus\": 1,");
+    let words = "invalid type: string \"one\", expected a non-negative integer no larger than \
+                 4294967295";
+    let ps = problems(&alone);
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert_eq!(ps[0].message, words);
+    let ps = problems(&beside);
+    assert_eq!(ps.len(), 2, "{ps:?}");
+    assert_eq!(ps[0].path, "executor.bogus");
+    assert_eq!(ps[1].path, "workers.count");
+    assert_eq!(ps[1].message, words);
+    // An unknown field's list is alphabetical whoever finds it.
+    let unknown = edit("\"attempts\": 1,", "\"attempts\": 1, \"bogus\": 1,");
+    assert_eq!(problems(&unknown)[0].message, ps[0].message);
+    assert!(
+        ps[0].message.starts_with(
+            "unknown field `bogus`, expected one of `assumed_retention_ms`, `attempts`, "
+        ),
+        "{}",
+        ps[0].message
+    );
+}
+
+/// An integer too large for JSON's integers (read as a float) is named as written.
+#[test]
+fn an_integer_too_large_is_named_as_written() {
+    let text = edit("\"intents\": 1", "\"intents\": 99999999999999999999");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert_eq!(ps[0].path, "workload.intents");
+    assert_eq!(
+        ps[0].message,
+        "invalid type: integer 99999999999999999999 (too large), expected a non-negative \
+         integer no larger than 4294967295 such as 1"
+    );
+}
+
 #[test]
 fn every_unknown_field_is_reported_at_once() {
-    // Three misspelt fields: serde stops at the first (and keeps its message and position,
-    // the end of the key); the others are found by the schema, each where its value starts.
-    // A misspelt required field is missing too.
+    // Three misspelt fields: serde stops at the first (its position is kept, the end of the
+    // key; the words are the schema's, as for the others, so that one mistake reads the same
+    // whatever else is wrong); the others are found by the schema, each where its value
+    // starts. A misspelt required field is missing too.
     let text = edit("\"retention_ms\"", "\"retention_msec\"");
     let text = edited(&text, "\"tool_timeout_ms\"", "\"tool_timeout\"");
     let text = edited(&text, "\"reply_loss\"", "\"reply_lost\"");
@@ -1055,7 +1129,11 @@ fn every_unknown_field_is_reported_at_once() {
         "agent.tool_timeout",
         (7, 18),
         "\": 60000",
-        &["unknown field `tool_timeout`, expected one of `tool_timeout_ms`, `max_calls`"],
+        &[
+            "unknown field `tool_timeout`, expected one of `authorization_loss`, `compensate`, \
+             `max_calls`, `on_failure`, `on_step_failure`, `on_unknown`, `think_ms`, \
+             `tool_timeout_ms`",
+        ],
     );
     assert_problem(
         &text,

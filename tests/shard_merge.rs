@@ -373,6 +373,52 @@ fn report_in_three_shards_is_the_unsharded_report() {
     }
 }
 
+/// A model whose values make a component inert is warned about as it is loaded: a shard
+/// keeps the warnings in its partial and prints nothing, the merge prints them where the
+/// unsharded command does.
+#[test]
+fn the_models_warnings_are_printed_by_the_merge_not_the_shards() {
+    let model = "models/guarantees/in_flight_refused_or_held.json";
+    let timeout = "warning: in_flight_refused_or_held: executor.timeout_ms: 1000 is not longer";
+    let reads = "warning: in_flight_refused_or_held: executor.reads: 1:";
+    let (_, err) = assert_merge_equals(&["run", model, "--seeds", "20"], 2, "warned-run", 0);
+    assert!(err.starts_with(timeout), "{err}");
+    assert!(
+        err.lines().nth(1).is_some_and(|l| l.starts_with(reads)),
+        "{err}"
+    );
+
+    // explore's merge sums its statistics over the shards: its stderr is the unsharded one's.
+    let dir = Scratch::new("warned-explore");
+    let args = owned(&[
+        "explore",
+        model,
+        "--design",
+        "same_key",
+        "--max-faults",
+        "1",
+    ]);
+    let whole = run(&args);
+    assert_eq!(whole.status.code(), Some(1), "{}", stderr(&whole));
+    assert!(stderr(&whole).starts_with(timeout), "{}", stderr(&whole));
+    let merged = merge(&shards(&args, 3, &dir, "part"), &[]);
+    assert_eq!(merged.status.code(), Some(1), "{}", stderr(&merged));
+    assert_eq!(stderr(&merged), stderr(&whole));
+
+    let dir = Scratch::new("warned-report");
+    let args = owned(&["report", model, "--seeds", "20"]);
+    let whole_dir = dir.path("whole");
+    let mut whole = args.clone();
+    whole.extend(owned(&["--out", &whole_dir]));
+    let whole = run(&whole);
+    assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+    assert!(stderr(&whole).starts_with(timeout), "{}", stderr(&whole));
+    let parts = shards(&args, 2, &dir, "part");
+    let merged = merge(&parts, &["--out", &dir.path("merged")]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    assert_eq!(stderr(&merged), stderr(&whole));
+}
+
 /// The merge refuses `parts` with exit 2 and an error containing `message`.
 fn assert_refused(parts: &[String], extra: &[&str], message: &str) {
     let out = merge(parts, extra);

@@ -202,6 +202,30 @@ async function shot(page, file, width) {
   await page.screenshot({ path: file, timeout: 120000 });
 }
 
+// Chromium on a loaded CI machine now and then dies as it starts (seen: SIGSEGV before its
+// first page, "Target page, context or browser has been closed"); that says nothing of the
+// report, so a failed start is tried again, at most LAUNCH_TRIES times in all.
+const LAUNCH_TRIES = 3;
+
+async function launch() {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: FLAGS,
+        timeout: 60000,
+      });
+    } catch (e) {
+      if (attempt >= LAUNCH_TRIES) throw e;
+      const first = String(e && e.message ? e.message : e).split("\n")[0];
+      process.stderr.write(
+        `browser-test: chromium did not start (try ${attempt} of ${LAUNCH_TRIES}): ${first}; trying again\n`,
+      );
+    }
+  }
+}
+
 async function main() {
   const charts = readCharts();
   const reportFile = path.resolve(reportDir, "report.html");
@@ -215,12 +239,7 @@ async function main() {
   const shotPhone = path.join(outDir, "report-phone.png");
   const shotChart = path.join(outDir, "report-chart.png");
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-    timeout: 60000,
-  });
+  const browser = await launch();
   const summary = { charts: 0, shots: [], browser: browser.version() };
   try {
     // Desktop: the summary's height as the page opens; then, every <details> open, count

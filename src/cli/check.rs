@@ -73,6 +73,7 @@ fn load(ctx: &Ctx, a: &CheckArgs) -> Result<Loaded, CliError> {
 }
 
 pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
+    ctx.defer_warnings_if(a.shard.shard.is_some());
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
     // Read every model before running anything: a bad file is bad input, whatever its place.
     let (models, skipped) = load(ctx, &a)?;

@@ -26,6 +26,9 @@ pub(super) struct Ctx {
     /// With external executors, the output is held until the command ends: an executor
     /// that broke the protocol gets its error alone, not figures that mean nothing.
     pub(super) held: Option<Mutex<(String, String)>>,
+    /// In a shard, the warnings about the models it loads, kept for its partial: the merge
+    /// prints them, as the unsharded command prints them when it loads the models.
+    pub(super) deferred: Mutex<Option<Vec<String>>>,
     pub(super) io: Io,
 }
 
@@ -87,6 +90,11 @@ impl Ctx {
 
     /// Prints the error of a command, if any, and returns the exit code it deserves.
     pub(super) fn finish(&self, result: Result<(), CliError>) -> u8 {
+        if result.is_err() {
+            // A shard that stops writes no partial: its warnings are printed here.
+            let kept = self.take_deferred();
+            warnings::print(self, &kept);
+        }
         match result {
             Ok(()) => 0,
             Err(CliError::Input(msg)) => {
@@ -135,8 +143,36 @@ impl Ctx {
     }
 
     pub(super) fn warned(&self, model: Model) -> Result<Model, CliError> {
-        warnings::print(self, &warnings::inert(&model));
+        let lines = warnings::inert(&model);
+        match self
+            .deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            Some(kept) => kept.extend(lines),
+            None => warnings::print(self, &lines),
+        }
         Ok(model)
+    }
+
+    /// From now on the warnings about the models loaded are kept, not printed, for a
+    /// shard's partial ([`Ctx::take_deferred`]). A no-op unless `shard`.
+    pub(super) fn defer_warnings_if(&self, shard: bool) {
+        if shard {
+            *self.deferred.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+        }
+    }
+
+    /// The warnings kept since [`Ctx::defer_warnings_if`], in the order the models were
+    /// loaded; printing them is the merge's.
+    pub(super) fn take_deferred(&self) -> Vec<String> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Loads a model, against `provider` instead of its own provider when one is given, and

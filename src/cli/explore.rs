@@ -31,6 +31,7 @@ use std::path::PathBuf;
 const STATE_BYTES: u64 = 80;
 
 pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
+    ctx.defer_warnings_if(a.shard.is_some());
     let asked = parse_properties("--property", &a.properties, &ctx.designs)?;
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let design = ctx.find_design(&a.design)?;

@@ -79,6 +79,8 @@ fn merged<C: Sharded>(ctx: &Ctx, family: &Family, a: &MergeArgs) -> Result<(), C
         let options = family.options()?;
         (options, data(family)?)
     };
+    // The models' warnings, printed where the unsharded command prints them: first.
+    super::warnings::print(ctx, &family.parts[0].1.warnings);
     let shards = family.parts.iter().map(|(_, p)| p.shard);
     C::render(ctx, &options, shards.zip(data).collect(), a)
 }

@@ -89,7 +89,8 @@ pub struct Cli {
     #[arg(long = "executor", value_name = "NAME=COMMAND", global = true)]
     executors: Vec<String>,
     /// The wall-clock watchdog of one turn of an external executor: a process that does not
-    /// answer within it is an error (a busy loop, or real I/O), not a hang.
+    /// answer within it is an error (a busy loop, or real I/O), not a hang. A new process's
+    /// `hello` is waited for 60 s, or this if longer (an interpreter importing its libraries).
     #[arg(
         long = "executor-turn-timeout-ms",
         value_name = "MS",
@@ -252,6 +253,7 @@ pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
         externals: Vec::new(),
         from_flags: Vec::new(),
         held: None,
+        deferred: Mutex::new(None),
         io: Io::Std,
     };
     let result = execute_cli(cli, &mut ctx);
@@ -305,6 +307,7 @@ where
         externals: Vec::new(),
         from_flags: Vec::new(),
         held: None,
+        deferred: Mutex::new(None),
         io: Io::Captured(Mutex::new((String::new(), String::new()))),
     };
     let code = match Registry::with(designs) {

@@ -83,6 +83,7 @@ fn replay_template(ctx: &Ctx) -> ReplayCommand {
 }
 
 pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
+    ctx.defer_warnings_if(a.shard.is_some());
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
     let baseline = ctx.designs.find(&a.baseline).ok_or_else(|| {
         CliError::Input(format!(

@@ -85,6 +85,7 @@ pub(super) fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
+    ctx.defer_warnings_if(a.shard.shard.is_some());
     let fail_on = super::parse_properties("--fail-on", &a.fail_on, &ctx.designs)?;
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
     let names: Vec<String> = if a.designs.is_empty() {
@@ -98,6 +99,16 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
         }
         names
     } else {
+        // An executor of the command line that `--design` leaves out is not run: say so.
+        for d in ctx.command_line_executors() {
+            if !a.designs.iter().any(|n| n == d.name()) {
+                ctx.eprintln(&format!(
+                    "warning: --executor {0}: not run, since --design names the designs to run \
+                     (add --design {0})",
+                    d.name()
+                ));
+            }
+        }
         a.designs.clone()
     };
     let designs = names

@@ -149,6 +149,10 @@ pub(super) struct Partial {
     pub shard: ShardInfo,
     pub options: Value,
     pub models: Vec<ModelFile>,
+    /// The warnings about the models that the unsharded command prints as it loads them
+    /// (every shard loads the same models: the merge prints shard 1's).
+    #[serde(default)]
+    pub warnings: Vec<String>,
     pub data: Value,
 }
 
@@ -207,6 +211,7 @@ pub(super) fn write_partial<C: Sharded>(
         shard,
         options: to_value(serde_json::to_value(options))?,
         models,
+        warnings: ctx.take_deferred(),
         data: to_value(serde_json::to_value(data))?,
     };
     let mut text = serde_json::to_string(&partial)

@@ -424,9 +424,16 @@ fn parse(text: &str) -> Result<Model, Vec<Problem>> {
     let walk = reference::SchemaWalk::new();
     let mut problems = schema_problems(text, &walk);
     let serde = teach(problem, &walk);
+    let wrong_type = |p: &Problem| p.message.starts_with("invalid type");
+    if let Some(root) = problems
+        .iter()
+        .find(|p| p.path == "(root)" && wrong_type(p))
+    {
+        // The text is JSON but not an object: nothing in it is a model's field.
+        return Err(vec![root.clone()]);
+    }
     // serde's own problem unless the schema found it too: the same missing field, or a
     // wrong type at the same path (which serde may word as a bare "expected value").
-    let wrong_type = |p: &Problem| p.message.starts_with("invalid type");
     let unknown = |p: &Problem| p.message.starts_with("unknown field");
     if serde.message.starts_with("missing field") && !problems.is_empty() {
         // One of those the schema found.
@@ -434,9 +441,10 @@ fn parse(text: &str) -> Result<Model, Vec<Problem>> {
         .iter()
         .position(|p| p.path == serde.path && unknown(p) && unknown(&serde))
     {
-        // serde's words (the fields in the order the types declare them) and position (the
-        // end of the key).
-        problems[i] = serde;
+        // The schema's words (the fields in alphabetical order, as for every other unknown
+        // field) at serde's position (the end of the key).
+        problems[i].line = serde.line;
+        problems[i].column = serde.column;
     } else if let Some(i) = problems
         .iter()
         .position(|p| p.path == serde.path && wrong_type(p))
@@ -454,8 +462,37 @@ fn parse(text: &str) -> Result<Model, Vec<Problem>> {
     } else {
         problems.push(serde);
     }
+    for p in &mut problems {
+        too_large(text, p);
+    }
     problems.sort_by_key(|p| (p.line, p.column));
     Err(problems)
+}
+
+/// An integer too large for a `u64` is read by JSON as a float: `invalid type: floating
+/// point `1e+20`` says it as the author wrote it, `integer 99999999999999999999 (too large)`.
+fn too_large(text: &str, p: &mut Problem) {
+    let Some(rest) = p.message.strip_prefix("invalid type: floating point `") else {
+        return;
+    };
+    let Some((_, expected)) = rest.split_once('`') else {
+        return;
+    };
+    let Some(line) = text.split('\n').nth(p.line.saturating_sub(1)) else {
+        return;
+    };
+    // The position is the number's first or last character.
+    let at = p.column.saturating_sub(1).min(line.len());
+    let is_num = |c: char| c.is_ascii_digit() || c == '-';
+    let start = line[..at].rfind(|c: char| !is_num(c)).map_or(0, |i| i + 1);
+    let end = line[at..]
+        .find(|c: char| !is_num(c))
+        .map_or(line.len(), |i| at + i);
+    let literal = &line[start..end];
+    let digits = literal.strip_prefix('-').unwrap_or(literal);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        p.message = format!("invalid type: integer {literal} (too large){expected}");
+    }
 }
 
 /// The character at a 1-based line and column.
@@ -485,7 +522,11 @@ fn schema_problems(text: &str, walk: &reference::SchemaWalk) -> Vec<Problem> {
                 }
             };
             Problem {
-                path,
+                path: if path.is_empty() {
+                    "(root)".to_string()
+                } else {
+                    path
+                },
                 line,
                 column,
                 message,
@@ -559,7 +600,9 @@ fn serde_problem(path: String, e: serde_json::Error) -> Problem {
     Problem {
         path,
         line: e.line(),
-        column: e.column(),
+        // serde_json says column 0 at the start of a line (an empty file); columns count
+        // from 1.
+        column: e.column().max(1),
         message,
     }
 }

@@ -196,8 +196,9 @@ impl SchemaWalk {
         Some(s)
     }
 
-    /// What a value described by `s` looks like, with an example: `an array such as
-    /// [{"drop_reply": {"attempt": 1}}]`. None when the schema gives no example.
+    /// What a value described by `s` looks like, with an example where the schema gives
+    /// one: `an array such as [{"drop_reply": {"attempt": 1}}]`, `a non-negative integer`.
+    /// None when the schema says nothing of it.
     pub(crate) fn shape(&self, s: &Value) -> Option<String> {
         if self.resolve(s).1 == Some("Designs") {
             // Its examples are "all" and a list: the words say the first.
@@ -220,10 +221,10 @@ impl SchemaWalk {
                 .into_iter()
                 .map(|(k, _)| format!("`{k}`"))
                 .collect();
-            return (!fields.is_empty())
-                .then(|| format!("an object with the fields {}", fields.join(", ")));
+            if !fields.is_empty() {
+                return Some(format!("an object with the fields {}", fields.join(", ")));
+            }
         }
-        let examples: Vec<String> = examples.iter().map(compact).collect();
         let (r, name) = self.resolve(s);
         let integer = match r.get("format").and_then(Value::as_str) {
             Some("uint32") => "a non-negative integer no larger than 4294967295",
@@ -241,8 +242,14 @@ impl SchemaWalk {
             (_, Some("string")) => "a string",
             (_, Some("boolean")) => "true or false",
             _ if self.object(s).is_some() => "an object",
+            _ if examples.is_empty() => return None,
             _ => "a value",
         };
+        if examples.is_empty() {
+            // The words alone: the same whichever of serde and the schema finds the value.
+            return Some(what.to_string());
+        }
+        let examples: Vec<String> = examples.iter().map(compact).collect();
         Some(format!("{what} such as {}", examples.join(" or ")))
     }
 
