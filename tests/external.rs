@@ -114,6 +114,43 @@ fn run_adds_the_executor_beside_the_models_designs_and_replays_carry_it() {
     );
 }
 
+/// With `--design`, `run` runs only the designs named: an executor of the command line left
+/// out is not run, and `run` says so.
+#[test]
+fn run_warns_of_an_executor_that_design_leaves_out() {
+    let out = retrylab(&[
+        "run",
+        MODEL,
+        "--executor",
+        "naive=python3 tests/executors/naive.py",
+        "--design",
+        "same_key",
+        "--seeds",
+        "2",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "warning: --executor naive: not run, since --design names the designs to run (add --design naive)\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("naive"), "{}", out.stdout);
+    let out = retrylab(&[
+        "run",
+        MODEL,
+        "--executor",
+        "naive=python3 tests/executors/naive.py",
+        "--design",
+        "naive",
+        "--seeds",
+        "2",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("not run"), "{}", out.stderr);
+}
+
 #[test]
 fn a_trace_shows_the_executors_sends_and_sleeps() {
     let out = retrylab(&[

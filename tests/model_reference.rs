@@ -614,6 +614,36 @@ fn every_link_of_the_readme_and_the_docs_resolves() {
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
+/// The README's commands table has a row for every subcommand `retrylab --help` lists
+/// (`help` aside), and no row for one it does not.
+#[test]
+fn the_readme_lists_every_command() {
+    let help = stdout_of(&["--help"]);
+    let listed: Vec<&str> = help
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(listed.len() >= 12, "{help}");
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let rows: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `retrylab "))
+        .filter_map(|rest| rest.split([' ', '`']).next())
+        .collect();
+    let mut missing: Vec<&&str> = listed.iter().filter(|c| !rows.contains(c)).collect();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "commands without a README row: {missing:?}"
+    );
+    let unknown: Vec<&&str> = rows.iter().filter(|r| !listed.contains(r)).collect();
+    assert!(unknown.is_empty(), "README rows of no command: {unknown:?}");
+}
+
 #[test]
 fn anchors_are_githubs() {
     assert_eq!(
