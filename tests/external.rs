@@ -118,37 +118,29 @@ fn run_adds_the_executor_beside_the_models_designs_and_replays_carry_it() {
 /// out is not run, and `run` says so.
 #[test]
 fn run_warns_of_an_executor_that_design_leaves_out() {
-    let out = retrylab(&[
-        "run",
-        MODEL,
-        "--executor",
-        "naive=python3 tests/executors/naive.py",
-        "--design",
-        "same_key",
-        "--seeds",
-        "2",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stderr.contains(
-            "warning: --executor naive: not run, since --design names the designs to run (add --design naive)\n"
-        ),
-        "{}",
-        out.stderr
+    let run = |design: &str| {
+        let out = retrylab(&[
+            "run",
+            MODEL,
+            "--executor",
+            "naive=python3 tests/executors/naive.py",
+            "--design",
+            design,
+            "--seeds",
+            "2",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out
+    };
+    let out = run("same_key");
+    assert_eq!(
+        out.stderr,
+        "warning: --executor naive: not run, since --design names the designs to run (add --design naive)\n"
     );
     assert!(!out.stdout.contains("naive"), "{}", out.stdout);
-    let out = retrylab(&[
-        "run",
-        MODEL,
-        "--executor",
-        "naive=python3 tests/executors/naive.py",
-        "--design",
-        "naive",
-        "--seeds",
-        "2",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run("naive");
     assert!(!out.stderr.contains("not run"), "{}", out.stderr);
+    assert!(out.stdout.contains("\nnaive "), "{}", out.stdout);
 }
 
 #[test]

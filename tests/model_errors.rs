@@ -1110,6 +1110,39 @@ fn an_integer_too_large_is_named_as_written() {
         "invalid type: integer 99999999999999999999 (too large), expected a non-negative \
          integer no larger than 4294967295 such as 1"
     );
+    // A fraction is not an integer written out: serde's words stand.
+    let text = edit("\"intents\": 1", "\"intents\": 1.5");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 1, "{ps:?}");
+    assert!(
+        ps[0]
+            .message
+            .starts_with("invalid type: floating point `1.5`, expected"),
+        "{}",
+        ps[0].message
+    );
+    // Nor is an exponent.
+    let text = edit("\"intents\": 1", "\"intents\": 1e30");
+    assert!(
+        problems(&text)[0]
+            .message
+            .starts_with("invalid type: floating point `1e+30`, expected"),
+        "{:?}",
+        problems(&text)
+    );
+    // Columns past a character of several bytes on the line: named all the same.
+    let text = edit(
+        "{ \"intents\": 1 }",
+        "{ \"é\": 0, \"intents\": 99999999999999999999 }",
+    );
+    let ps = problems(&text);
+    let intents = ps.iter().find(|p| p.path == "workload.intents");
+    assert!(
+        intents.is_some_and(|p| p
+            .message
+            .contains("integer 99999999999999999999 (too large)")),
+        "{ps:?}"
+    );
 }
 
 #[test]

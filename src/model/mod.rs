@@ -481,9 +481,14 @@ fn too_large(text: &str, p: &mut Problem) {
     let Some(line) = text.split('\n').nth(p.line.saturating_sub(1)) else {
         return;
     };
-    // The position is the number's first or last character.
+    // The position is the number's first or last character: the literal is the run of
+    // number characters around it (a fraction or an exponent included, so that `1.5` is
+    // left alone).
     let at = p.column.saturating_sub(1).min(line.len());
-    let is_num = |c: char| c.is_ascii_digit() || c == '-';
+    if !line.is_char_boundary(at) {
+        return;
+    }
+    let is_num = |c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
     let start = line[..at].rfind(|c: char| !is_num(c)).map_or(0, |i| i + 1);
     let end = line[at..]
         .find(|c: char| !is_num(c))
