@@ -141,3 +141,54 @@ pub fn run_traced(model: &Model, design: &dyn Design, chooser: &mut dyn Chooser)
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::testing::bundled_model;
+
+    /// Each distinct text replaced by a word-free stand-in (equal texts stay equal, so
+    /// folding is unchanged): what a reader finds in such lines it found in the events.
+    fn without_words(lines: &[TraceLine]) -> Vec<TraceLine> {
+        let mut seen: Vec<&str> = Vec::new();
+        lines
+            .iter()
+            .map(|l| {
+                let n = seen.iter().position(|t| *t == l.text).unwrap_or_else(|| {
+                    seen.push(&l.text);
+                    seen.len() - 1
+                });
+                TraceLine {
+                    text: format!("#{n}"),
+                    ..l.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// `trace --intent` and the outcome's intent lookup read each line's event, never its
+    /// words: with every text replaced, every line is about the same intent as before.
+    #[test]
+    fn the_intent_of_a_line_is_read_from_its_event_not_its_words() {
+        let model = bundled_model("ticket_chaos.json");
+        let mut about_one = 0;
+        for design in crate::design::all() {
+            for seed in 0..5 {
+                let mut world = World::new(&model, design, true);
+                world.run(&mut model.chooser(seed));
+                let outcome = world.outcome();
+                let lines = world.trace().lines();
+                let intents = line_intents(lines, &outcome);
+                assert_eq!(
+                    line_intents(&without_words(lines), &outcome),
+                    intents,
+                    "{} seed {seed}",
+                    design.name()
+                );
+                about_one += intents.iter().filter(|i| i.is_some()).count();
+            }
+        }
+        // Most lines of a chaos run are about one intent.
+        assert!(about_one > 1000, "{about_one}");
+    }
+}

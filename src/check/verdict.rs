@@ -9,10 +9,12 @@ use std::fmt::Write;
 
 use super::metrics::removed;
 use super::outcome::{Outcome, Told};
-use crate::vocab::ids::{IntentId, OpId, ResourceId};
+#[cfg(doc)]
+use crate::vocab::event::TraceEvent;
+use crate::vocab::ids::{CallId, IntentId, OpId, ResourceId};
 use crate::vocab::protocol::{COMPENSATION, compensation_target};
-use crate::vocab::record::Effect;
 use crate::vocab::record::step_params;
+use crate::vocab::record::{Effect, Heard, Intent};
 use crate::vocab::trace::TraceLine;
 
 crate::sim::named_enum! {
@@ -73,6 +75,38 @@ pub struct IntentVerdict {
     pub removed_by_other: Vec<(ResourceId, ResourceId, IntentId)>,
 }
 
+impl IntentVerdict {
+    /// What a wrong receipt note says; `None` where the merge note said it already
+    /// ("merged into r0 of intent 0").
+    fn receipt_note(&self, w: &WrongReceipt) -> Option<String> {
+        let (k, r) = (w.step, w.receipt);
+        if self.merged_into.is_some_and(|(m, _)| m == r) {
+            return None;
+        }
+        let step = if self.missing.is_empty() && self.wrong_receipts.len() == 1 {
+            String::new()
+        } else {
+            format!(" for step {k}")
+        };
+        Some(match w.owner {
+            Some((i, j)) if i == self.intent => format!("receipt {r}{step} is step {j}'s"),
+            Some((i, _)) => format!("receipt {r}{step} is {i}'s"),
+            None => format!("receipt {r}{step} names no effect"),
+        })
+    }
+
+    /// What compensation `c` removed, when not its own step's effect.
+    fn compensation_note(&self, c: ResourceId, undone: Option<(ResourceId, IntentId)>) -> String {
+        match undone {
+            Some((r, i)) if i == self.intent => {
+                format!("compensation {c} removed {r}, another step's")
+            }
+            Some((r, i)) => format!("compensation {c} removed {r} of {i}"),
+            None => format!("compensation {c} removed nothing"),
+        }
+    }
+}
+
 impl std::fmt::Display for IntentVerdict {
     /// `intent 1: false failure (effect r3 exists)`,
     /// `intent 0: completed (duplicate effect r1 of r0)`.
@@ -111,36 +145,16 @@ impl std::fmt::Display for IntentVerdict {
         for (r, c, i) in &self.removed_by_other {
             notes.push(format!("effect {r} removed by compensation {c} of {i}"));
         }
-        for WrongReceipt {
-            step: k,
-            receipt: r,
-            owner: of,
-        } in &self.wrong_receipts
-        {
-            if self.merged_into.is_some_and(|(m, _)| m == *r) {
-                // Said already: "merged into r0 of intent 0".
-                continue;
-            }
-            let step = if self.missing.is_empty() && self.wrong_receipts.len() == 1 {
-                String::new()
-            } else {
-                format!(" for step {k}")
-            };
-            notes.push(match of {
-                Some((i, j)) if *i == self.intent => format!("receipt {r}{step} is step {j}'s"),
-                Some((i, _)) => format!("receipt {r}{step} is {i}'s"),
-                None => format!("receipt {r}{step} names no effect"),
-            });
-        }
-        for (c, undone) in &self.wrong_compensations {
-            notes.push(match undone {
-                Some((r, i)) if *i == self.intent => {
-                    format!("compensation {c} removed {r}, another step's")
-                }
-                Some((r, i)) => format!("compensation {c} removed {r} of {i}"),
-                None => format!("compensation {c} removed nothing"),
-            });
-        }
+        notes.extend(
+            self.wrong_receipts
+                .iter()
+                .filter_map(|w| self.receipt_note(w)),
+        );
+        notes.extend(
+            self.wrong_compensations
+                .iter()
+                .map(|(c, undone)| self.compensation_note(*c, *undone)),
+        );
         for (dup, first) in &self.duplicates {
             notes.push(format!("duplicate effect {dup} of {first}"));
         }
@@ -164,127 +178,193 @@ pub fn intent_verdicts(o: &Outcome<'_>) -> Vec<IntentVerdict> {
     o.intents
         .iter()
         .zip(o.heard)
-        .map(|(intent, heard)| {
-            let mine: Vec<&Effect> = o.effects.iter().filter(|e| e.intent == intent.id).collect();
-            let forward = |k: u32| mine.iter().filter(move |e| e.step == k);
-            // A compensation is judged by the resource it removed, whoever sent it.
-            let removes = |c: &Effect, e: &Effect| {
-                c.step >= COMPENSATION && compensation_target(c.params) == e.resource
-            };
-            let gone = |e: &Effect| o.effects.iter().any(|c| removes(c, e));
-            let live = |k: u32| forward(k).filter(move |e| !gone(e));
-            let steps = intent.steps;
-            let all_done = (0..steps).all(|k| live(k).next().is_some());
-            let missing = match steps {
-                1 => Vec::new(),
-                _ => (0..steps)
-                    .filter(|&k| forward(k).next().is_none())
-                    .collect(),
-            };
-            // Effects of this intent that another intent's compensation removed.
-            let removed_by_other = mine
-                .iter()
-                .filter(|e| e.step < COMPENSATION)
-                .filter_map(|e| {
-                    let c = o
-                        .effects
-                        .iter()
-                        .find(|c| removes(c, e) && c.intent != intent.id)?;
-                    Some((e.resource, c.resource, c.intent))
-                })
-                .collect();
-            let left: Vec<ResourceId> = mine
-                .iter()
-                .filter(|e| e.step < steps && !gone(e))
-                .map(|e| e.resource)
-                .collect();
-            let mut duplicates = Vec::new();
-            let mut seen: Vec<(u32, ResourceId)> = Vec::new();
-            for e in mine.iter().filter(|e| e.step < COMPENSATION) {
-                match seen.iter().find(|(step, _)| *step == e.step) {
-                    Some(&(_, first)) => duplicates.push((e.resource, first)),
-                    None => seen.push((e.step, e.resource)),
-                }
-            }
-            // Compensations of this intent's effects, by the step they removed.
-            for c in o.effects.iter().filter(|c| c.step >= COMPENSATION) {
-                let Some(undone) = removed(o.effects, c) else {
-                    continue;
-                };
-                if undone.intent != intent.id {
-                    continue;
-                }
-                let slot = COMPENSATION + undone.step;
-                match seen.iter().find(|(step, _)| *step == slot) {
-                    Some(&(_, first)) => duplicates.push((c.resource, first)),
-                    None => seen.push((slot, c.resource)),
-                }
-            }
-            let owner = |r: ResourceId| {
-                o.effects
-                    .iter()
-                    .find(|e| e.resource == r && e.step < COMPENSATION)
-                    .map(|e| (e.intent, e.step))
-            };
-            let wrong_receipts = (0..steps)
-                .filter_map(|k| {
-                    let r = heard.steps[k as usize].and_then(|s| s.receipt)?;
-                    let of = owner(r);
-                    (of != Some((intent.id, k))).then_some(WrongReceipt {
-                        step: k,
-                        receipt: r,
-                        owner: of,
-                    })
-                })
-                .collect();
-            let wrong_compensations = mine
-                .iter()
-                .filter(|c| c.step >= COMPENSATION)
-                .filter_map(|c| {
-                    let undone = removed(o.effects, c).map(|u| (u.resource, u.intent, u.step));
-                    let own = undone
-                        .is_some_and(|(_, i, k)| i == intent.id && k == c.step - COMPENSATION);
-                    (!own).then_some((c.resource, undone.map(|(r, i, _)| (r, i))))
-                })
-                .collect();
-            let drifted = mine
-                .iter()
-                .filter(|e| e.step < COMPENSATION && e.params != step_params(intent.params, e.step))
-                .map(|e| e.resource)
-                .collect();
-            let mut merged_into = None;
-            let kind = match heard.told.map(|(t, _)| t) {
-                Some(Told::Success) if all_done => Kind::Completed,
-                Some(Told::Success) => {
-                    let receipt = heard.steps[0].and_then(|s| s.receipt);
-                    if forward(0).next().is_none() && intent.repeat_of.is_some() {
-                        merged_into = receipt.and_then(|r| {
-                            o.effects
-                                .iter()
-                                .find(|e| e.resource == r && e.intent != intent.id && e.step == 0)
-                                .map(|e| (r, e.intent))
-                        });
-                    }
-                    Kind::FalseSuccess
-                }
-                Some(Told::Failure) if !left.is_empty() => Kind::FalseFailure,
-                Some(Told::Failure) => Kind::Failed,
-                Some(Told::Unresolved) | None => Kind::Unresolved,
-            };
-            IntentVerdict {
-                intent: intent.id,
-                kind,
-                left,
-                missing,
-                duplicates,
-                drifted,
-                merged_into,
-                wrong_receipts,
-                wrong_compensations,
-                removed_by_other,
-            }
-        })
+        .map(|(intent, heard)| Judge::new(o, intent, heard).verdict())
         .collect()
+}
+
+/// One intent judged against the ledger: its own effects (`mine`), and what the user heard.
+struct Judge<'a> {
+    o: &'a Outcome<'a>,
+    intent: &'a Intent,
+    heard: &'a Heard,
+    mine: Vec<&'a Effect>,
+}
+
+impl<'a> Judge<'a> {
+    fn new(o: &'a Outcome<'a>, intent: &'a Intent, heard: &'a Heard) -> Self {
+        let mine = o.effects.iter().filter(|e| e.intent == intent.id).collect();
+        Self {
+            o,
+            intent,
+            heard,
+            mine,
+        }
+    }
+
+    fn verdict(&self) -> IntentVerdict {
+        let left = self.left();
+        let (kind, merged_into) = self.kind(&left);
+        IntentVerdict {
+            intent: self.intent.id,
+            kind,
+            missing: self.missing(),
+            duplicates: self.duplicates(),
+            drifted: self.drifted(),
+            merged_into,
+            wrong_receipts: self.wrong_receipts(),
+            wrong_compensations: self.wrong_compensations(),
+            removed_by_other: self.removed_by_other(),
+            left,
+        }
+    }
+
+    /// This intent's effects of step `k`.
+    fn forward(&self, k: u32) -> impl Iterator<Item = &&'a Effect> {
+        self.mine.iter().filter(move |e| e.step == k)
+    }
+
+    /// A compensation is judged by the resource it removed, whoever sent it.
+    fn removes(c: &Effect, e: &Effect) -> bool {
+        c.step >= COMPENSATION && compensation_target(c.params) == e.resource
+    }
+
+    fn gone(&self, e: &Effect) -> bool {
+        self.o.effects.iter().any(|c| Self::removes(c, e))
+    }
+
+    /// Whether every step has an effect no compensation removed.
+    fn all_done(&self) -> bool {
+        (0..self.intent.steps).all(|k| self.forward(k).any(|e| !self.gone(e)))
+    }
+
+    /// The steps of a workflow without any effect.
+    fn missing(&self) -> Vec<u32> {
+        match self.intent.steps {
+            1 => Vec::new(),
+            steps => (0..steps)
+                .filter(|&k| self.forward(k).next().is_none())
+                .collect(),
+        }
+    }
+
+    /// Effects of this intent that another intent's compensation removed.
+    fn removed_by_other(&self) -> Vec<(ResourceId, ResourceId, IntentId)> {
+        self.mine
+            .iter()
+            .filter(|e| e.step < COMPENSATION)
+            .filter_map(|e| {
+                let c = self
+                    .o
+                    .effects
+                    .iter()
+                    .find(|c| Self::removes(c, e) && c.intent != self.intent.id)?;
+                Some((e.resource, c.resource, c.intent))
+            })
+            .collect()
+    }
+
+    /// The effects of its steps still in place.
+    fn left(&self) -> Vec<ResourceId> {
+        self.mine
+            .iter()
+            .filter(|e| e.step < self.intent.steps && !self.gone(e))
+            .map(|e| e.resource)
+            .collect()
+    }
+
+    /// Every effect after the first of its step, and every compensation after the first of
+    /// the step it removed: each with the first.
+    fn duplicates(&self) -> Vec<(ResourceId, ResourceId)> {
+        let mut duplicates = Vec::new();
+        let mut seen: Vec<(u32, ResourceId)> = Vec::new();
+        let mut see = |slot: u32, r: ResourceId| match seen.iter().find(|(s, _)| *s == slot) {
+            Some(&(_, first)) => duplicates.push((r, first)),
+            None => seen.push((slot, r)),
+        };
+        for e in self.mine.iter().filter(|e| e.step < COMPENSATION) {
+            see(e.step, e.resource);
+        }
+        // Compensations of this intent's effects, by the step they removed.
+        for c in self.o.effects.iter().filter(|c| c.step >= COMPENSATION) {
+            if let Some(undone) = removed(self.o.effects, c)
+                && undone.intent == self.intent.id
+            {
+                see(COMPENSATION + undone.step, c.resource);
+            }
+        }
+        duplicates
+    }
+
+    /// Steps reported done on a receipt that is not an effect of this intent and step.
+    fn wrong_receipts(&self) -> Vec<WrongReceipt> {
+        let owner = |r: ResourceId| {
+            self.o
+                .effects
+                .iter()
+                .find(|e| e.resource == r && e.step < COMPENSATION)
+                .map(|e| (e.intent, e.step))
+        };
+        (0..self.intent.steps)
+            .filter_map(|k| {
+                let r = self.heard.steps[k as usize].and_then(|s| s.receipt)?;
+                let of = owner(r);
+                (of != Some((self.intent.id, k))).then_some(WrongReceipt {
+                    step: k,
+                    receipt: r,
+                    owner: of,
+                })
+            })
+            .collect()
+    }
+
+    /// Compensations of this intent that removed no effect of the step they undo.
+    fn wrong_compensations(&self) -> Vec<(ResourceId, Option<(ResourceId, IntentId)>)> {
+        self.mine
+            .iter()
+            .filter(|c| c.step >= COMPENSATION)
+            .filter_map(|c| {
+                let undone = removed(self.o.effects, c).map(|u| (u.resource, u.intent, u.step));
+                let own = undone
+                    .is_some_and(|(_, i, k)| i == self.intent.id && k == c.step - COMPENSATION);
+                (!own).then_some((c.resource, undone.map(|(r, i, _)| (r, i))))
+            })
+            .collect()
+    }
+
+    /// Effects committed with other arguments than the intent asked for.
+    fn drifted(&self) -> Vec<ResourceId> {
+        let params = self.intent.params;
+        self.mine
+            .iter()
+            .filter(|e| e.step < COMPENSATION && e.params != step_params(params, e.step))
+            .map(|e| e.resource)
+            .collect()
+    }
+
+    /// What the user was told against the ledger; for a false success of a genuine repeat
+    /// without its own effect, the earlier intent's resource its receipt names.
+    fn kind(&self, left: &[ResourceId]) -> (Kind, Option<(ResourceId, IntentId)>) {
+        let kind = match self.heard.told.map(|(t, _)| t) {
+            Some(Told::Success) if self.all_done() => Kind::Completed,
+            Some(Told::Success) => return (Kind::FalseSuccess, self.merged_into()),
+            Some(Told::Failure) if !left.is_empty() => Kind::FalseFailure,
+            Some(Told::Failure) => Kind::Failed,
+            Some(Told::Unresolved) | None => Kind::Unresolved,
+        };
+        (kind, None)
+    }
+
+    fn merged_into(&self) -> Option<(ResourceId, IntentId)> {
+        if self.forward(0).next().is_some() || self.intent.repeat_of.is_none() {
+            return None;
+        }
+        let receipt = self.heard.steps[0].and_then(|s| s.receipt)?;
+        self.o
+            .effects
+            .iter()
+            .find(|e| e.resource == receipt && e.intent != self.intent.id && e.step == 0)
+            .map(|e| (receipt, e.intent))
+    }
 }
 
 /// The verdicts as one line's text: `intent 0: completed; intent 1: false failure (effect
@@ -308,10 +388,12 @@ pub fn render(verdicts: &[IntentVerdict], only: Option<IntentId>) -> String {
 
 /// The intent each timeline line is about, if any: the one its most telling identifier
 /// belongs to (an intent, then a call, a send, an operation, a resource), by the run's
-/// ground truth. A line that names none (a worker's crash or restart) is about no intent.
+/// ground truth. The identifiers are the line's event's ([`TraceEvent::about`]), never its
+/// words. A line that names none (a worker's restart, a note about no operation) is about
+/// no intent.
 pub fn line_intents(lines: &[TraceLine], o: &Outcome<'_>) -> Vec<Option<IntentId>> {
     // Calls are numbered by the agent, which names the intent of each when it makes it.
-    let mut calls: Vec<(u32, IntentId)> = Vec::new();
+    let mut calls: Vec<(CallId, IntentId)> = Vec::new();
     let op_intent = |op: OpId| {
         o.ops
             .get(op.0 as usize)
@@ -322,48 +404,22 @@ pub fn line_intents(lines: &[TraceLine], o: &Outcome<'_>) -> Vec<Option<IntentId
     lines
         .iter()
         .map(|l| {
-            let words: Vec<&str> = l
-                .text
-                .split(|c: char| c.is_whitespace() || ",;:()".contains(c))
-                .filter(|w| !w.is_empty())
-                .collect();
-            let number = |i: usize| words.get(i + 1).and_then(|w| w.parse::<u32>().ok());
-            let (mut intent, mut call, mut attempt, mut op, mut resource) =
-                (None, None, None, None, None);
-            for (i, w) in words.iter().enumerate() {
-                match *w {
-                    "intent" => intent = intent.or(number(i)),
-                    "call" => call = call.or(number(i)),
-                    "attempt" => attempt = attempt.or(number(i)),
-                    "op" => op = op.or(number(i)),
-                    _ => {
-                        if let Some(n) = w.strip_prefix('r').and_then(|n| n.parse::<u32>().ok()) {
-                            resource = resource.or(Some(n));
-                        }
-                    }
-                }
+            let a = l.event.about();
+            if let (Some(c), Some(i)) = (a.call, a.intent)
+                && !calls.iter().any(|(k, _)| *k == c)
+            {
+                calls.push((c, i));
             }
-            if let (Some(c), Some(i)) = (call, intent) {
-                if !calls.iter().any(|(k, _)| *k == c) {
-                    calls.push((c, IntentId(i)));
-                }
-            }
-            intent
-                .map(IntentId)
-                .or_else(|| call.and_then(|c| calls.iter().find(|(k, _)| *k == c).map(|(_, i)| *i)))
+            a.intent
                 .or_else(|| {
-                    attempt
-                        .and_then(|a| o.op_of(crate::vocab::ids::AttemptId(a)))
-                        .and_then(op_intent)
+                    a.call
+                        .and_then(|c| calls.iter().find(|(k, _)| *k == c).map(|(_, i)| *i))
                 })
-                .or_else(|| op.and_then(|n| op_intent(OpId(n))))
+                .or_else(|| a.attempt.and_then(|a| o.op_of(a)).and_then(op_intent))
+                .or_else(|| a.op.and_then(op_intent))
                 .or_else(|| {
-                    resource.and_then(|r| {
-                        o.effects
-                            .iter()
-                            .find(|e| e.resource == ResourceId(r))
-                            .map(|e| e.intent)
-                    })
+                    a.resource
+                        .and_then(|r| o.effects.iter().find(|e| e.resource == r).map(|e| e.intent))
                 })
         })
         .collect()

@@ -7,6 +7,7 @@
 
 use super::journal::{Journal, OpState};
 use crate::sim::Millis;
+use crate::vocab::event::OpEvent;
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Request, RequestKind, ToolCall, ToolResult};
 use crate::vocab::record::{CallClaim, ClaimKind};
@@ -155,9 +156,14 @@ impl ExecCtx<'_> {
         {
             self.claim(op, state);
             let w = self.worker;
-            self.trace.log(now, Component::Executor, || {
-                format!("{w}: {op} {} -> {}", before.name(), state.name())
-            });
+            self.trace
+                .log(now, Component::Executor, || OpEvent::Transition {
+                    worker: w,
+                    op,
+                    from: before.name(),
+                    to: state.name(),
+                    fence: None,
+                });
         }
     }
 
@@ -171,12 +177,23 @@ impl ExecCtx<'_> {
         }
         let (now, w) = (self.now, self.worker);
         match (wrote, before) {
-            (true, Some(b)) if b != state => self.trace.log(now, Component::Executor, || {
-                format!("{w}: {op} {} -> {} (fence {fence})", b.name(), state.name())
-            }),
-            (false, _) => self.trace.log(now, Component::Executor, || {
-                format!("{w}: {op}: fence {fence} is stale, result not recorded")
-            }),
+            (true, Some(b)) if b != state => {
+                self.trace
+                    .log(now, Component::Executor, || OpEvent::Transition {
+                        worker: w,
+                        op,
+                        from: b.name(),
+                        to: state.name(),
+                        fence: Some(fence),
+                    })
+            }
+            (false, _) => self
+                .trace
+                .log(now, Component::Executor, || OpEvent::StaleFence {
+                    worker: w,
+                    op,
+                    fence,
+                }),
             _ => {}
         }
         wrote
@@ -191,9 +208,12 @@ impl ExecCtx<'_> {
             self.claim(op, state);
         }
         let w = self.worker;
-        self.trace.log(now, Component::Executor, || {
-            format!("{w}: {op} given up as {} (outcome unknown)", state.name())
-        });
+        self.trace
+            .log(now, Component::Executor, || OpEvent::Abandons {
+                worker: w,
+                op,
+                state: state.name(),
+            });
     }
 
     /// Records what entering `state` claims about `op`, if anything.
@@ -331,10 +351,32 @@ impl ExecCtx<'_> {
         self.out.push(ExecCommand::Threshold { ms });
     }
 
-    /// Adds a line to the trace (free when tracing is off).
+    /// Adds a line to the trace (free when tracing is off), about no operation or call in
+    /// particular: `trace --intent` keeps it with the lines about no intent.
     pub fn note(&mut self, text: impl FnOnce() -> String) {
-        let (now, w) = (self.now, self.worker);
-        self.trace
-            .log(now, Component::Executor, || format!("{w}: {}", text()));
+        self.note_about(None, None, text);
+    }
+
+    /// Adds a line to the trace about `op` (free when tracing is off): `trace --intent`
+    /// shows it with the lines of the intent `op` serves.
+    pub fn note_on(&mut self, op: OpId, text: impl FnOnce() -> String) {
+        self.note_about(Some(op), None, text);
+    }
+
+    /// Adds a line to the trace about `op` and/or `call`, the identifiers the line's
+    /// readers (`trace --intent`, the diagram) take it to be about; none: about no intent.
+    pub fn note_about(
+        &mut self,
+        op: Option<OpId>,
+        call: Option<CallId>,
+        text: impl FnOnce() -> String,
+    ) {
+        let (now, worker) = (self.now, self.worker);
+        self.trace.log(now, Component::Executor, || OpEvent::Note {
+            worker,
+            op,
+            call,
+            text: text(),
+        });
     }
 }

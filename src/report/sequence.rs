@@ -23,6 +23,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::check::verdict::Kind;
 use crate::run::Traced;
+use crate::vocab::event::{
+    AgentEvent, LedgerEvent, NetworkEvent, ProviderEvent, TraceEvent, WorkerEvent,
+};
+use crate::vocab::ids::{AttemptId, ResourceId};
 use crate::vocab::trace::{Component, FOLD_AT, TraceLine};
 
 use super::charts::{BLUE, GREEN, INK, PURPLE, VERMILLION};
@@ -113,20 +117,6 @@ pub struct Diagram {
     pub verdicts: Vec<(String, Tone)>,
 }
 
-/// The number after `word ` in `text` (`attempt 12` → 12).
-fn number_after(text: &str, word: &str) -> Option<u32> {
-    let i = text.find(&format!("{word} "))?;
-    let rest = &text[i + word.len() + 1..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
-}
-
-/// The worker a line of the executor is about (`worker 1: ...`, `worker 1 crashes ...`).
-fn worker_of(text: &str) -> Option<u32> {
-    text.strip_prefix("worker ")?;
-    number_after(text, "worker")
-}
-
 /// Per intent, what the agent told the user and what the ledger says of it, and whether
 /// that is a violation to show in red; then the properties the run violates.
 fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(String, Tone)> {
@@ -138,11 +128,11 @@ fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(
             let told = lines
                 .iter()
                 .rev()
-                .filter(|l| l.component == Component::Agent)
-                .find_map(|l| {
-                    l.text
-                        .strip_prefix(&prefix)
-                        .and_then(|rest| rest.strip_prefix("tells the user "))
+                .find_map(|l| match l.event {
+                    TraceEvent::Agent(AgentEvent::Tells { intent, told }) if intent == v.intent => {
+                        Some(told.name())
+                    }
+                    _ => None,
                 })
                 .unwrap_or("nothing");
             let verdict = v.to_string();
@@ -190,22 +180,212 @@ fn verdict_lines(t: &Traced, lines: &[&TraceLine], violated: &[String]) -> Vec<(
     out
 }
 
-/// The lane of the worker that last sent `attempt` (`sender`: attempt and lane, in order);
-/// the first worker's when no send of it is in the timeline.
-fn sent_by(sender: &[(u32, usize)], attempt: u32) -> usize {
-    sender
-        .iter()
-        .rev()
-        .find(|(s, _)| *s == attempt)
-        .map_or(1, |(_, w)| *w)
-}
-
 /// A message on its way: where it left from and to whom it goes.
 #[derive(Clone, Copy)]
 struct Leg {
     from: (usize, usize),
-    attempt: u32,
+    attempt: AttemptId,
     worker: usize,
+}
+
+/// The diagram as it is read off the timeline, one line at a time: the lanes' indices, the
+/// rows and arrows so far, and the messages still on their way.
+struct Reader {
+    workers: usize,
+    duplicates: BTreeSet<ResourceId>,
+    rows: Vec<Row>,
+    arrows: Vec<Arrow>,
+    requests: Vec<Leg>,
+    replies: Vec<Leg>,
+    /// Each send's attempt and the lane of its worker, in order.
+    sender: Vec<(AttemptId, usize)>,
+    /// Calls the agent made, not yet taken up by a worker: (row, time), oldest first.
+    pending_calls: Vec<(usize, u64)>,
+    /// The attempt and time of the provider's last arrival line: one arrival can log
+    /// several lines (a key pruned, then processed), and only the first is the arrival.
+    last_arrival: Option<(AttemptId, u64)>,
+}
+
+impl Reader {
+    fn network(&self) -> usize {
+        self.workers + 1
+    }
+
+    fn provider(&self) -> usize {
+        self.workers + 2
+    }
+
+    fn ledger(&self) -> usize {
+        self.workers + 3
+    }
+
+    fn arrow(&mut self, from: (usize, usize), to: (usize, usize), carries: Carries, end: End) {
+        self.arrows.push(Arrow {
+            from,
+            to,
+            carries,
+            end,
+        });
+    }
+
+    /// The lane of the worker that last sent `attempt`; the first worker's when no send of
+    /// it is in the timeline.
+    fn sent_by(&self, attempt: AttemptId) -> usize {
+        self.sender
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == attempt)
+            .map_or(1, |(_, w)| *w)
+    }
+
+    /// The first message of `attempt` still on its way in `legs`, taken off.
+    fn take(legs: &mut Vec<Leg>, attempt: AttemptId) -> Option<Leg> {
+        let i = legs.iter().position(|l| l.attempt == attempt)?;
+        Some(legs.remove(i))
+    }
+
+    /// Reads line `l`, drawn as row `r`: its lane and mark, and the arrows it ends or starts.
+    fn read(&mut self, l: &TraceLine, r: usize) -> (usize, Mark) {
+        match &l.event {
+            TraceEvent::Workload(_) => (0, Mark::Dot),
+            TraceEvent::Agent(e) => self.agent(e, l.at_ms, r),
+            TraceEvent::Worker(_) | TraceEvent::Op(_) => self.executor(l, r),
+            TraceEvent::Network(e) => self.network_line(e, r),
+            TraceEvent::Provider(e) => self.provider_line(e, l.at_ms, r),
+            TraceEvent::Ledger(e) => self.ledger_line(e, r),
+        }
+    }
+
+    fn agent(&mut self, event: &AgentEvent, at_ms: u64, r: usize) -> (usize, Mark) {
+        match event {
+            AgentEvent::Calls { .. } => self.pending_calls.push((r, at_ms)),
+            AgentEvent::Tells { .. } => return (0, Mark::Told),
+            _ => {}
+        }
+        (0, Mark::Dot)
+    }
+
+    /// A worker's line (or the queue's, on the lane of the worker it delivers to; about no
+    /// worker, on the agent's lane).
+    fn executor(&mut self, l: &TraceLine, r: usize) -> (usize, Mark) {
+        let lane = l.event.worker().map_or(0, |w| 1 + w.0 as usize);
+        // A call is taken up by the first worker line at the time it was made.
+        self.pending_calls.retain(|&(_, at)| at == l.at_ms);
+        if lane != 0 && !self.pending_calls.is_empty() {
+            let (from, _) = self.pending_calls.remove(0);
+            self.arrow((from, 0), (r, lane), Carries::Call, End::Head);
+        }
+        let mut mark = Mark::Dot;
+        let TraceEvent::Worker(event) = &l.event else {
+            return (lane, mark);
+        };
+        match *event {
+            WorkerEvent::Sends { attempt, .. } => {
+                self.requests.push(Leg {
+                    from: (r, lane),
+                    attempt,
+                    worker: lane,
+                });
+                self.sender.push((attempt, lane));
+            }
+            WorkerEvent::Replied { attempt, .. } => {
+                if let Some(leg) = Self::take(&mut self.replies, attempt) {
+                    self.arrow(leg.from, (r, lane), Carries::Reply, End::Head);
+                }
+            }
+            WorkerEvent::TimedOut { .. } | WorkerEvent::ConnectionReset { .. } => mark = Mark::Open,
+            WorkerEvent::Crashes { .. } => mark = Mark::Crash,
+            WorkerEvent::Reports { .. } => self.arrow((r, lane), (r, 0), Carries::Call, End::Head),
+            WorkerEvent::WaitsForRestart { .. }
+            | WorkerEvent::Unanswered { .. }
+            | WorkerEvent::Restarts { .. } => {}
+        }
+        (lane, mark)
+    }
+
+    /// A message the network lost, duplicated or discarded.
+    fn network_line(&mut self, event: &NetworkEvent, r: usize) -> (usize, Mark) {
+        let network = self.network();
+        let mut mark = Mark::Dot;
+        match *event {
+            NetworkEvent::RequestLost { attempt, .. } => {
+                if let Some(leg) = Self::take(&mut self.requests, attempt) {
+                    self.arrow(leg.from, (r, network), Carries::Request, End::Lost);
+                }
+                mark = Mark::Crash;
+            }
+            NetworkEvent::RequestDuplicated { attempt } => {
+                let worker = self.sent_by(attempt);
+                self.requests.push(Leg {
+                    from: (r, network),
+                    attempt,
+                    worker,
+                });
+            }
+            NetworkEvent::ReplyLost { attempt, .. }
+            | NetworkEvent::ReplyReset { attempt }
+            | NetworkEvent::ReplyDiscarded { attempt } => {
+                let discarded = matches!(event, NetworkEvent::ReplyDiscarded { .. });
+                if let Some(leg) = Self::take(&mut self.replies, attempt) {
+                    let (to, end) = match discarded {
+                        true => ((r, leg.worker), End::Discarded),
+                        false => ((r, network), End::Lost),
+                    };
+                    self.arrow(leg.from, to, Carries::Reply, end);
+                }
+                if !discarded {
+                    mark = Mark::Crash;
+                }
+            }
+        }
+        (network, mark)
+    }
+
+    /// The provider's line about an attempt: the request's arrival (its first line at a
+    /// time), a crash, or an answer sent now (a reply on its way to the sender).
+    fn provider_line(&mut self, event: &ProviderEvent, at_ms: u64, r: usize) -> (usize, Mark) {
+        use ProviderEvent::*;
+        let provider = self.provider();
+        let (attempt, on_arrival, answers) = match *event {
+            Looks { attempt, .. } | Answers { attempt, .. } => (attempt, true, true),
+            Considers { attempt, .. } => (attempt, true, false),
+            Done { attempt, kept, .. } => (attempt, false, !kept),
+            WaiterDone { attempt, .. } => (attempt, false, true),
+            ProviderCrashed { .. } => return (provider, Mark::Crash),
+            Pruned { .. } => return (provider, Mark::Dot),
+        };
+        if on_arrival && self.last_arrival != Some((attempt, at_ms)) {
+            self.last_arrival = Some((attempt, at_ms));
+            if let Some(leg) = Self::take(&mut self.requests, attempt) {
+                self.arrow(leg.from, (r, provider), Carries::Request, End::Head);
+            }
+        }
+        if answers {
+            let worker = self.sent_by(attempt);
+            self.replies.push(Leg {
+                from: (r, provider),
+                attempt,
+                worker,
+            });
+        }
+        (provider, Mark::Dot)
+    }
+
+    /// An effect committed, marked when the ledger's verdict makes it a duplicate.
+    fn ledger_line(&mut self, event: &LedgerEvent, r: usize) -> (usize, Mark) {
+        let (provider, ledger) = (self.provider(), self.ledger());
+        let LedgerEvent::Commits { resource, .. } = *event;
+        self.arrow((r, provider), (r, ledger), Carries::Commit, End::Head);
+        let duplicate = self.duplicates.contains(&resource);
+        (
+            ledger,
+            if duplicate {
+                Mark::Duplicate
+            } else {
+                Mark::Dot
+            },
+        )
+    }
 }
 
 impl Diagram {
@@ -215,35 +395,28 @@ impl Diagram {
         let workers = lines
             .iter()
             .filter(|l| l.component == Component::Executor)
-            .filter_map(|l| worker_of(&l.text))
+            .filter_map(|l| l.event.worker())
+            .map(|w| w.0)
             .max()
             .map_or(1, |w| w as usize + 1);
         let mut lanes = vec!["agent".to_string()];
         lanes.extend((0..workers).map(|w| format!("worker {w}")));
         lanes.extend(["network", "provider", "ledger"].map(str::to_string));
-        let (network, provider, ledger) = (workers + 1, workers + 2, workers + 3);
-        let worker_lane = |w: u32| 1 + w as usize;
-        let duplicates: BTreeSet<String> = t
-            .intents
-            .iter()
-            .flat_map(|v| v.duplicates.iter().map(|(dup, _)| dup.to_string()))
-            .collect();
-
-        let mut rows: Vec<Row> = Vec::new();
-        let mut arrows = Vec::new();
-        let mut requests: Vec<Leg> = Vec::new();
-        let mut replies: Vec<Leg> = Vec::new();
-        let mut sender: Vec<(u32, usize)> = Vec::new();
-        // Calls the agent made, not yet taken up by a worker: (row, time), oldest first.
-        let mut pending_calls: Vec<(usize, u64)> = Vec::new();
-        // The attempt and time of the provider's last arrival line: one arrival can log
-        // several lines (a key pruned, then processed), and only the first is the arrival.
-        let mut last_arrival: Option<(u32, u64)> = None;
-        let take = |legs: &mut Vec<Leg>, attempt: u32| {
-            let i = legs.iter().position(|l| l.attempt == attempt)?;
-            Some(legs.remove(i))
+        let mut reader = Reader {
+            workers,
+            duplicates: t
+                .intents
+                .iter()
+                .flat_map(|v| v.duplicates.iter().map(|(dup, _)| *dup))
+                .collect(),
+            rows: Vec::new(),
+            arrows: Vec::new(),
+            requests: Vec::new(),
+            replies: Vec::new(),
+            sender: Vec::new(),
+            pending_calls: Vec::new(),
+            last_arrival: None,
         };
-
         let mut i = 0;
         while i < lines.len() {
             let l = lines[i];
@@ -252,171 +425,16 @@ impl Diagram {
                 .take_while(|m| m.component == l.component && m.text == l.text)
                 .count();
             let folded = if run >= FOLD_AT { run } else { 1 };
-            let r = rows.len();
-            let text = &l.text;
-            let attempt = number_after(text, "attempt");
-            let mut mark = Mark::Dot;
-            let lane = match l.component {
-                Component::Workload => 0,
-                Component::Agent => {
-                    if text.starts_with("call ") {
-                        pending_calls.push((r, l.at_ms));
-                    } else if text.contains(": tells the user ") {
-                        mark = Mark::Told;
-                    }
-                    0
-                }
-                Component::Executor => {
-                    // A line of the queue names the worker it delivers to, if any; a line
-                    // about no worker sits on the agent's lane.
-                    let w = worker_of(text).or_else(|| {
-                        text.find("to worker ")
-                            .and_then(|i| number_after(&text[i..], "worker"))
-                    });
-                    let lane = w.map_or(0, worker_lane);
-                    // A call is taken up by the first worker line at the time it was made.
-                    pending_calls.retain(|&(_, at)| at == l.at_ms);
-                    if lane != 0 && !pending_calls.is_empty() {
-                        let (from, _) = pending_calls.remove(0);
-                        arrows.push(Arrow {
-                            from: (from, 0),
-                            to: (r, lane),
-                            carries: Carries::Call,
-                            end: End::Head,
-                        });
-                    }
-                    if let (true, Some(a)) = (text.contains(" sends attempt "), attempt) {
-                        requests.push(Leg {
-                            from: (r, lane),
-                            attempt: a,
-                            worker: lane,
-                        });
-                        sender.push((a, lane));
-                    } else if let (true, Some(a)) = (text.contains(": reply to attempt "), attempt)
-                    {
-                        if let Some(leg) = take(&mut replies, a) {
-                            arrows.push(Arrow {
-                                from: leg.from,
-                                to: (r, lane),
-                                carries: Carries::Reply,
-                                end: End::Head,
-                            });
-                        }
-                    } else if text.ends_with(" timed out") || text.contains(": connection of ") {
-                        mark = Mark::Open;
-                    } else if text.contains(" crashes ") {
-                        mark = Mark::Crash;
-                    } else if text.contains(": reports ") {
-                        arrows.push(Arrow {
-                            from: (r, lane),
-                            to: (r, 0),
-                            carries: Carries::Call,
-                            end: End::Head,
-                        });
-                    }
-                    lane
-                }
-                Component::Network => {
-                    if let Some(a) = attempt {
-                        let to_worker = sent_by(&sender, a);
-                        if text.starts_with("request of ") && text.contains(" lost") {
-                            if let Some(leg) = take(&mut requests, a) {
-                                arrows.push(Arrow {
-                                    from: leg.from,
-                                    to: (r, network),
-                                    carries: Carries::Request,
-                                    end: End::Lost,
-                                });
-                            }
-                            mark = Mark::Crash;
-                        } else if text.starts_with("request of ") && text.ends_with(" duplicated") {
-                            requests.push(Leg {
-                                from: (r, network),
-                                attempt: a,
-                                worker: to_worker,
-                            });
-                        } else if text.starts_with("reply to ") {
-                            let discarded = text.ends_with(": discarded");
-                            if let Some(leg) = take(&mut replies, a) {
-                                arrows.push(Arrow {
-                                    from: leg.from,
-                                    to: if discarded {
-                                        (r, leg.worker)
-                                    } else {
-                                        (r, network)
-                                    },
-                                    carries: Carries::Reply,
-                                    end: if discarded { End::Discarded } else { End::Lost },
-                                });
-                            }
-                            if !discarded {
-                                mark = Mark::Crash;
-                            }
-                        }
-                    }
-                    network
-                }
-                Component::Provider => {
-                    if let Some(a) = attempt.filter(|_| text.starts_with("attempt ")) {
-                        let rest = text.split_once(": ").map_or("", |(_, r)| r);
-                        let arrival = !rest.starts_with("done")
-                            && !rest.starts_with("provider crashed")
-                            && !rest.starts_with("the request it waited for is done")
-                            && last_arrival != Some((a, l.at_ms));
-                        if arrival {
-                            last_arrival = Some((a, l.at_ms));
-                            if let Some(leg) = take(&mut requests, a) {
-                                arrows.push(Arrow {
-                                    from: leg.from,
-                                    to: (r, provider),
-                                    carries: Carries::Request,
-                                    end: End::Head,
-                                });
-                            }
-                        }
-                        if rest.starts_with("provider crashed") {
-                            mark = Mark::Crash;
-                        } else if rest.contains("-> ") && !rest.contains("kept for a status poll") {
-                            let worker = sent_by(&sender, a);
-                            replies.push(Leg {
-                                from: (r, provider),
-                                attempt: a,
-                                worker,
-                            });
-                        }
-                    }
-                    provider
-                }
-                Component::Ledger => {
-                    let resource = text
-                        .strip_prefix("effect ")
-                        .and_then(|t| t.split(' ').next())
-                        .unwrap_or("");
-                    if duplicates.contains(resource) {
-                        mark = Mark::Duplicate;
-                    }
-                    if text.starts_with("effect ") && text.contains(" committed ") {
-                        arrows.push(Arrow {
-                            from: (r, provider),
-                            to: (r, ledger),
-                            carries: Carries::Commit,
-                            end: End::Head,
-                        });
-                    }
-                    ledger
-                }
-            };
-            let mut text = text.clone();
+            let (lane, mark) = reader.read(l, reader.rows.len());
+            let mut text = l.text.clone();
             if mark == Mark::Duplicate {
                 text.push_str("  ← duplicate effect");
             }
             if folded > 1 {
-                text = format!(
-                    "{text}  ({folded} times until {} ms)",
-                    lines[i + folded - 1].at_ms
-                );
+                let last = lines[i + folded - 1].at_ms;
+                text = format!("{text}  ({folded} times until {last} ms)");
             }
-            rows.push(Row {
+            reader.rows.push(Row {
                 at_ms: l.at_ms,
                 lane,
                 mark,
@@ -429,8 +447,8 @@ impl Diagram {
         Diagram {
             title: title.to_string(),
             lanes,
-            rows,
-            arrows,
+            rows: reader.rows,
+            arrows: reader.arrows,
             verdicts: verdict_lines(t, &lines, violated),
         }
     }
@@ -640,24 +658,4 @@ impl Diagram {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_and_workers_are_read_from_the_words() {
-        assert_eq!(
-            number_after("worker 0: op 1 sends attempt 12: create", "attempt"),
-            Some(12)
-        );
-        assert_eq!(number_after("no attempt here", "attempt"), None);
-        assert_eq!(
-            worker_of("worker 3 crashes before_dispatch of attempt 5"),
-            Some(3)
-        );
-        assert_eq!(worker_of("worker 1: op 0 proposed -> dispatched"), Some(1));
-        assert_eq!(worker_of("call 5 waits"), None);
-    }
 }

@@ -6,6 +6,9 @@
 use std::fmt::Write;
 
 use crate::sim::Millis;
+#[cfg(test)]
+use crate::vocab::event::OpEvent;
+use crate::vocab::event::TraceEvent;
 
 crate::sim::named_enum! {
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,11 +22,33 @@ crate::sim::named_enum! {
     }
 }
 
+/// One line of the timeline: the typed event a component logged, and its text as rendered
+/// from it when it was logged (folding and printing compare and show the text; every reader
+/// of what a line is about reads the event).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceLine {
     pub at_ms: Millis,
     pub component: Component,
+    pub event: TraceEvent,
     pub text: String,
+}
+
+impl TraceLine {
+    /// The line of `event`, its text rendered from it.
+    pub fn new(at_ms: Millis, component: Component, event: TraceEvent) -> Self {
+        debug_assert_eq!(
+            component,
+            event.component(),
+            "{event:?} logged as {component:?}"
+        );
+        let text = event.to_string();
+        Self {
+            at_ms,
+            component,
+            event,
+            text,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -48,15 +73,18 @@ impl Trace {
         self.lines.clear();
     }
 
-    /// Records a line; `text` runs only when tracing is on.
+    /// Records the event `event` makes; it runs (and the text is rendered) only when
+    /// tracing is on.
     #[inline]
-    pub fn log(&mut self, at_ms: Millis, component: Component, text: impl FnOnce() -> String) {
+    pub fn log<E: Into<TraceEvent>>(
+        &mut self,
+        at_ms: Millis,
+        component: Component,
+        event: impl FnOnce() -> E,
+    ) {
         if self.enabled {
-            self.lines.push(TraceLine {
-                at_ms,
-                component,
-                text: text(),
-            });
+            self.lines
+                .push(TraceLine::new(at_ms, component, event().into()));
         }
     }
 
@@ -114,10 +142,18 @@ pub fn render_lines<'a>(lines: impl IntoIterator<Item = &'a TraceLine>) -> Strin
 mod tests {
     use super::*;
 
+    /// A line with exactly `text` (folding compares texts; the event is a stand-in).
     fn at(at_ms: Millis, component: Component, text: &str) -> TraceLine {
         TraceLine {
             at_ms,
             component,
+            event: OpEvent::Note {
+                worker: crate::vocab::ids::WorkerId(0),
+                op: None,
+                call: None,
+                text: text.to_string(),
+            }
+            .into(),
             text: text.to_string(),
         }
     }

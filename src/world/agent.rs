@@ -21,6 +21,7 @@ pub const PARTS: crate::sim::Parts = crate::sim::Parts::AGENT;
 
 use crate::model::{AgentModel, Reaction, StepFailure};
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+use crate::vocab::event::{AgentEvent, CallStep};
 use crate::vocab::ids::*;
 use crate::vocab::protocol::MAX_STEPS;
 use crate::vocab::protocol::{COMPENSATION, compensation_params};
@@ -257,18 +258,16 @@ impl Agent {
             params: s.params,
         };
         let (n, step, steps) = (*s.calls_here(), s.step, s.intent.steps);
-        trace.log(now, Component::Agent, || {
-            let what = match step {
-                _ if step >= COMPENSATION => {
-                    format!("compensation of step {}", step - COMPENSATION)
-                }
-                _ if steps > 1 => format!("step {step}"),
-                _ => "its".to_string(),
-            };
-            format!(
-                "{call} for {intent} ({what} call #{n}), {}",
-                tool_call.params
-            )
+        trace.log(now, Component::Agent, || AgentEvent::Calls {
+            call,
+            intent,
+            step: match step {
+                _ if step >= COMPENSATION => CallStep::Compensation(step - COMPENSATION),
+                _ if steps > 1 => CallStep::Step(step),
+                _ => CallStep::Only,
+            },
+            nth: n,
+            params: tool_call.params,
         });
         AgentOut::Call {
             call: tool_call,
@@ -302,8 +301,10 @@ impl Agent {
         let intent = self.intent_of(call)?;
         let s = state(&self.intents, intent);
         if self.heard[intent.0 as usize].told.is_some() || s.current != Some((call, issue)) {
-            trace.log(now, Component::Agent, || {
-                format!("{call} (issue {issue}): late result ({result}) ignored")
+            trace.log(now, Component::Agent, || AgentEvent::LateResult {
+                call,
+                issue,
+                result,
             });
             return None;
         }
@@ -360,8 +361,9 @@ impl Agent {
         let s = state_mut(&mut self.intents, intent);
         let Some(resource) = s.receipts[k as usize] else {
             // Nothing names what to undo: the effect stays.
-            trace.log(now, Component::Agent, || {
-                format!("{intent}: cannot compensate step {k}: no receipt")
+            trace.log(now, Component::Agent, || AgentEvent::CannotCompensate {
+                intent,
+                step: k,
             });
             self.tell(intent, Told::Failure, now, trace);
             return None;
@@ -386,9 +388,7 @@ impl Agent {
         if self.heard[intent.0 as usize].told.is_some() || s.current != Some((call, issue)) {
             return None;
         }
-        trace.log(now, Component::Agent, || {
-            format!("{call}: no result within the tool timeout")
-        });
+        trace.log(now, Component::Agent, || AgentEvent::ToolTimeout { call });
         self.react(intent, true, now, ch, trace)
     }
 
@@ -405,8 +405,9 @@ impl Agent {
         s.current = None;
         let seen = if unknown { "unknown" } else { "failure" };
         if *s.calls_here() >= max_calls {
-            trace.log(now, Component::Agent, || {
-                format!("{intent}: {seen} after the last allowed call")
+            trace.log(now, Component::Agent, || AgentEvent::LastCallSpent {
+                intent,
+                seen,
             });
             return self.give_up(intent, unknown, now, trace);
         }
@@ -422,15 +423,12 @@ impl Agent {
         let lost = s.reauthorize;
         let think = self.config.think_ms;
         let at_ms = now + ch.between(Purpose::AgentThink, think.min, think.max);
-        trace.log(now, Component::Agent, || {
-            let lost = match lost {
-                true => "; the authorization is lost (a new session): the user authorizes again",
-                false => "",
-            };
-            format!(
-                "{intent}: {seen}; decides to {} at {at_ms} ms{lost}",
-                act.name()
-            )
+        trace.log(now, Component::Agent, || AgentEvent::Decides {
+            intent,
+            seen,
+            act: act.name(),
+            at_ms,
+            authorization_lost: lost,
         });
         Some(AgentOut::Later { intent, act, at_ms })
     }
@@ -482,9 +480,7 @@ impl Agent {
             }
             Act::Replan if restart && !s.compensating() && s.step > 0 => {
                 // Plan the whole task again, from its first action.
-                trace.log(now, Component::Agent, || {
-                    format!("{intent}: replans the whole workflow from step 0")
-                });
+                trace.log(now, Component::Agent, || AgentEvent::Replans { intent });
                 s.step = 0;
                 s.params = step_params(s.intent.params, 0);
                 Some(self.new_call(intent, now, trace))
@@ -506,9 +502,7 @@ impl Agent {
 
     fn tell(&mut self, intent: IntentId, told: Told, now: Millis, trace: &mut Trace) {
         self.heard[intent.0 as usize].told = Some((told, now));
-        trace.log(now, Component::Agent, || {
-            format!("{intent}: tells the user {}", told.name())
-        });
+        trace.log(now, Component::Agent, || AgentEvent::Tells { intent, told });
     }
 }
 

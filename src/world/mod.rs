@@ -11,15 +11,19 @@
 //! operation sends (to tag the effect the send may commit) and when a design makes a claim.
 
 pub(crate) mod agent;
+mod crashes;
 pub(crate) mod faults;
 pub(crate) mod fingerprint;
 pub mod keystore;
 pub(crate) mod ledger;
 pub(crate) mod network;
+mod oracle;
 pub(crate) mod provider;
 mod records;
+mod sends;
 pub(crate) mod snapshot;
 mod transport;
+mod turns;
 pub(crate) mod workers;
 pub(crate) mod workload;
 
@@ -29,6 +33,7 @@ pub use provider::Provider;
 pub use snapshot::Snapshot;
 pub use workload::Workload;
 
+use crate::vocab::event::{LedgerEvent, NetworkEvent, OpEvent, WorkerEvent, WorkloadEvent};
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{Reply, Request, RequestKind, Response, ToolCall, ToolResult};
 use crate::vocab::record::Effect;
@@ -389,38 +394,13 @@ impl<'a> World<'a> {
                 self.records.end = (End::Horizon, self.model.horizon_ms);
                 return;
             }
-            // A periodic timer acts on the unresolved operations (the contract of
-            // `set_periodic_timer`): it costs one event for each of them, so that a
-            // sweeper's rounds cannot each take the whole journal for one event.
-            let cost = if event.periodic() {
-                1 + self.journal.get_mut().unresolved_count() as u64
-            } else {
-                1
-            };
-            if self.events + cost > MAX_EVENTS {
-                self.records.end = (End::Budget, self.now);
-                self.trace.log(self.now, Component::Workload, || {
-                    format!(
-                        "the run stops here: its budget of {MAX_EVENTS} events is spent, with events still pending"
-                    )
-                });
+            if !self.spend(&event) {
                 return;
             }
-            self.events += cost;
             self.now = at;
-            if self.faults.any_pause()
-                && let Some(until) = event
-                    .component()
-                    .and_then(|c| self.faults.paused_until(c, self.event_worker(&event), at))
-            {
-                self.aperiodic += usize::from(!event.periodic());
-                let timer = Timer::of(&event);
-                let handle = self.queue.defer(until, event);
-                if let Some(slot) = self.timer_slot(timer) {
-                    *slot = Some(handle);
-                }
+            let Some(event) = self.unless_paused(at, event) else {
                 continue;
-            }
+            };
             if OBSERVED {
                 self.current = Some(event);
                 let go_on = at_event(self);
@@ -442,163 +422,48 @@ impl<'a> World<'a> {
         };
     }
 
-    /// The parts of the world handling `event` reads or writes (see [`crate::sim::por`]):
-    /// the part the event is for, and for an agent event that also wakes the worker serving
-    /// a call, the executors. The executors' parts are what the design declares
-    /// ([`Design::parts`]): everything, unless it says they reach the world only through
-    /// their context.
-    fn parts(&self, event: &Event) -> Parts {
-        let executors = self.design.parts();
-        match event {
-            Event::Arrival => workload::PARTS,
-            Event::AgentStart(_) | Event::AgentAct { .. } | Event::ToolResult { .. } => {
-                agent::PARTS
-            }
-            // The tool timeout tells the worker serving the call; a redelivery asks which
-            // workers poll the queue.
-            Event::AgentTimeout { .. } | Event::Redeliver { .. } => agent::PARTS.union(executors),
-            Event::CallDelivered { .. }
-            | Event::ExecTimer { .. }
-            | Event::AttemptTimeout { .. }
-            | Event::ConnectionReset { .. }
-            | Event::ReplyArrives { .. }
-            | Event::WorkerRestart { .. } => executors,
-            Event::RequestArrives { .. } | Event::ProviderWake { .. } => provider::PARTS,
-        }
-    }
-
-    /// The next event to handle: the earliest; among several due at the same instant, the
-    /// first queued, unless `ch` [orders ties](Chooser::orders_ties). Then it chooses
-    /// ([`Purpose::Order`]; alternative 0 is the first queued, the others keep their order),
-    /// except where the order cannot matter: an event a pause holds back comes first without
-    /// a choice (it is put off to the pause's end whatever the order), and past the horizon,
-    /// or with only periodic timers left and nothing for them to act on, the run ends anyway.
-    fn next_event(&mut self, ch: &mut dyn Chooser) -> Option<(Millis, Event)> {
-        // Only cancelled timers left (or nothing): the run is over without popping them.
-        if self.queue.is_empty() {
-            return None;
-        }
-        if !ch.orders_ties() {
-            return self.queue.pop();
-        }
-        let n = self.queue.open_tie();
-        if n == 0 {
-            return None;
-        }
-        let at = self.queue.tie(0).0;
-        let pick = if at > self.model.horizon_ms || (self.aperiodic == 0 && self.settled()) {
-            0
-        } else if let Some(held) = (0..n).find(|&i| {
-            let event = self.queue.tie(i).1;
-            event
-                .component()
-                .and_then(|c| self.faults.paused_until(c, self.event_worker(event), at))
-                .is_some()
-        }) {
-            held
+    /// Counts `event` against the run's budget, or ends the run when the budget cannot
+    /// cover it. A periodic timer acts on the unresolved operations (the contract of
+    /// `set_periodic_timer`): it costs one event for each of them, so that a sweeper's
+    /// rounds cannot each take the whole journal for one event.
+    #[inline]
+    fn spend(&mut self, event: &Event) -> bool {
+        let cost = if event.periodic() {
+            1 + self.journal.get_mut().unresolved_count() as u64
         } else {
-            let mut tie = std::mem::take(&mut self.tie);
-            tie.clear();
-            tie.extend((0..n).map(|i| TieEvent {
-                id: self.queue.tie_id(i),
-                at_ms: at,
-                parts: self.parts(self.queue.tie(i).1),
-                class: self.twin_class(self.queue.tie(i).1),
-                entities: self.entities(self.queue.tie(i).1),
-            }));
-            let pick = ch.order(&tie);
-            self.tie = tie;
-            match pick {
-                Some(i) => i,
-                None => {
-                    // Every order from here is one the search has explored: the run ends.
-                    self.queue.close_tie(0);
-                    self.cut_at_tie = true;
-                    return None;
-                }
-            }
+            1
         };
-        self.taken = TieEvent {
-            id: self.queue.tie_id(pick),
-            at_ms: at,
-            parts: self.parts(self.queue.tie(pick).1),
-            class: 0,
-            entities: self.entities(self.queue.tie(pick).1),
+        if self.events + cost > MAX_EVENTS {
+            self.records.end = (End::Budget, self.now);
+            self.trace.log(self.now, Component::Workload, || {
+                WorkloadEvent::BudgetSpent { events: MAX_EVENTS }
+            });
+            return false;
+        }
+        self.events += cost;
+        true
+    }
+
+    /// `event`, unless a pause of its component holds it back at `at`: then it is put off
+    /// to the pause's end (a timeout keeps its handle in its slot) and `None` is returned.
+    #[inline]
+    fn unless_paused(&mut self, at: Millis, event: Event) -> Option<Event> {
+        let until = match self.faults.any_pause() {
+            true => event
+                .component()
+                .and_then(|c| self.faults.paused_until(c, self.event_worker(&event), at)),
+            false => None,
         };
-        Some(self.queue.close_tie(pick))
-    }
-
-    /// The entries of its part `event` reads or writes ([`TieEvent::entities`]): for a
-    /// provider event, the key record and resources of its request.
-    fn entities(&self, event: &Event) -> [u64; 2] {
-        match *event {
-            Event::RequestArrives { attempt } => self
-                .provider
-                .entities(&self.transport.requests[attempt.0 as usize - 1]),
-            Event::ProviderWake { job } => self.provider.job_entities(job),
-            _ => [0, 0],
+        let Some(until) = until else {
+            return Some(event);
+        };
+        self.aperiodic += usize::from(!event.periodic());
+        let timer = Timer::of(&event);
+        let handle = self.queue.defer(until, event);
+        if let Some(slot) = self.timer_slot(timer) {
+            *slot = Some(handle);
         }
-    }
-
-    /// The symmetry class of each worker for a pick ([`Chooser::choose_up_to_symmetry`]):
-    /// 1 for a worker that has run nothing but the run's start, is up in its first
-    /// incarnation with nothing waiting, and is named by no scripted fault, when the
-    /// design treats workers by identity only ([`Design::symmetric`]): any two such are
-    /// interchangeable. 0 for the others.
-    fn worker_classes(&self) -> Vec<u32> {
-        let symmetric = self.design.symmetric();
-        self.workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let fresh = !w.touched && w.up && w.incarnation == 0 && w.inbox.is_empty();
-                let named = self.faults.names_worker(WorkerId(i as u32));
-                u32::from(symmetric && fresh && !named)
-            })
-            .collect()
-    }
-
-    /// The symmetry class of a tied event ([`TieEvent::class`]): two identical intents
-    /// taken up at the same instant (same tenant, endpoint and steps, neither a genuine
-    /// repeat, in a workload without genuine repeats, which would make the later of them
-    /// special) are interchangeable, when the design treats ids by identity only. So are
-    /// two intents alike but for their tenants, where each is its tenant's only intent in
-    /// the workload: those tenants are names only (their keys, records and resources are
-    /// theirs alone, and no other intent refers to either). 0 for every other event.
-    fn twin_class(&self, event: &Event) -> u32 {
-        match event {
-            Event::AgentStart(i)
-                if self.design.symmetric()
-                    && self.model.workload.genuine_repeat.is_zero()
-                    && i.repeat_of.is_none() =>
-            {
-                let tenant = if self.sole_intent_of_its_tenant(i.id) {
-                    u64::MAX
-                } else {
-                    u64::from(i.tenant.0)
-                };
-                let mut h = crate::sim::hash::StableHasher::new();
-                std::hash::Hash::hash(&(tenant, i.endpoint, i.steps), &mut h);
-                (std::hash::Hasher::finish(&h) as u32).max(1)
-            }
-            _ => 0,
-        }
-    }
-
-    /// Whether intent `id` is the only intent of its tenant in the whole workload (intents
-    /// take the tenants in turn, and no genuine repeat moves one: see [`workload`]).
-    fn sole_intent_of_its_tenant(&self, id: IntentId) -> bool {
-        let w = &self.model.workload;
-        w.genuine_repeat.is_zero()
-            && id.0 < w.tenants
-            && u64::from(id.0) + u64::from(w.tenants) >= u64::from(w.intents)
-    }
-
-    /// The positions in pop order of the queued events among `ids` (tie identities, see
-    /// [`Chooser::order`]): a search mixes them into a state's fingerprint when it keeps
-    /// some events asleep.
-    pub fn queued_positions(&self, ids: &[u32]) -> Vec<usize> {
-        self.queue.positions_of(ids)
+        None
     }
 
     /// Queues `event` at `at_ms` for good (nothing cancels it; on the queue's lane when it
@@ -685,9 +550,10 @@ impl<'a> World<'a> {
             Event::Arrival => {
                 let (intent, next) = self.workload.arrive(now, ch);
                 self.trace
-                    .log(now, Component::Workload, || match intent.repeat_of {
-                        Some(p) => format!("{} arrives: genuinely repeats {p}", intent.id),
-                        None => format!("{} arrives ({})", intent.id, intent.tenant),
+                    .log(now, Component::Workload, || WorkloadEvent::Arrives {
+                        intent: intent.id,
+                        tenant: intent.tenant,
+                        repeat_of: intent.repeat_of,
                     });
                 if let Some(t) = next {
                     self.push(t, Event::Arrival);
@@ -702,94 +568,14 @@ impl<'a> World<'a> {
                 let out = self.agent.act(intent, act, now, &mut self.trace);
                 self.agent_out(out, ch);
             }
-            Event::AgentTimeout { call, issue } => {
-                let awaited = self.agent.awaits(call, issue);
-                let out = self.agent.on_timeout(call, issue, now, ch, &mut self.trace);
-                // The worker serving the call hears that the agent stopped waiting.
-                let owner = self
-                    .journal
-                    .get_mut()
-                    .find_by_call(call)
-                    .and_then(|op| self.journal.get_mut().get(op).map(|o| o.owner));
-                if awaited
-                    && let Some(worker) = owner
-                    && self.workers[worker.0 as usize].up
-                {
-                    self.exec(worker, ch, |e, ctx| e.on_cancel(ctx, call, issue));
-                }
-                self.agent_out(out, ch);
-            }
+            Event::AgentTimeout { call, issue } => self.agent_timeout(call, issue, ch),
             Event::ToolResult {
                 call,
                 issue,
                 result,
-            } => {
-                // The call's queued timer is for its latest issue: moot only if the agent
-                // waited for this very issue and no longer does (a late result of an
-                // earlier issue leaves the latest issue's timer alone).
-                let awaited = self.agent.awaits(call, issue);
-                let out = self
-                    .agent
-                    .on_result(call, issue, result, now, ch, &mut self.trace);
-                if awaited
-                    && !self.agent.awaits(call, issue)
-                    && let Some(h) = self
-                        .agent_timers
-                        .get_mut(call.0 as usize - 1)
-                        .and_then(Option::take)
-                {
-                    self.cancel(h);
-                }
-                self.agent_out(out, ch);
-            }
-            Event::CallDelivered { worker, call } => {
-                let w = &mut self.workers[worker.0 as usize];
-                if w.up {
-                    self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));
-                } else {
-                    w.inbox.push(call);
-                    self.trace.log(now, Component::Executor, || {
-                        format!("{worker} is down; {} waits for its restart", call.call)
-                    });
-                }
-            }
-            Event::Redeliver { call } => {
-                if !self.agent.awaits(call.call, call.issue) {
-                    return;
-                }
-                // The workers polling the queue now: up and not frozen by a pause (a frozen
-                // process polls nothing; a crashed one gets its calls at its restart).
-                let polling: Vec<u32> = (0..self.model.workers.count)
-                    .filter(|&w| {
-                        self.workers[w as usize].up
-                            && self
-                                .faults
-                                .paused_until(Paused::Executor, Some(WorkerId(w)), now)
-                                .is_none()
-                    })
-                    .collect();
-                if polling.is_empty() {
-                    self.trace.log(now, Component::Executor, || {
-                        format!(
-                            "{} not answered within the queue's visibility timeout; no worker polls the queue now",
-                            call.call
-                        )
-                    });
-                } else {
-                    let i = ch.index(Purpose::WorkerPick, polling.len() as u64) as usize;
-                    let worker = WorkerId(polling[i]);
-                    self.trace.log(now, Component::Executor, || {
-                        format!(
-                            "{} not answered within the queue's visibility timeout: delivered again, to {worker}",
-                            call.call
-                        )
-                    });
-                    self.push(now, Event::CallDelivered { worker, call });
-                }
-                if let Some(after) = self.model.workers.redelivery_ms {
-                    self.push(now.saturating_add(after), Event::Redeliver { call });
-                }
-            }
+            } => self.tool_result(call, issue, result, ch),
+            Event::CallDelivered { worker, call } => self.call_delivered(worker, call, ch),
+            Event::Redeliver { call } => self.redeliver(call, ch),
             Event::ExecTimer {
                 worker,
                 incarnation,
@@ -803,370 +589,127 @@ impl<'a> World<'a> {
             Event::AttemptTimeout { attempt } => self.attempt_timeout(attempt, ch),
             Event::ConnectionReset { attempt } => self.connection_reset(attempt, ch),
             Event::ReplyArrives { attempt, reply } => self.reply_arrives(attempt, reply, ch),
-            Event::RequestArrives { attempt } => {
-                let request = self.transport.requests[attempt.0 as usize - 1];
-                let mut out = std::mem::take(&mut self.provider_out);
-                let env = provider::Env {
-                    now,
-                    faults: &self.faults,
-                    ch,
-                    trace: &mut self.trace,
-                    out: &mut out,
-                };
-                self.provider.on_request(attempt, request, env);
-                self.provider_commands(&mut out, ch);
-                self.provider_out = out;
-            }
-            Event::ProviderWake { job } => {
-                let mut out = std::mem::take(&mut self.provider_out);
-                self.provider
-                    .on_wake(now, job, &self.faults, ch, &mut self.trace, &mut out);
-                self.provider_commands(&mut out, ch);
-                self.provider_out = out;
-            }
+            Event::RequestArrives { attempt } => self.request_arrives(attempt, ch),
+            Event::ProviderWake { job } => self.provider_wake(job, ch),
             Event::WorkerRestart { worker } => self.restart(worker, ch),
         }
     }
 
-    fn agent_out(&mut self, out: Option<AgentOut>, ch: &mut dyn Chooser) {
-        match out {
-            None => {}
-            Some(AgentOut::Call {
-                call,
-                timeout_at_ms,
-            }) => {
-                let n = u64::from(self.model.workers.count);
-                let worker = if ch.orders_ties() && n > 1 {
-                    let classes = self.worker_classes();
-                    ch.choose_up_to_symmetry(Purpose::WorkerPick, &classes)
-                } else {
-                    ch.index(Purpose::WorkerPick, n)
-                };
-                let worker = WorkerId(worker as u32);
-                self.push(self.now, Event::CallDelivered { worker, call });
-                // Built-in designs keep one journal shared by every worker: a redelivered
-                // call would look already in hand anywhere (inert.rs warns).
-                if let Some(after) = self.model.workers.redelivery_ms
-                    && self.design.is_external()
-                {
-                    self.push(self.now.saturating_add(after), Event::Redeliver { call });
-                }
-                self.push_timer(
-                    timeout_at_ms,
-                    Event::AgentTimeout {
-                        call: call.call,
-                        issue: call.issue,
-                    },
-                );
-            }
-            Some(AgentOut::Later { intent, act, at_ms }) => {
-                self.push(at_ms, Event::AgentAct { intent, act });
-            }
+    /// The agent's tool timeout fires; the worker serving the call, if up, hears that the
+    /// agent stopped waiting.
+    fn agent_timeout(&mut self, call: CallId, issue: u32, ch: &mut dyn Chooser) {
+        let awaited = self.agent.awaits(call, issue);
+        let out = self
+            .agent
+            .on_timeout(call, issue, self.now, ch, &mut self.trace);
+        let owner = self
+            .journal
+            .get_mut()
+            .find_by_call(call)
+            .and_then(|op| self.journal.get_mut().get(op).map(|o| o.owner));
+        if awaited
+            && let Some(worker) = owner
+            && self.workers[worker.0 as usize].up
+        {
+            self.exec(worker, ch, |e, ctx| e.on_cancel(ctx, call, issue));
         }
+        self.agent_out(out, ch);
     }
 
-    /// Runs one executor callback on `worker`, then carries out its commands.
-    fn exec(
-        &mut self,
-        worker: WorkerId,
-        ch: &mut dyn Chooser,
-        f: impl FnOnce(&mut dyn Executor, &mut ExecCtx<'_>),
-    ) {
-        self.workers[worker.0 as usize].touched = true;
-        let should_retry = self.transport.answer_should_retry.take();
-        let Some(mut executor) = self.workers[worker.0 as usize].executor.take() else {
+    /// A worker's result reaches the agent.
+    fn tool_result(&mut self, call: CallId, issue: u32, result: ToolResult, ch: &mut dyn Chooser) {
+        // The call's queued timer is for its latest issue: moot only if the agent waited
+        // for this very issue and no longer does (a late result of an earlier issue leaves
+        // the latest issue's timer alone).
+        let awaited = self.agent.awaits(call, issue);
+        let out = self
+            .agent
+            .on_result(call, issue, result, self.now, ch, &mut self.trace);
+        if awaited
+            && !self.agent.awaits(call, issue)
+            && let Some(h) = self
+                .agent_timers
+                .get_mut(call.0 as usize - 1)
+                .and_then(Option::take)
+        {
+            self.cancel(h);
+        }
+        self.agent_out(out, ch);
+    }
+
+    /// A call reaches a worker: handled if the worker is up, else kept for its restart.
+    fn call_delivered(&mut self, worker: WorkerId, call: ToolCall, ch: &mut dyn Chooser) {
+        let w = &mut self.workers[worker.0 as usize];
+        if w.up {
+            self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));
             return;
-        };
-        let mut out = std::mem::take(&mut self.exec_out);
-        let mut ctx = ExecCtx::new(
-            self.now,
-            (worker, self.workers[worker.0 as usize].incarnation),
-            Lent {
-                journal: self.journal.get_mut(),
-                out: &mut out,
-                minted: &mut self.transport.minted,
-                trace: &mut self.trace,
-                claims: &mut self.records.call_claims,
-            },
-            should_retry.map(|v| (self.model.provider.should_retry.header.as_str(), v)),
-        );
-        f(executor.as_mut(), &mut ctx);
-        self.workers[worker.0 as usize].executor = Some(executor);
-        self.tag_claims();
-        self.exec_commands(worker, &mut out, ch);
-        out.clear();
-        self.exec_out = out;
-    }
-
-    /// Turns the claims the callback just made, on the calls their operations serve, into
-    /// claims on the intents and steps those calls serve.
-    fn tag_claims(&mut self) {
-        for c in self.records.call_claims.drain(..) {
-            // A call the agent never made serves no intent: nothing to judge the claim by.
-            let Some(intent) = self.agent.serves(c.call) else {
-                self.trace.log(c.at_ms, Component::Executor, || {
-                    format!(
-                        "{}: claim on {}, which the agent never made: ignored",
-                        c.op, c.call
-                    )
-                });
-                continue;
-            };
-            debug_assert!(
-                self.records
-                    .claims
-                    .last()
-                    .is_none_or(|l| l.at_ms <= c.at_ms),
-                "claims recorded out of time order"
-            );
-            self.records.claims.push(Claim {
-                op: c.op,
-                intent,
-                at_ms: c.at_ms,
-                kind: c.kind,
-            });
         }
-    }
-
-    fn exec_commands(
-        &mut self,
-        worker: WorkerId,
-        cmds: &mut Vec<ExecCommand>,
-        ch: &mut dyn Chooser,
-    ) {
-        let now = self.now;
-        for cmd in cmds.drain(..) {
-            if !self.workers[worker.0 as usize].up {
-                break;
-            }
-            match cmd {
-                ExecCommand::Send {
-                    attempt,
-                    op,
-                    request,
-                    timeout_ms,
-                } => {
-                    let is_create = matches!(request.kind, RequestKind::Create { .. });
-                    self.faults.number(attempt, is_create);
-                    if self.crash_check(worker, attempt, CrashPoint::BeforeDispatch, ch) {
-                        self.crash(worker, attempt, CrashPoint::BeforeDispatch);
-                        break;
-                    }
-                    let timeout_ms = timeout_ms.unwrap_or(self.model.executor.timeout_ms);
-                    self.send(worker, attempt, op, request, timeout_ms, ch);
-                    if self.crash_check(worker, attempt, CrashPoint::AfterSend, ch) {
-                        self.crash(worker, attempt, CrashPoint::AfterSend);
-                        break;
-                    }
-                }
-                ExecCommand::Timer {
-                    at_ms,
-                    tag,
-                    periodic,
-                    spread_ms,
-                } => {
-                    let min = at_ms.saturating_sub(now);
-                    // The design's own delay: a threshold later timing choices may straddle.
-                    // A jittered one is a timing choice itself, between its two ends.
-                    ch.learn_threshold(min);
-                    let at_ms = if spread_ms == 0 {
-                        at_ms
-                    } else {
-                        let max = min.saturating_add(spread_ms);
-                        ch.learn_threshold(max);
-                        now.saturating_add(ch.between(Purpose::Backoff, min, max))
-                    };
-                    let incarnation = self.workers[worker.0 as usize].incarnation;
-                    self.push(
-                        at_ms,
-                        Event::ExecTimer {
-                            worker,
-                            incarnation,
-                            tag,
-                            periodic,
-                        },
-                    );
-                }
-                ExecCommand::Threshold { ms } => ch.learn_threshold(ms),
-                ExecCommand::Report {
-                    call,
-                    issue,
-                    result,
-                } => {
-                    self.trace.log(now, Component::Executor, || {
-                        format!("{worker}: reports {result} for {call}")
-                    });
-                    self.push(
-                        now,
-                        Event::ToolResult {
-                            call,
-                            issue,
-                            result,
-                        },
-                    );
-                }
-            }
-        }
-    }
-
-    fn send(
-        &mut self,
-        worker: WorkerId,
-        attempt: AttemptId,
-        op: OpId,
-        request: Request,
-        timeout_ms: Millis,
-        ch: &mut dyn Chooser,
-    ) {
-        let now = self.now;
-        let index = attempt.0 as usize - 1;
-        let create = matches!(request.kind, RequestKind::Create { .. });
-        if self.transport.attempts.len() <= index {
-            let unsent = AttemptInfo {
+        w.inbox.push(call);
+        self.trace.log(self.now, Component::Executor, || {
+            WorkerEvent::WaitsForRestart {
                 worker,
-                op,
-                open: false,
-                create: false,
-                serves: None,
-            };
-            self.transport.attempts.resize(index + 1, unsent);
-            self.records.attempt_ops.resize(index + 1, op);
-            self.transport.requests.resize(index + 1, request);
-        }
-        let serves = self.serves(op);
-        self.transport.attempts[index] = AttemptInfo {
-            worker,
-            op,
-            open: true,
-            create,
-            serves: Some(serves),
-        };
-        self.records.attempt_ops[index] = op;
-        let record = self.op_record(op);
-        record.intent.get_or_insert(serves);
-        let request = Request {
-            region: self.faults.region(attempt),
-            ..request
-        };
-        self.transport.requests[index] = request;
-        self.transport.remote_calls += 1;
-        debug_assert!(
-            self.transport.requests.len() == self.transport.attempts.len()
-                && self.records.attempt_ops.len() == self.transport.attempts.len(),
-            "one request and one operation per attempt"
-        );
-        self.trace.log(now, Component::Executor, || {
-            let key = request
-                .key
-                .map_or("no key".to_string(), |k| format!("key {k}"));
-            let region = match request.region.0 {
-                0 => String::new(),
-                _ => format!(", to {}", request.region),
-            };
-            format!(
-                "{worker}: {op} sends {attempt}: {}, {key}{region}",
-                request.kind
-            )
-        });
-        // A client without a timeout waits for as long as the run lasts.
-        if timeout_ms != crate::design::context::NO_TIMEOUT {
-            self.push_timer(
-                now.saturating_add(timeout_ms),
-                Event::AttemptTimeout { attempt },
-            );
-        }
-        match self.network.request(attempt, &self.faults, ch) {
-            Transit::Lost { scripted } => self.trace.log(now, Component::Network, || {
-                format!("request of {attempt} lost{}", scripted_note(scripted))
-            }),
-            // Only a reply's connection is reset (`Network::reply`).
-            Transit::Reset { .. } => {}
-            Transit::Delivered {
-                latency_ms,
-                duplicate_ms,
-            } => {
-                self.push(now + latency_ms, Event::RequestArrives { attempt });
-                if let Some(d) = duplicate_ms {
-                    self.trace.log(now, Component::Network, || {
-                        format!("request of {attempt} duplicated")
-                    });
-                    self.push(now + d, Event::RequestArrives { attempt });
-                }
+                call: call.call,
             }
-        }
-    }
-
-    fn attempt_timeout(&mut self, attempt: AttemptId, ch: &mut dyn Chooser) {
-        self.close_unanswered(attempt, Response::Timeout, ch);
-    }
-
-    /// The connection of `attempt` was reset: its worker learns now that no answer comes
-    /// (unless the attempt was closed already).
-    fn connection_reset(&mut self, attempt: AttemptId, ch: &mut dyn Chooser) {
-        self.close_unanswered(attempt, Response::Reset, ch);
-    }
-
-    /// Closes `attempt`, still open, without an answer: its outcome is unknown, and its
-    /// worker hears `response` (a timeout, whose timer this is, or a reset, which cancels
-    /// the timer).
-    fn close_unanswered(&mut self, attempt: AttemptId, response: Response, ch: &mut dyn Chooser) {
-        let info = &mut self.transport.attempts[attempt.0 as usize - 1];
-        if !info.open {
-            return;
-        }
-        info.open = false;
-        let (worker, op) = (info.worker, info.op);
-        if matches!(response, Response::Reset) {
-            self.cancel_attempt_timer(attempt);
-        }
-        self.unknown_from(attempt);
-        self.trace
-            .log(self.now, Component::Executor, || match response {
-                Response::Reset => format!("{worker}: connection of {attempt} reset"),
-                _ => format!("{worker}: {attempt} timed out"),
-            });
-        self.exec(worker, ch, |e, ctx| {
-            e.on_response(ctx, op, attempt, response)
         });
     }
 
-    fn reply_arrives(&mut self, attempt: AttemptId, reply: Reply, ch: &mut dyn Chooser) {
-        let info = &mut self.transport.attempts[attempt.0 as usize - 1];
-        if !info.open {
-            self.trace.log(self.now, Component::Network, || {
-                format!(
-                    "reply to {attempt} arrives after the attempt was closed (answered, timed out, or its worker crashed): discarded"
-                )
-            });
+    /// The queue's visibility timeout of a call still awaited: delivered again, to one of
+    /// the workers polling the queue now (up and not frozen by a pause: a frozen process
+    /// polls nothing; a crashed one gets its calls at its restart).
+    fn redeliver(&mut self, call: ToolCall, ch: &mut dyn Chooser) {
+        let now = self.now;
+        if !self.agent.awaits(call.call, call.issue) {
             return;
         }
-        info.open = false;
-        let (worker, op) = (info.worker, info.op);
-        self.cancel_attempt_timer(attempt);
-        if self.crash_check(worker, attempt, CrashPoint::AfterReply, ch) {
-            // The reply died with the process: the outcome is unknown to the executor.
-            self.unknown_from(attempt);
-            self.crash(worker, attempt, CrashPoint::AfterReply);
-            return;
-        }
-        if matches!(
-            reply,
-            Reply::ServerError { .. } | Reply::InProgress | Reply::Expired
-        ) {
-            self.unknown_from(attempt);
-        }
-        let response = Response::Reply(reply);
-        let should_retry = crate::model::stack::ErrorClass::of(response)
-            .and_then(|class| self.model.provider.should_retry.on(class));
-        self.trace
-            .log(self.now, Component::Executor, || match should_retry {
-                Some(v) => format!("{worker}: reply to {attempt}: {reply} (should-retry: {v})"),
-                None => format!("{worker}: reply to {attempt}: {reply}"),
-            });
-        self.transport.answer_should_retry = should_retry;
-        self.exec(worker, ch, |e, ctx| {
-            e.on_response(ctx, op, attempt, response)
+        let polling: Vec<u32> = (0..self.model.workers.count)
+            .filter(|&w| {
+                self.workers[w as usize].up
+                    && self
+                        .faults
+                        .paused_until(Paused::Executor, Some(WorkerId(w)), now)
+                        .is_none()
+            })
+            .collect();
+        let to = (!polling.is_empty()).then(|| {
+            let i = ch.index(Purpose::WorkerPick, polling.len() as u64) as usize;
+            WorkerId(polling[i])
         });
+        self.trace
+            .log(now, Component::Executor, || WorkerEvent::Unanswered {
+                call: call.call,
+                to,
+            });
+        if let Some(worker) = to {
+            self.push(now, Event::CallDelivered { worker, call });
+        }
+        if let Some(after) = self.model.workers.redelivery_ms {
+            self.push(now.saturating_add(after), Event::Redeliver { call });
+        }
+    }
+
+    /// A request reaches the provider.
+    fn request_arrives(&mut self, attempt: AttemptId, ch: &mut dyn Chooser) {
+        let request = self.transport.requests[attempt.0 as usize - 1];
+        let mut out = std::mem::take(&mut self.provider_out);
+        let env = provider::Env {
+            now: self.now,
+            faults: &self.faults,
+            ch,
+            trace: &mut self.trace,
+            out: &mut out,
+        };
+        self.provider.on_request(attempt, request, env);
+        self.provider_commands(&mut out, ch);
+        self.provider_out = out;
+    }
+
+    /// A provider's job finishes processing.
+    fn provider_wake(&mut self, job: u32, ch: &mut dyn Chooser) {
+        let mut out = std::mem::take(&mut self.provider_out);
+        self.provider
+            .on_wake(self.now, job, &self.faults, ch, &mut self.trace, &mut out);
+        self.provider_commands(&mut out, ch);
+        self.provider_out = out;
     }
 
     /// The intent and step operation `op` serves as it sends: those of the call its journal
@@ -1196,133 +739,6 @@ impl<'a> World<'a> {
             self.records.op_records.resize(i + 1, OpRecord::default());
         }
         &mut self.records.op_records[i]
-    }
-
-    /// The transport lost track of `attempt` (a timeout, an indeterminate reply, its worker
-    /// crashed): if it was a create, its operation's outcome is unknown from now on.
-    ///
-    /// Not when the operation is already confirmed or failed in the journal: a stale
-    /// attempt (a worker frozen while another finished the operation) changes nothing of
-    /// what is known about it.
-    fn unknown_from(&mut self, attempt: AttemptId) {
-        let a = self.transport.attempts[attempt.0 as usize - 1];
-        let settled = matches!(
-            self.journal.get_mut().get(a.op).map(|o| o.state()),
-            Some(OpState::Confirmed | OpState::Failed)
-        );
-        if a.create && !settled {
-            let now = self.now;
-            self.op_record(a.op).first_unknown_ms.get_or_insert(now);
-        }
-    }
-
-    fn provider_commands(&mut self, out: &mut Vec<ProviderOut>, ch: &mut dyn Chooser) {
-        let now = self.now;
-        for o in out.drain(..) {
-            match o {
-                ProviderOut::Reply { attempt, reply } => {
-                    match self.network.reply(attempt, &self.faults, ch) {
-                        Transit::Lost { scripted } => {
-                            self.trace.log(now, Component::Network, || {
-                                format!("reply to {attempt} lost{}", scripted_note(scripted))
-                            })
-                        }
-                        Transit::Delivered { latency_ms, .. } => {
-                            self.push(now + latency_ms, Event::ReplyArrives { attempt, reply })
-                        }
-                        Transit::Reset { latency_ms } => {
-                            self.trace.log(now, Component::Network, || {
-                                format!("reply to {attempt}: the connection will be reset")
-                            });
-                            self.push(now + latency_ms, Event::ConnectionReset { attempt })
-                        }
-                    }
-                }
-                ProviderOut::Wake { job, at_ms } => self.push(at_ms, Event::ProviderWake { job }),
-                ProviderOut::Commit(committed) => {
-                    let attempt = committed.attempt;
-                    let (intent, step) = self.transport.attempts[attempt.0 as usize - 1]
-                        .serves
-                        .expect("a send that reached the provider was recorded");
-                    let effect = Effect::tagged(committed, intent, step);
-                    self.trace.log(now, Component::Ledger, || {
-                        format!("effect {} committed for {}", effect.resource, effect.intent)
-                    });
-                    self.ledger.commit(effect);
-                }
-            }
-        }
-    }
-
-    /// Whether `worker` crashes at `point` of `attempt`: a scripted fault, or a random one
-    /// while the run's crash budget lasts.
-    fn crash_check(
-        &mut self,
-        worker: WorkerId,
-        attempt: AttemptId,
-        point: CrashPoint,
-        ch: &mut dyn Chooser,
-    ) -> bool {
-        if self.faults.crashes_worker(attempt, point, worker) {
-            return true;
-        }
-        if self.random_crashes >= self.model.workers.max_crashes {
-            return false;
-        }
-        let c = &self.model.workers.crash;
-        let p = match point {
-            CrashPoint::BeforeDispatch => c.before_dispatch,
-            CrashPoint::AfterSend => c.after_send,
-            CrashPoint::AfterReply => c.after_reply,
-        };
-        let crashed = ch.chance(Purpose::WorkerCrash, p);
-        self.random_crashes += u32::from(crashed);
-        crashed
-    }
-
-    fn crash(&mut self, worker: WorkerId, attempt: AttemptId, point: CrashPoint) {
-        self.workers[worker.0 as usize].crash();
-        for i in 0..self.transport.attempts.len() {
-            let a = &mut self.transport.attempts[i];
-            if a.worker == worker && a.open {
-                a.open = false;
-                // Its answer will never reach anyone.
-                self.unknown_from(AttemptId(i as u32 + 1));
-                self.cancel_attempt_timer(AttemptId(i as u32 + 1));
-            }
-        }
-        self.journal.get_mut().crash(worker);
-        let restart_at = self.now + self.model.workers.restart_delay_ms;
-        self.trace.log(self.now, Component::Executor, || {
-            format!(
-                "{worker} crashes {} of {attempt}; restarts at {restart_at} ms",
-                point.name()
-            )
-        });
-        self.push(restart_at, Event::WorkerRestart { worker });
-    }
-
-    fn restart(&mut self, worker: WorkerId, ch: &mut dyn Chooser) {
-        let executor = self.design.executor_in(self.model);
-        let w = &mut self.workers[worker.0 as usize];
-        w.restart(executor);
-        let inbox = std::mem::take(&mut w.inbox);
-        // In the model's spelling.
-        let journal = match self.model.workers.journal {
-            crate::model::Durability::Durable => "durable",
-            crate::model::Durability::Volatile => "volatile",
-        };
-        self.trace.log(self.now, Component::Executor, || {
-            format!("{worker} restarts ({journal} journal) and recovers")
-        });
-        self.exec(worker, ch, |e, ctx| e.on_restart(ctx));
-        for call in inbox {
-            if self.workers[worker.0 as usize].up {
-                self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));
-            } else {
-                self.workers[worker.0 as usize].inbox.push(call);
-            }
-        }
     }
 
     pub fn model(&self) -> &Model {
@@ -1415,143 +831,5 @@ impl<'a> World<'a> {
     /// Per scripted fault of the model, whether it fired in the runs since the last call.
     pub fn take_fired_faults(&mut self) -> Vec<bool> {
         self.faults.take_fired()
-    }
-}
-
-fn scripted_note(scripted: bool) -> &'static str {
-    if scripted { " (scripted fault)" } else { "" }
-}
-
-#[cfg(test)]
-mod symmetry {
-    use super::*;
-    use crate::sim::RandomChooser;
-
-    /// The seeds' model with two workers, and `faults` as its scripted faults.
-    fn model(faults: &str) -> Model {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("models/ticket_lost_response.json");
-        let text = std::fs::read_to_string(path).expect("the bundled model");
-        let mut m: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-        m["workers"] = serde_json::json!({ "count": 2, "journal": "durable" });
-        m["faults"] = serde_json::from_str(faults).expect("JSON");
-        m.as_object_mut().expect("an object").remove("$schema");
-        Model::from_json(&m.to_string(), "m.json").unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    #[test]
-    fn workers_that_ran_nothing_share_a_class_unless_a_fault_names_one() {
-        let same_key = crate::design::find("same_key").expect("built in");
-        let m = model("[]");
-        let mut w = World::new(&m, same_key, false);
-        w.start(false, &mut RandomChooser::new(0));
-        assert_eq!(w.worker_classes(), [1, 1]);
-        // A worker that handled anything, crashed, or has calls waiting is itself.
-        w.workers[0].touched = true;
-        assert_eq!(w.worker_classes(), [0, 1]);
-        w.workers[0].touched = false;
-        w.workers[1].incarnation = 1;
-        assert_eq!(w.worker_classes(), [1, 0]);
-
-        let named =
-            model(r#"[{ "crash_worker": { "attempt": 1, "point": "after_send", "worker": 1 } }]"#);
-        let mut w = World::new(&named, same_key, false);
-        w.start(false, &mut RandomChooser::new(0));
-        assert_eq!(w.worker_classes(), [1, 0]);
-        let any = model(r#"[{ "crash_worker": { "attempt": 1, "point": "after_send" } }]"#);
-        let mut w = World::new(&any, same_key, false);
-        w.start(false, &mut RandomChooser::new(0));
-        assert_eq!(
-            w.worker_classes(),
-            [1, 1],
-            "a fault on whichever worker names none"
-        );
-    }
-
-    /// A design that does not declare it treats ids by identity only.
-    struct Undeclared;
-
-    impl Design for Undeclared {
-        fn name(&self) -> &str {
-            "undeclared"
-        }
-        fn summary(&self) -> &str {
-            "same_key, without its declarations"
-        }
-        fn executor(&self, config: &crate::model::ExecutorModel) -> Box<dyn Executor> {
-            crate::design::find("same_key")
-                .expect("built in")
-                .executor(config)
-        }
-    }
-
-    #[test]
-    fn an_undeclared_design_has_no_symmetry_and_touches_everything() {
-        let m = model("[]");
-        let mut w = World::new(&m, &Undeclared, false);
-        w.start(false, &mut RandomChooser::new(0));
-        assert_eq!(w.worker_classes(), [0, 0]);
-        assert_eq!(
-            w.parts(&Event::CallDelivered {
-                worker: WorkerId(0),
-                call: crate::vocab::protocol::ToolCall::for_tests(0),
-            }),
-            Parts::ALL
-        );
-        let intent = crate::vocab::record::Intent {
-            id: IntentId(0),
-            arrival_ms: 0,
-            tenant: crate::vocab::ids::Tenant(0),
-            endpoint: crate::vocab::ids::Endpoint(0),
-            params: crate::vocab::ids::Params(1),
-            repeat_of: None,
-            steps: 1,
-        };
-        assert_eq!(w.twin_class(&Event::AgentStart(intent)), 0);
-        let same_key = crate::design::find("same_key").expect("built in");
-        let w = World::new(&m, same_key, false);
-        assert_ne!(w.twin_class(&Event::AgentStart(intent)), 0);
-        assert_eq!(
-            w.twin_class(&Event::AgentStart(crate::vocab::record::Intent {
-                repeat_of: Some(IntentId(0)),
-                ..intent
-            })),
-            0
-        );
-        assert_eq!(w.parts(&Event::Arrival), Parts::WORKLOAD);
-        assert_eq!(w.parts(&Event::ProviderWake { job: 0 }), Parts::PROVIDER);
-    }
-
-    #[test]
-    fn intents_alone_in_their_tenants_are_twins_across_tenants() {
-        let same_key = crate::design::find("same_key").expect("built in");
-        let intent = |id: u32, tenant: u32| {
-            Event::AgentStart(crate::vocab::record::Intent {
-                id: IntentId(id),
-                arrival_ms: 0,
-                tenant: crate::vocab::ids::Tenant(tenant),
-                endpoint: crate::vocab::ids::Endpoint(0),
-                params: crate::vocab::ids::Params(u64::from(id) + 1),
-                repeat_of: None,
-                steps: 1,
-            })
-        };
-        let with = |intents: u32, tenants: u32| {
-            let mut m = model("[]");
-            m.workload.intents = intents;
-            m.workload.tenants = tenants;
-            m
-        };
-        // Two intents, two tenants: each tenant has one intent, a name only.
-        let m = with(2, 2);
-        let w = World::new(&m, same_key, false);
-        assert_eq!(w.twin_class(&intent(0, 0)), w.twin_class(&intent(1, 1)));
-        // Three intents, two tenants: intent 2 shares tenant 0 with intent 0, so tenant 0
-        // is not a name only, and intent 0 is not intent 1's twin; intent 1 is alone in
-        // tenant 1, but its twin would have to be alone too.
-        let m = with(3, 2);
-        let w = World::new(&m, same_key, false);
-        assert_ne!(w.twin_class(&intent(0, 0)), w.twin_class(&intent(1, 1)));
-        assert_eq!(w.twin_class(&intent(0, 0)), w.twin_class(&intent(2, 0)));
     }
 }

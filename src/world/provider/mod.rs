@@ -10,6 +10,9 @@
 /// The parts of the world an event of the provider reads or writes (`sim::por`): key records, resources, jobs, and (through its commands) the ledger of effects it commits.
 pub const PARTS: crate::sim::Parts = crate::sim::Parts::PROVIDER;
 
+mod jobs;
+mod lookup;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -19,6 +22,7 @@ use super::keystore::{Claimed, Record, ScopedKey, SeqHasher, SharedKeyStore, Slo
 use super::ledger::Committed;
 use crate::model::*;
 use crate::sim::{Chooser, ChooserExt, Millis, Purpose};
+use crate::vocab::event::ProviderEvent;
 use crate::vocab::ids::*;
 use crate::vocab::protocol::{LookupQuery, Reply, Request, RequestKind};
 use crate::vocab::trace::{Component, Trace};
@@ -322,17 +326,22 @@ impl Call<'_> {
     /// Traces `what` for this attempt; it is formatted only when tracing is on.
     fn log(&mut self, what: fmt::Arguments<'_>) {
         let attempt = self.attempt;
-        self.trace.log(self.now, Component::Provider, || {
-            format!("{attempt}: {what}")
-        });
+        self.trace
+            .log(self.now, Component::Provider, || ProviderEvent::Considers {
+                attempt,
+                what: what.to_string(),
+            });
     }
 
     /// Replies at once, tracing why (formatted only when tracing is on).
     fn answer(&mut self, reply: Reply, why: fmt::Arguments<'_>) {
         let attempt = self.attempt;
-        self.trace.log(self.now, Component::Provider, || {
-            format!("{attempt}: {why} -> {reply}")
-        });
+        self.trace
+            .log(self.now, Component::Provider, || ProviderEvent::Answers {
+                attempt,
+                why: why.to_string(),
+                reply,
+            });
         self.out.push(ProviderOut::Reply { attempt, reply });
     }
 }
@@ -359,14 +368,17 @@ impl Provider {
                 if let (Lookup::ByKey, LookupQuery::Key(key)) = (self.config.lookup, query) {
                     let scoped = self.scope(&request, key);
                     if let Some(at) = self.settle_pruning(&scoped, now, ch) {
-                        trace.log(now, Component::Provider, || {
-                            format!("key {key} past its retention floor; pruned at {at} ms")
+                        trace.log(now, Component::Provider, || ProviderEvent::Pruned {
+                            key,
+                            at_ms: at,
                         });
                     }
                 }
                 let reply = self.lookup(now, &request, query);
-                trace.log(now, Component::Provider, || {
-                    format!("{attempt}: lookup {query} -> {reply}")
+                trace.log(now, Component::Provider, || ProviderEvent::Looks {
+                    attempt,
+                    query: query.to_string(),
+                    reply,
                 });
                 out.push(ProviderOut::Reply { attempt, reply });
             }
@@ -635,299 +647,6 @@ impl Provider {
             }
             (ReplayMode::AlreadyExists, Some(_)) => Reply::AlreadyExists,
             _ => stored,
-        }
-    }
-
-    /// Starts the work. Its processing time is the one choice made on arrival (unless a fault
-    /// scripts it); the rest of the contract runs when the job wakes ([`Self::on_wake`]).
-    /// Asynchronous acceptance hands the client the status handle now.
-    fn start(&mut self, c: &mut Call<'_>, record: Option<ScopedKey>) {
-        let (now, attempt, request) = (c.now, c.attempt, c.request);
-        let job = self.jobs.len() as u32;
-        let label = self
-            .dedup_key(c)
-            .map(|k| self.scope(&c.request, k))
-            .filter(|_| self.labels_resources());
-        let p = self.config.processing_ms;
-        let processing = c
-            .faults
-            .slow_processing(attempt)
-            .unwrap_or_else(|| c.ch.between(Purpose::Processing, p.min, p.max));
-        self.jobs.push(Job {
-            attempt,
-            request,
-            params: c.params,
-            started_ms: now,
-            record,
-            label,
-            waiters: Vec::new(),
-            outcome: None,
-        });
-        c.trace.log(now, Component::Provider, || {
-            let key = match (request.key, record) {
-                (_, Some(scoped)) => format!("new key {}", scoped.key),
-                (None, None) => "no key".to_string(),
-                (Some(k), None) => format!("key {k} not deduplicated"),
-            };
-            format!("{attempt}: {key}; processing for {processing} ms")
-        });
-        c.out.push(ProviderOut::Wake {
-            job,
-            at_ms: now + processing,
-        });
-        if self.config.accept_async {
-            let reply = Reply::Accepted { handle: job };
-            c.log(format_args!("-> {reply}"));
-            c.out.push(ProviderOut::Reply { attempt, reply });
-        }
-    }
-
-    /// A job finishes processing.
-    pub(crate) fn on_wake(
-        &mut self,
-        now: Millis,
-        job: u32,
-        faults: &Faults,
-        ch: &mut dyn Chooser,
-        trace: &mut Trace,
-        out: &mut Vec<ProviderOut>,
-    ) {
-        let j = self.jobs[job as usize].clone();
-        if faults.crashes_provider(j.attempt)
-            || ch.chance(Purpose::ProviderCrash, self.config.crash_during_processing)
-        {
-            return self.crash(now, job, &j, ch, trace, out);
-        }
-        let (reply, resource) = if self.config.accept_async
-            && ch.chance(Purpose::AsyncFailure, self.config.async_failure)
-        {
-            (Reply::OperationFailed, None)
-        } else if ch.chance(Purpose::ProviderError, self.config.error_before_commit) {
-            (Reply::ServerError { replayed: false }, None)
-        } else {
-            let resource = self.commit(now, &j, ch, out);
-            let reply = if ch.chance(
-                Purpose::ProviderErrorAfterCommit,
-                self.config.error_after_commit,
-            ) {
-                Reply::ServerError { replayed: false }
-            } else {
-                Reply::Created {
-                    resource,
-                    replayed: false,
-                }
-            };
-            (reply, Some(resource))
-        };
-        if let Some(scoped) = j.record {
-            self.finish_record(now, job, &j, scoped, reply, resource);
-        }
-        self.jobs[job as usize].outcome = Some((reply, resource));
-        if self.config.accept_async {
-            // Already answered 202; the outcome waits for a status poll.
-            trace.log(now, Component::Provider, || {
-                format!(
-                    "{}: done -> {reply}, kept for a status poll (the 202 was its answer)",
-                    j.attempt
-                )
-            });
-            return;
-        }
-        trace.log(now, Component::Provider, || {
-            format!("{}: done -> {reply}", j.attempt)
-        });
-        out.push(ProviderOut::Reply {
-            attempt: j.attempt,
-            reply,
-        });
-        for &waiter in &j.waiters {
-            let reply = self.replay(reply, resource);
-            trace.log(now, Component::Provider, || {
-                format!("{waiter}: the request it waited for is done -> {reply}")
-            });
-            out.push(ProviderOut::Reply {
-                attempt: waiter,
-                reply,
-            });
-        }
-    }
-
-    fn crash(
-        &mut self,
-        now: Millis,
-        job: u32,
-        j: &Job,
-        ch: &mut dyn Chooser,
-        trace: &mut Trace,
-        out: &mut Vec<ProviderOut>,
-    ) {
-        // A status poll of this job must not say "running" forever.
-        let committed = self.config.atomicity == Atomicity::EffectThenKey;
-        let left = match self.config.atomicity {
-            Atomicity::Atomic => "nothing (rolled back)",
-            Atomicity::KeyThenEffect => "a key without an effect",
-            Atomicity::EffectThenKey => {
-                let resource = self.commit(now, j, ch, out);
-                self.jobs[job as usize].outcome =
-                    Some((Reply::ServerError { replayed: false }, Some(resource)));
-                "an effect without a key"
-            }
-        };
-        if let Some(scoped) = j.record {
-            self.store
-                .get_mut()
-                .crash(self.config.atomicity, &scoped, job);
-        }
-        if !committed {
-            self.jobs[job as usize].outcome = Some((Reply::OperationFailed, None));
-        }
-        trace.log(now, Component::Provider, || {
-            format!(
-                "{}: provider crashed mid-processing, leaving {left}; no reply",
-                j.attempt
-            )
-        });
-    }
-
-    fn commit(
-        &mut self,
-        now: Millis,
-        j: &Job,
-        ch: &mut dyn Chooser,
-        out: &mut Vec<ProviderOut>,
-    ) -> ResourceId {
-        let resource = ResourceId(self.resources.len() as u32);
-        let lag = if self.config.lookup == Lookup::None {
-            0
-        } else {
-            let l = self.config.visibility_lag_ms;
-            ch.between(Purpose::VisibilityLag, l.min, l.max)
-        };
-        self.resources.push(Resource {
-            tenant: j.request.tenant,
-            endpoint: j.request.endpoint,
-            params: j.params,
-            visible_at_ms: now + lag,
-        });
-        if let Some(label) = j.label {
-            self.labelled.entry(label).or_default().push(resource);
-        }
-        out.push(ProviderOut::Commit(Committed {
-            resource,
-            attempt: j.attempt,
-            tenant: j.request.tenant,
-            endpoint: j.request.endpoint,
-            params: j.params,
-            key: j.request.key,
-            at_ms: now,
-        }));
-        resource
-    }
-
-    /// Stores the job's result under its key, if the contract stores this kind of outcome;
-    /// otherwise forgets the key so that a retry executes again.
-    fn finish_record(
-        &mut self,
-        now: Millis,
-        job: u32,
-        j: &Job,
-        scoped: ScopedKey,
-        reply: Reply,
-        resource: Option<ResourceId>,
-    ) {
-        let stored = match self.config.stored_outcomes {
-            StoredOutcomes::All => true,
-            StoredOutcomes::SuccessOnly => reply.status() < 300,
-            StoredOutcomes::SuccessAndClientErrors => reply.status() < 500,
-            StoredOutcomes::Committed => resource.is_some(),
-        };
-        let record = stored.then_some(Record {
-            fingerprint: j.params,
-            endpoint: j.request.endpoint,
-            first_request_ms: j.started_ms,
-            first_sent_ms: j.request.first_sent_ms,
-            completed_ms: Some(now),
-            pruned_at_ms: None,
-            slot: Slot::Done { reply, resource },
-        });
-        self.store
-            .get_mut()
-            .complete(self.config.atomicity, scoped, job, record);
-    }
-
-    fn visible(&self, resource: ResourceId, now: Millis) -> bool {
-        self.resources
-            .get(resource.0 as usize)
-            .is_some_and(|r| r.visible_at_ms <= now)
-    }
-
-    /// A lookup by key. The key record answers while it is kept: its resource once visible,
-    /// "pending" while its work is unfinished. A record past retention (or an in-progress one
-    /// past its expiry) is gone for the lookup as it is for deduplication, and a record never
-    /// written or deleted leaves nothing, unless the key is an attribute of the resource: then
-    /// the oldest visible resource created under the key is found whatever became of it.
-    fn lookup_key(&self, now: Millis, scoped: &ScopedKey) -> Reply {
-        if let Some(&r) = self
-            .labelled
-            .get(scoped)
-            .and_then(|rs| rs.iter().find(|&&r| self.visible(r, now)))
-        {
-            return Reply::Found { resource: r };
-        }
-        let kept = self.store.get(scoped).filter(|r| {
-            !expired(&self.config, r, now) && !in_progress_expired(&self.config, r, now)
-        });
-        match kept.map(|r| r.slot) {
-            Some(Slot::Done {
-                resource: Some(r), ..
-            }) if self.visible(r, now) => Reply::Found { resource: r },
-            Some(Slot::InFlight { .. } | Slot::Orphaned) => Reply::Pending,
-            _ => Reply::NotFound,
-        }
-    }
-
-    fn lookup(&self, now: Millis, request: &Request, query: LookupQuery) -> Reply {
-        let found = |r: ResourceId| {
-            if self.visible(r, now) {
-                Reply::Found { resource: r }
-            } else {
-                Reply::NotFound
-            }
-        };
-        if let LookupQuery::Operation(handle) = query {
-            // The status monitor reports an effect once it is visible, and "running" until.
-            return match self.jobs.get(handle as usize).and_then(|j| j.outcome) {
-                Some((_, Some(resource))) if self.visible(resource, now) => {
-                    Reply::Found { resource }
-                }
-                Some((_, None)) => Reply::OperationFailed,
-                _ => Reply::Pending,
-            };
-        }
-        match (self.config.lookup, query) {
-            (Lookup::ByKey, LookupQuery::Key(key)) => {
-                self.lookup_key(now, &self.scope(request, key))
-            }
-            (Lookup::ByResourceId, LookupQuery::Resource(r)) => {
-                match self.resources.get(r.0 as usize) {
-                    Some(res) if res.tenant == request.tenant => found(r),
-                    _ => Reply::NotFound,
-                }
-            }
-            (Lookup::Search, LookupQuery::Search { params }) => self
-                .resources
-                .iter()
-                .enumerate()
-                .find(|(_, r)| {
-                    r.tenant == request.tenant
-                        && r.endpoint == request.endpoint
-                        && r.params == params
-                        && r.visible_at_ms <= now
-                })
-                .map_or(Reply::NotFound, |(i, _)| Reply::Found {
-                    resource: ResourceId(i as u32),
-                }),
-            _ => Reply::Unsupported,
         }
     }
 }

@@ -1,0 +1,81 @@
+//! Worker processes crashing and restarting: the crash points the model scripts or draws,
+//! what a crash closes (every open attempt of the worker, its journal's volatile part), and
+//! the restart that hands the new process its waiting calls.
+
+use super::*;
+
+impl World<'_> {
+    /// Whether `worker` crashes at `point` of `attempt`: a scripted fault, or a random one
+    /// while the run's crash budget lasts.
+    pub(super) fn crash_check(
+        &mut self,
+        worker: WorkerId,
+        attempt: AttemptId,
+        point: CrashPoint,
+        ch: &mut dyn Chooser,
+    ) -> bool {
+        if self.faults.crashes_worker(attempt, point, worker) {
+            return true;
+        }
+        if self.random_crashes >= self.model.workers.max_crashes {
+            return false;
+        }
+        let c = &self.model.workers.crash;
+        let p = match point {
+            CrashPoint::BeforeDispatch => c.before_dispatch,
+            CrashPoint::AfterSend => c.after_send,
+            CrashPoint::AfterReply => c.after_reply,
+        };
+        let crashed = ch.chance(Purpose::WorkerCrash, p);
+        self.random_crashes += u32::from(crashed);
+        crashed
+    }
+
+    pub(super) fn crash(&mut self, worker: WorkerId, attempt: AttemptId, point: CrashPoint) {
+        self.workers[worker.0 as usize].crash();
+        for i in 0..self.transport.attempts.len() {
+            let a = &mut self.transport.attempts[i];
+            if a.worker == worker && a.open {
+                a.open = false;
+                // Its answer will never reach anyone.
+                self.unknown_from(AttemptId(i as u32 + 1));
+                self.cancel_attempt_timer(AttemptId(i as u32 + 1));
+            }
+        }
+        self.journal.get_mut().crash(worker);
+        let restart_at = self.now + self.model.workers.restart_delay_ms;
+        self.trace
+            .log(self.now, Component::Executor, || WorkerEvent::Crashes {
+                worker,
+                point: point.name(),
+                attempt,
+                restart_at_ms: restart_at,
+            });
+        self.push(restart_at, Event::WorkerRestart { worker });
+    }
+
+    pub(super) fn restart(&mut self, worker: WorkerId, ch: &mut dyn Chooser) {
+        let executor = self.design.executor_in(self.model);
+        let w = &mut self.workers[worker.0 as usize];
+        w.restart(executor);
+        let inbox = std::mem::take(&mut w.inbox);
+        // In the model's spelling.
+        let journal = match self.model.workers.journal {
+            crate::model::Durability::Durable => "durable",
+            crate::model::Durability::Volatile => "volatile",
+        };
+        self.trace
+            .log(self.now, Component::Executor, || WorkerEvent::Restarts {
+                worker,
+                journal,
+            });
+        self.exec(worker, ch, |e, ctx| e.on_restart(ctx));
+        for call in inbox {
+            if self.workers[worker.0 as usize].up {
+                self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));
+            } else {
+                self.workers[worker.0 as usize].inbox.push(call);
+            }
+        }
+    }
+}
