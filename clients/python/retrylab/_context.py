@@ -46,7 +46,7 @@ class Context:
         params: the design entry's own parameters (``init.params``).
         config: the model's ``executor`` section (``init.config``).
         provider: where the provider answers (``init.provider``: ``base_url``,
-            ``preset``, ``key_header``).
+            ``key_header`` and the provider's face, ``http``).
     """
 
     def __init__(
