@@ -525,7 +525,7 @@ def ts_type(spec: dict[str, Any], protocol: Protocol) -> str:
                 parts.append("[" + ", ".join(ts_type(s, protocol) for s in spec["tuple"]) + "]")
             else:
                 inner = ts_type(spec["items"], protocol) if "items" in spec else "unknown"
-                parts.append(f"({inner})[]" if " " in inner else f"{inner}[]")
+                parts.append(f"({inner})[]" if " | " in inner else f"{inner}[]")
         elif t == "object":
             parts.append(f"Record<string, {ts_type(spec['values'], protocol) if 'values' in spec else 'unknown'}>")
     return " | ".join(parts)
@@ -666,6 +666,7 @@ def main(argv: list[str] | None = None) -> int:
                                         f"{rel} (committed)", f"{rel} (from {SCHEMA_PATH})")
             sys.stderr.writelines(list(diff)[:40])
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             print(f"gen_protocol: wrote {rel}")
     if stale:

@@ -122,7 +122,7 @@ export interface KvOkMessage {
   ok: boolean;
   value?: string | null;
   version?: number;
-  entries?: ([string, string, number])[];
+  entries?: [string, string, number][];
   /** Virtual milliseconds since the run began. */
   now_ms: number;
 }

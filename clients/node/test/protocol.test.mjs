@@ -164,7 +164,7 @@ test("a nested object is checked, its unknown fields ignored", async (t) => {
   await other.expect("hello");
   other.send({ ...init, provider: { base_url: "http://provider.sim", http: {} } }, { checkSchema: false });
   assert.equal(await other.expectEof(), 1);
-  assert.match(other.stderr(), /`init`.provider must be an object with base_url \(a string\), key_header \(a string or null\), http \(an object\)/);
+  assert.match(other.stderr(), /`init`.provider must be an object with .*key_header \(a string or null\)/);
 });
 
 test("fork to a process that did not declare it is a protocol error", async (t) => {

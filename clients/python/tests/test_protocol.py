@@ -210,7 +210,8 @@ def test_a_nested_field_is_checked_and_its_unknown_fields_ignored(sim_factory) -
     other.expect("hello")
     other.send({**init, "provider": {"base_url": "http://provider.sim", "http": {}}}, check_schema=False)
     assert other.expect_eof() == 1
-    assert "ProtocolError: `init`.provider must be an object with base_url (a string), key_header (a string or null), http (an object)" in other.stderr()
+    assert "ProtocolError: `init`.provider must be an object with " in other.stderr()
+    assert "key_header (a string or null)" in other.stderr()
 
 
 def test_a_reply_to_another_message_is_a_protocol_error(sim) -> None:
