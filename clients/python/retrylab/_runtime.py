@@ -20,7 +20,7 @@ from ._channel import Channel, simulator_fds
 from ._context import Context
 from ._errors import OutsideHandlerError, ProtocolError, RetrylabError, StrictModeError
 from ._kv import check_key, check_value, check_version
-from ._protocol import ERROR_CODE_NAMES, PROTOCOL_VERSION, TO_EXEC_FIELDS, Spec
+from ._protocol import ERROR_CODE_NAMES, FROM_EXEC_FIELDS, PROTOCOL_VERSION, TO_EXEC_FIELDS, Spec
 from ._results import Result, describe_exception, from_exception, from_return
 
 __all__ = [
@@ -42,8 +42,8 @@ __all__ = [
 PROTOCOL = PROTOCOL_VERSION
 CLIENT = "retrylab-python/0.1.0"
 
-#: The modes ``hello.mode`` may name.
-MODES = ("sync", "async")
+#: The modes ``hello.mode`` may name (from the protocol's schema).
+MODES: tuple[str, ...] = tuple(FROM_EXEC_FIELDS["hello"]["mode"]["spec"]["enum"])
 
 #: The transport errors an ``http_error`` may carry (from the protocol's schema).
 HTTP_ERRORS: tuple[str, ...] = tuple(TO_EXEC_FIELDS["http_error"]["error"]["spec"]["enum"])
