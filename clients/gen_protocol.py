@@ -473,7 +473,7 @@ def python_text(protocol: Protocol, schema_bytes: bytes) -> str:
         elif "enum" in named.spec:
             lines += py_comment(named.description, "")
             lines.append(f"{named.name} = Literal[{', '.join(flat_literal(v, 'py') for v in named.spec['enum'])}]")
-    for direction, prefix in DIRECTIONS:
+    for direction, _ in DIRECTIONS:
         for m in protocol.directions[direction]:
             lines.append("")
             lines += py_typed_dict(m.type_name, m.kind, m.fields, m.description, protocol)
@@ -601,7 +601,7 @@ def ts_text(protocol: Protocol, schema_bytes: bytes) -> str:
         elif "enum" in named.spec:
             lines += ts_doc(named.description, "")
             lines.append(f"export type {named.name} = {' | '.join(flat_literal(v, 'ts') for v in named.spec['enum'])};")
-    for direction, prefix in DIRECTIONS:
+    for direction, _ in DIRECTIONS:
         for m in protocol.directions[direction]:
             lines.append("")
             lines += ts_interface(m.type_name, m.kind, m.fields, m.description, protocol)
