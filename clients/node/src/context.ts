@@ -1,5 +1,7 @@
 /** What a handler is given: the tool call, the store, the clock, and the model's settings. */
 
+import { FROM_EXEC_FIELDS, type StateName } from "./protocol.js";
+
 /** A store entry as `list` returns it: key, value, version. */
 export type Entry = [key: string, value: string, version: number];
 
@@ -37,7 +39,7 @@ export interface Provider {
 }
 
 /** The operation states a handler may record with {@link Context.state}. */
-export type OperationState = "confirmed" | "failed" | "escalated";
+export type OperationState = StateName;
 
 /** The services a context reaches: the simulator's, or production's. */
 export interface Backend {
@@ -63,7 +65,8 @@ export interface ContextInit {
   backend: Backend;
 }
 
-const STATES: readonly string[] = ["confirmed", "failed", "escalated"];
+/** The operation states a `state` message may record (from the protocol's schema). */
+const STATES = FROM_EXEC_FIELDS.state.state.spec.enum as readonly string[];
 
 /** The second argument of a handler. */
 export class Context {

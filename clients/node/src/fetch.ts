@@ -3,6 +3,7 @@
  * a real `Response`, and a transport error what Node's fetch (undici) throws.
  */
 
+import { TO_EXEC_FIELDS, type TransportError } from "./protocol.js";
 import * as v from "./virtual.js";
 
 /** The real `fetch`, saved before any patch. */
@@ -14,9 +15,10 @@ export const realFetch: typeof fetch = globalThis.fetch;
  */
 export const UNDICI_HEADERS_TIMEOUT_MS = 300_000;
 
-/** The transport errors an `http_error` may carry. */
-export const HTTP_ERRORS = ["connect_timeout", "refused", "read_timeout", "reset"] as const;
-export type HttpErrorKind = (typeof HTTP_ERRORS)[number];
+/** A transport error an `http_error` may carry. */
+export type HttpErrorKind = TransportError;
+/** The transport errors an `http_error` may carry (from the protocol's schema). */
+export const HTTP_ERRORS = TO_EXEC_FIELDS.http_error.error.spec.enum as readonly HttpErrorKind[];
 
 export interface SimRequest {
   method: string;

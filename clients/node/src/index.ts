@@ -22,3 +22,4 @@ export { install, installed, uninstall } from "./install.js";
 export { describeError, failed, fromError, fromReturn, ok, Result, unknown, type Outcome } from "./results.js";
 export { CLIENT, EXIT_SIMULATOR_ERROR, EXIT_STRICT_VIOLATION, PROTOCOL, registeredTools, run, tool, underSimulator, type Handler, type HandlerReturn, type RunOptions } from "./runtime.js";
 export { EPOCH_MS } from "./virtual.js";
+export { ERROR_CODE_NAMES, ErrorCode, PROTOCOL_VERSION, type FromExec, type ToExec } from "./protocol.js";

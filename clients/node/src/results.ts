@@ -14,8 +14,12 @@
  */
 
 import { Definite, Indefinite } from "./errors.js";
+import { FROM_EXEC_FIELDS, type Outcome } from "./protocol.js";
 
-export type Outcome = "ok" | "failed" | "unknown";
+export type { Outcome };
+
+/** The outcomes a `result` may claim (from the protocol's schema). */
+const OUTCOMES = FROM_EXEC_FIELDS.result.outcome.spec.enum as readonly string[];
 
 const MAX_DETAIL = 2000;
 
@@ -35,7 +39,7 @@ export class Result {
     outcome: Outcome,
     opts: { receipt?: string | null; detail?: string | null; value?: unknown; error?: unknown } = {},
   ) {
-    if (outcome !== "ok" && outcome !== "failed" && outcome !== "unknown") {
+    if (!OUTCOMES.includes(outcome)) {
       throw new RangeError(`outcome must be "ok", "failed" or "unknown", not ${JSON.stringify(outcome)}`);
     }
     const receipt = opts.receipt ?? null;

@@ -5,12 +5,14 @@ import * as fs from "node:fs";
 import { Channel, simulatorFds } from "./channel.js";
 import { checkKey, checkValue, checkVersion, Context, type Entry, type Kv, type OperationState, type Provider } from "./context.js";
 import { OutsideHandlerError, ProtocolError, RetrylabError, StrictModeError } from "./errors.js";
-import { HTTP_ERRORS, isUtf8, setExchange, type HttpErrorKind, type SimAnswer, type SimRequest } from "./fetch.js";
+import { isUtf8, setExchange, type HttpErrorKind, type SimAnswer, type SimRequest } from "./fetch.js";
 import { install, installed, onViolation, realSetImmediate, realSetTimeout } from "./install.js";
 import { describeError, fromError, fromReturn, Result } from "./results.js";
+import { ERROR_CODE_NAMES, PROTOCOL_VERSION } from "./protocol.js";
+import { carries, toExecProblem } from "./validate.js";
 import * as v from "./virtual.js";
 
-export const PROTOCOL = 1;
+export const PROTOCOL = PROTOCOL_VERSION;
 export const CLIENT = "retrylab-node/0.1.0";
 
 /** Exit status after the simulator's `error` message. */
@@ -47,57 +49,6 @@ export function handlerOf(name: string): Handler | undefined {
 }
 
 type Msg = Record<string, unknown> & { type: string };
-type Check = [(value: unknown) => boolean, string];
-
-const INT: Check = [(x) => typeof x === "number" && Number.isSafeInteger(x), "an integer"];
-const NONNEG: Check = [(x) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0, "an integer >= 0"];
-const STR: Check = [(x) => typeof x === "string", "a string"];
-const BOOL: Check = [(x) => typeof x === "boolean", "a boolean"];
-const OBJ: Check = [(x) => x !== null && typeof x === "object" && !Array.isArray(x), "an object"];
-const ANY: Check = [() => true, "any value"];
-const STRLIST: Check = [(x) => Array.isArray(x) && x.every((s) => typeof s === "string"), "a list of strings"];
-const OPT_STR: Check = [(x) => x === null || typeof x === "string", "a string or null"];
-const ENTRIES: Check = [
-  (x) =>
-    Array.isArray(x) &&
-    x.every((e) => Array.isArray(e) && e.length === 3 && typeof e[0] === "string" && typeof e[1] === "string" && NONNEG[0](e[2])),
-  "a list of [key, value, version]",
-];
-
-/** What the simulator may send: field -> [check, required]. */
-const SCHEMA: Record<string, Record<string, [Check, boolean]>> = {
-  init: { protocol: [INT, true], executor: [STR, true], config: [OBJ, true], params: [OBJ, true], provider: [OBJ, true], tools: [STRLIST, true] },
-  start: { worker: [NONNEG, true], incarnation: [NONNEG, true], seed: [NONNEG, true], reset: [BOOL, true], now_ms: [NONNEG, true] },
-  invoke: {
-    call: [STR, true],
-    issue: [NONNEG, true],
-    tool: [STR, true],
-    args: [OBJ, true],
-    redelivery: [BOOL, true],
-    now_ms: [NONNEG, true],
-  },
-  cancel: { call: [STR, true], issue: [NONNEG, true], now_ms: [NONNEG, true] },
-  http_response: {
-    in_reply_to: [INT, true],
-    status: [INT, true],
-    headers: [OBJ, true],
-    body: [STR, false],
-    body_b64: [STR, false],
-    now_ms: [NONNEG, true],
-  },
-  http_error: { in_reply_to: [INT, true], error: [STR, true], now_ms: [NONNEG, true] },
-  wake: { in_reply_to: [INT, true], now_ms: [NONNEG, true] },
-  kv_ok: {
-    in_reply_to: [INT, true],
-    ok: [BOOL, true],
-    value: [OPT_STR, false],
-    version: [NONNEG, false],
-    entries: [ENTRIES, false],
-    now_ms: [NONNEG, true],
-  },
-  error: { in_reply_to: [ANY, false], code: [INT, true], text: [STR, true] },
-  shutdown: {},
-};
 
 function short(msg: unknown): string {
   const text = JSON.stringify(msg);
@@ -171,27 +122,22 @@ class Runtime {
     }
     if (msg === null || typeof msg !== "object" || Array.isArray(msg)) this.protocolError(`not a JSON object: ${short(msg)}`);
     const m = msg as Msg;
-    const schema = SCHEMA[m.type as string];
-    if (schema === undefined) this.protocolError(`unknown message type ${JSON.stringify(m.type)}: ${short(m)}`);
-    for (const [name, value] of Object.entries(m)) {
-      if (name === "type") continue;
-      const field = schema[name];
-      if (field === undefined) this.protocolError(`unknown field ${JSON.stringify(name)} in \`${m.type}\`: ${short(m)}`);
-      if (!field[0][0](value)) this.protocolError(`\`${m.type}\`.${name} must be ${field[0][1]}: ${short(m)}`);
-    }
-    for (const [name, [, required]] of Object.entries(schema)) {
-      if (required && !(name in m)) this.protocolError(`\`${m.type}\` lacks ${JSON.stringify(name)}: ${short(m)}`);
-    }
-    if (typeof m.now_ms === "number") {
-      if (m.type !== "start" && m.now_ms < v.now()) {
-        this.protocolError(`time went backwards: now_ms ${m.now_ms} after ${v.now()}: ${short(m)}`);
+    const problem = toExecProblem(m, PROTOCOL);
+    if (problem !== null) this.protocolError(`${problem}: ${short(m)}`);
+    if (carries(m.type, "now_ms")) {
+      const now = m.now_ms as number;
+      if (m.type !== "start" && now < v.now()) {
+        this.protocolError(`time went backwards: now_ms ${now} after ${v.now()}: ${short(m)}`);
       }
-      if (m.type !== "start") v.setNow(m.now_ms);
+      if (m.type !== "start") v.setNow(now);
     }
     if (m.type === "error") {
-      const where = m.in_reply_to !== undefined ? `, in reply to ${JSON.stringify(m.in_reply_to)}` : "";
-      writeStderr(`retrylab: the simulator refused a message (error code ${String(m.code)}${where}): ${String(m.text)}`);
+      const code = m.code as number;
+      writeStderr(`retrylab: the simulator refused a message (error code ${code}, ${ERROR_CODE_NAMES[code] ?? "unknown"}): ${String(m.text)}`);
       process.exit(EXIT_SIMULATOR_ERROR);
+    }
+    if (m.type === "fork") {
+      this.protocolError(`\`fork\`, but this process did not declare "fork": true in its hello (the Node client does not fork): ${short(m)}`);
     }
     if (m.type === "shutdown") process.exit(0);
     return m;
@@ -286,28 +232,15 @@ class Runtime {
     const reply = this.awaitReply(msgId, ["http_response", "http_error"], "http");
     if (reply === ABANDONED) return { kind: "abandoned" };
     if (reply.type === "http_error") {
-      const error = reply.error as HttpErrorKind;
-      if (!HTTP_ERRORS.includes(error)) this.protocolError(`\`http_error\`.error ${JSON.stringify(error)} is not one of ${HTTP_ERRORS.join(", ")}: ${short(reply)}`);
-      return { kind: "error", error };
+      // One of HTTP_ERRORS, the headers' values strings, the body text: the tables checked them.
+      return { kind: "error", error: reply.error as HttpErrorKind };
     }
-    if ("body" in reply && "body_b64" in reply) this.protocolError(`\`http_response\` has both \`body\` and \`body_b64\`: ${short(reply)}`);
-    const headers = reply.headers as Record<string, unknown>;
-    for (const [k, value] of Object.entries(headers)) {
-      if (typeof value !== "string") this.protocolError(`\`http_response\`.headers[${JSON.stringify(k)}] is not a string: ${short(reply)}`);
-    }
-    let body: Uint8Array;
-    if (typeof reply.body_b64 === "string") {
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(reply.body_b64) || reply.body_b64.length % 4 !== 0) {
-        this.protocolError(`\`http_response\`.body_b64 is not base64: ${short(reply)}`);
-      }
-      body = new Uint8Array(Buffer.from(reply.body_b64, "base64"));
-    } else {
-      body = new Uint8Array(Buffer.from(typeof reply.body === "string" ? reply.body : "", "utf8"));
-    }
+    const headers = reply.headers as Record<string, string>;
+    const body = new Uint8Array(Buffer.from(reply.body as string, "utf8"));
     const status = reply.status as number;
     if (status < 200 || status > 599) this.protocolError(`\`http_response\`.status ${status} is not a final status (200-599): ${short(reply)}`);
     if (status < 300) noteReceipt(ctx, body);
-    return { kind: "response", status, headers: headers as Record<string, string>, body };
+    return { kind: "response", status, headers, body };
   }
 
   /** A `sleep` message; blocks until `wake`. */

@@ -1,67 +1,146 @@
 // A fake retrylab simulator for the client's tests: it spawns an executor script with the
 // protocol's channel on two extra descriptors (named by RETRYLAB_FD_IN/RETRYLAB_FD_OUT),
 // speaks protocol 1 from the simulator's side, and checks every message the executor sends
-// as strictly as retrylab does (known types, required fields and their types, no unknown
-// field, increasing msg_id). Wall-clock timeouts only guard against a hung executor.
+// as strictly as retrylab does, against the protocol's schema (api/protocol.schema.json, read
+// at run time: known types, required fields and their types, no unknown field), and the
+// clients' conventions beyond it (increasing msg_id...); every message it sends is checked
+// against the same schema. Wall-clock timeouts only guard against a hung executor.
 
 import { spawn } from "node:child_process";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 const RECV_TIMEOUT_MS = 20_000;
 
-const isInt = (v) => Number.isSafeInteger(v);
-const STR = [(v) => typeof v === "string", "a string"];
-const INT = [isInt, "an integer"];
-const NONNEG = [(v) => isInt(v) && v >= 0, "an integer >= 0"];
-const STRLIST = [(v) => Array.isArray(v) && v.every((x) => typeof x === "string"), "a list of strings"];
-const HEADERS = [
-  (v) => v !== null && typeof v === "object" && Object.entries(v).every(([k, x]) => k === k.toLowerCase() && typeof x === "string"),
-  "an object of lowercase names to strings",
-];
-const TIMEOUT = [(v) => v === null || (isInt(v) && v >= 0), "null or an integer >= 0"];
+/** The protocol's one source, read at run time: the schema the Rust types generate. */
+export const SCHEMA_PATH = fileURLToPath(new URL("../../../api/protocol.schema.json", import.meta.url));
 
-const SCHEMA = {
-  hello: { protocol: [INT, true], mode: [STR, true], client: [STR, true], tools: [STRLIST, true], assumptions: [STRLIST, false], guarantee: [STRLIST, false] },
-  init_ok: {},
-  ready: {},
-  http: {
-    msg_id: [INT, true],
-    call: [STR, true],
-    method: [STR, true],
-    url: [STR, true],
-    headers: [HEADERS, true],
-    body: [STR, false],
-    body_b64: [STR, false],
-    timeout_ms: [TIMEOUT, true],
-  },
-  sleep: { msg_id: [INT, true], ms: [NONNEG, true] },
-  kv: { msg_id: [INT, true], op: [[(v) => ["get", "put", "cas", "delete", "list"].includes(v), "a kv op"], true], key: [STR, false], value: [STR, false], expect_version: [NONNEG, false], prefix: [STR, false] },
-  result: {
-    call: [STR, true],
-    issue: [INT, true],
-    outcome: [[(v) => ["ok", "failed", "unknown"].includes(v), "ok, failed or unknown"], true],
-    receipt: [STR, false],
-    detail: [STR, false],
-  },
-  state: { call: [STR, true], state: [[(v) => ["confirmed", "failed", "escalated"].includes(v), "a state"], true], receipt: [STR, false] },
-  log: { text: [STR, true] },
+/** The integer ranges of schemars' `format` values (Rust's integer types); u64 as far as a number holds. */
+const FORMAT_RANGES = {
+  uint8: [0, 2 ** 8 - 1],
+  uint16: [0, 2 ** 16 - 1],
+  uint32: [0, 2 ** 32 - 1],
+  uint64: [0, Number.MAX_SAFE_INTEGER],
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 
+function jsonType(v) {
+  if (v === null) return "null";
+  if (typeof v === "boolean") return "boolean";
+  if (typeof v === "number") return Number.isSafeInteger(v) ? "integer" : "number";
+  if (typeof v === "string") return "string";
+  if (Array.isArray(v)) return "array";
+  return "object";
+}
+
+const show = (v) => String(JSON.stringify(v)).slice(0, 80);
+
+/**
+ * `api/protocol.schema.json`, checked as strictly as the simulator reads: the subset of JSON
+ * Schema 2020-12 that schemars writes, and an object's unknown field is an error even where
+ * the schema leaves `additionalProperties` open (the simulator stays strict; only the clients
+ * ignore unknown fields).
+ */
+export class ProtocolSchema {
+  constructor(path = SCHEMA_PATH) {
+    this.schema = JSON.parse(readFileSync(path, "utf8"));
+    this.defs = this.schema.$defs;
+    this.version = this.schema["x-protocol-version"];
+    this.variants = { ToExec: this.#variants("ToExec"), FromExec: this.#variants("FromExec") };
+  }
+
+  #variants(direction) {
+    const out = new Map();
+    for (const variant of this.defs[direction].oneOf) {
+      const v = this.#resolve(variant);
+      out.set(v.properties.type.const, v);
+    }
+    return out;
+  }
+
+  #resolve(node) {
+    while (node && typeof node === "object" && "$ref" in node) node = this.defs[node.$ref.replace("#/$defs/", "")];
+    return node;
+  }
+
+  /** What is wrong with `msg` as a message of `direction` ("ToExec": the simulator sends it), or null. */
+  problem(direction, msg) {
+    if (msg === null || typeof msg !== "object" || Array.isArray(msg)) return "not a JSON object";
+    const variant = this.variants[direction].get(msg.type);
+    if (variant === undefined) {
+      return `unknown message type ${JSON.stringify(msg.type)} (protocol ${this.version} has ${[...this.variants[direction].keys()].join(", ")})`;
+    }
+    return this.#problem(variant, msg, msg.type);
+  }
+
+  #problem(node, v, at) {
+    if (node === true) return null;
+    if (node === false) return `${at} is not allowed`;
+    if ("$ref" in node) {
+      const found = this.#problem(this.#resolve(node), v, at);
+      if (found) return found;
+    }
+    for (const key of ["anyOf", "oneOf"]) {
+      if (key in node) {
+        const matched = node[key].filter((b) => this.#problem(b, v, at) === null).length;
+        if (matched === 0 || (key === "oneOf" && matched > 1)) return `${at} matches ${matched} of the ${key} alternatives: ${show(v)}`;
+      }
+    }
+    const kind = jsonType(v);
+    if (node.type !== undefined) {
+      const types = typeof node.type === "string" ? [node.type] : node.type;
+      if (!types.includes(kind) && !(kind === "integer" && types.includes("number"))) return `${at} must be ${types.join(" or ")}, not ${show(v)}`;
+    }
+    if ("const" in node && v !== node.const) return `${at} must be ${JSON.stringify(node.const)}, not ${show(v)}`;
+    if ("enum" in node && !node.enum.includes(v)) return `${at} must be one of ${node.enum.join(", ")}, not ${show(v)}`;
+    if (kind === "integer" || kind === "number") {
+      const [low, high] = FORMAT_RANGES[node.format] ?? [undefined, undefined];
+      const min = node.minimum ?? low;
+      const max = Math.min(node.maximum ?? high ?? Infinity, Number.MAX_SAFE_INTEGER);
+      if ((min !== undefined && v < min) || v > max) return `${at} must be in [${min}, ${max}], not ${v}`;
+    }
+    if (kind === "array") {
+      const prefix = node.prefixItems ?? [];
+      for (const [i, item] of v.entries()) {
+        const found = this.#problem(i < prefix.length ? prefix[i] : (node.items ?? true), item, `${at}[${i}]`);
+        if (found) return found;
+      }
+      if (v.length < (node.minItems ?? 0) || v.length > (node.maxItems ?? v.length)) return `${at} has ${v.length} items`;
+    }
+    if (kind === "object") {
+      const props = node.properties ?? {};
+      for (const name of node.required ?? []) if (!Object.hasOwn(v, name)) return `${at} lacks ${JSON.stringify(name)}`;
+      const extra = node.additionalProperties ?? !("properties" in node);
+      for (const [name, item] of Object.entries(v)) {
+        const sub = Object.hasOwn(props, name) ? props[name] : extra;
+        if (sub === false) return `unknown field ${JSON.stringify(name)} in ${at}`;
+        const found = this.#problem(sub, item, `${at}.${name}`);
+        if (found) return found;
+      }
+    }
+    return null;
+  }
+}
+
+export const PROTOCOL_SCHEMA = new ProtocolSchema();
+
+// What the schema cannot say: conventions of the clients this fake simulator also holds them to.
 const KV_FIELDS = { get: ["key"], put: ["key", "value"], cas: ["key", "expect_version", "value"], delete: ["key"], list: ["prefix"] };
 
+/** Validate one executor message as retrylab reads it (the schema's `FromExec`, strictly), and the clients' conventions beyond it. */
 export function checkMessage(msg, lastMsgId) {
   const fail = (text) => assert.fail(`${text}: ${JSON.stringify(msg)}`);
-  if (msg === null || typeof msg !== "object" || Array.isArray(msg)) fail("not a JSON object");
-  const schema = SCHEMA[msg.type];
-  if (!schema) fail(`unknown message type ${JSON.stringify(msg.type)}`);
-  for (const [name, value] of Object.entries(msg)) {
-    if (name === "type") continue;
-    if (!schema[name]) fail(`unknown field ${name} in ${msg.type}`);
-    const [[check, what]] = schema[name];
-    if (!check(value)) fail(`${msg.type}.${name} must be ${what}`);
+  const problem = PROTOCOL_SCHEMA.problem("FromExec", msg);
+  if (problem !== null) fail(problem);
+  if (msg.type === "hello" && !("client" in msg)) fail("hello names its client");
+  if (msg.type === "hello" && "fork" in msg) fail("the Node client does not fork");
+  if (msg.type === "http") {
+    if (("body" in msg) === ("body_b64" in msg)) fail("http carries exactly one of body, body_b64");
+    if (!("headers" in msg) || !("timeout_ms" in msg)) fail("the clients send headers and timeout_ms");
+    if (!Object.keys(msg.headers).every((k) => k === k.toLowerCase())) fail("header names are lowercase");
   }
-  for (const [name, [, required]] of Object.entries(schema)) if (required && !(name in msg)) fail(`${msg.type} lacks ${name}`);
-  if (msg.type === "http" && ("body" in msg) === ("body_b64" in msg)) fail("http carries exactly one of body, body_b64");
   if (msg.type === "kv") {
     const fields = Object.keys(msg).filter((k) => !["type", "msg_id", "op"].includes(k)).sort();
     if (JSON.stringify(fields) !== JSON.stringify([...KV_FIELDS[msg.op]].sort())) fail(`kv ${msg.op} carries exactly ${KV_FIELDS[msg.op]}`);
@@ -173,7 +252,12 @@ export class FakeSim {
     assert.fail(`${text}\n--- executor stderr ---\n${this.#stderr}`);
   }
 
-  send(msg, { checkClock = true } = {}) {
+  /** Send `msg`, checked against the schema's ToExec (`checkSchema: false`: a test sends what the protocol does not allow). */
+  send(msg, { checkClock = true, checkSchema = true } = {}) {
+    if (checkSchema) {
+      const problem = PROTOCOL_SCHEMA.problem("ToExec", msg);
+      assert.equal(problem, null, `the fake sim would send what the protocol does not allow: ${JSON.stringify(msg)}`);
+    }
     if ("now_ms" in msg && msg.type !== "start" && checkClock) {
       assert.ok(msg.now_ms >= this.nowMs, "the fake sim's clock went backwards");
     }
@@ -253,11 +337,11 @@ export class FakeSim {
     const hello = await this.expect("hello", { protocol: 1, mode: "sync", client: "retrylab-node/0.1.0" });
     this.send({
       type: "init",
-      protocol: 1,
+      protocol: PROTOCOL_SCHEMA.version,
       executor: "node-test",
       config: config ?? { attempts: 3, timeout_ms: 5000, backoff_ms: 100 },
       params: params ?? {},
-      provider: provider ?? { base_url: "http://provider.sim", preset: "stripe_v1", key_header: "Idempotency-Key" },
+      provider: provider ?? { base_url: "http://provider.sim", key_header: "Idempotency-Key", http: {} },
       tools: tools ?? ["create", "compensate"],
     });
     await this.expect("init_ok");

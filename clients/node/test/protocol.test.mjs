@@ -122,11 +122,58 @@ test("a start with reset while blocked in a request abandons the call; a cancel 
   assert.equal(await sim.shutdown(), 0);
 });
 
-test("an unknown field is a protocol error: exit 1 with the message on stderr", async (t) => {
+test("an unknown field from the simulator is ignored (a newer simulator may add fields)", async (t) => {
   const sim = await started(t, APP);
-  sim.send({ type: "invoke", call: "c1", issue: 1, tool: "claims", args: {}, redelivery: false, now_ms: 0, extra: 1 });
+  sim.send({ type: "invoke", call: "c1", issue: 1, tool: "create", args: { ref: "r1", tenant: "t0" }, redelivery: false, now_ms: 10, extra: 1 }, { checkSchema: false });
+  const get = await sim.expect("kv", { op: "get", key: "key:r1" });
+  sim.send({ type: "kv_ok", in_reply_to: get.msg_id, ok: true, value: null, version: 0, vesion: 0, lease: { ms: 5 }, now_ms: 10 }, { checkSchema: false });
+  const cas = await sim.kvRound({ op: "cas", key: "key:r1", expect_version: 0 });
+  const http = await sim.expect("http", { call: "c1" });
+  assert.equal(http.headers["idempotency-key"], cas.value);
+  sim.send({ type: "http_response", in_reply_to: http.msg_id, status: 201, headers: {}, body: '{"id":"res_0"}', now_ms: 20, trailers: {} }, { checkSchema: false });
+  await sim.expect("result", { call: "c1", outcome: "ok", receipt: "res_0" });
+  sim.send({ type: "shutdown", reason: "done" }, { checkSchema: false });
+  assert.equal(await sim.expectEof(), 0);
+});
+
+test("a missing required field is a protocol error: exit 1 with the message on stderr", async (t) => {
+  const sim = await started(t, APP);
+  sim.send({ type: "invoke", call: "c1", issue: 1, tool: "claims", args: {}, now_ms: 0 }, { checkSchema: false });
   assert.equal(await sim.expectEof(), 1);
-  assert.match(sim.stderr(), /ProtocolError: unknown field "extra" in `invoke`/);
+  assert.match(sim.stderr(), /ProtocolError: `invoke` lacks its field "redelivery" \(protocol 1\)/);
+});
+
+test("a field of the wrong type is a protocol error", async (t) => {
+  const sim = await started(t, APP);
+  sim.invoke("c1", "create", { ref: "r1", tenant: "t0" });
+  const get = await sim.expect("kv", { op: "get" });
+  sim.send({ type: "kv_ok", in_reply_to: get.msg_id, ok: true, value: null, version: "0", now_ms: 0 }, { checkSchema: false });
+  assert.equal(await sim.expectEof(), 1);
+  assert.match(sim.stderr(), /ProtocolError: `kv_ok`.version must be an integer >= 0, not "0"/);
+});
+
+test("a nested object is checked, its unknown fields ignored", async (t) => {
+  const init = { type: "init", protocol: 1, executor: "x", config: {}, params: {}, tools: ["create"] };
+  const sim = new FakeSim(APP);
+  t.after(() => sim.close());
+  await sim.expect("hello");
+  sim.send({ ...init, provider: { base_url: "http://provider.sim", key_header: null, http: {}, region: "eu" } }, { checkSchema: false });
+  await sim.expect("init_ok");
+  const other = new FakeSim(APP);
+  t.after(() => other.close());
+  await other.expect("hello");
+  other.send({ ...init, provider: { base_url: "http://provider.sim", http: {} } }, { checkSchema: false });
+  assert.equal(await other.expectEof(), 1);
+  assert.match(other.stderr(), /`init`.provider must be an object with .*key_header \(a string or null\)/);
+});
+
+test("fork to a process that did not declare it is a protocol error", async (t) => {
+  const sim = new FakeSim(APP);
+  t.after(() => sim.close());
+  await sim.handshake();
+  sim.send({ type: "fork", in: "/nonexistent/in", out: "/nonexistent/out" });
+  assert.equal(await sim.expectEof(), 1);
+  assert.match(sim.stderr(), /`fork`, but this process did not declare "fork": true in its hello/);
 });
 
 test("a reply to the wrong msg_id is a protocol error", async (t) => {
@@ -147,9 +194,9 @@ test("time going backwards is a protocol error", async (t) => {
 
 test("the simulator's error message: exit 3, quoted on stderr", async (t) => {
   const sim = await started(t, APP);
-  sim.send({ type: "error", in_reply_to: 7, code: 20, text: "result for call c9, which this process was not given" });
+  sim.send({ type: "error", code: 20, text: "result for call c9, which this process was not given" });
   assert.equal(await sim.expectEof(), 3);
-  assert.match(sim.stderr(), /error code 20, in reply to 7\): result for call c9/);
+  assert.match(sim.stderr(), /error code 20, unknown_call\): result for call c9/);
 });
 
 test("strict mode: a real socket is fatal even when the handler catches it (exit 4)", async (t) => {

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ._kv import KV
+from ._protocol import FROM_EXEC_FIELDS
 
 __all__ = ["Context", "STATES"]
 
-#: The operation states a ``state`` message may record (protocol 1, section 4).
-STATES = ("confirmed", "failed", "escalated")
+#: The operation states a ``state`` message may record (from the protocol's schema).
+STATES: tuple[str, ...] = tuple(FROM_EXEC_FIELDS["state"]["state"]["spec"]["enum"])
 
 
 class _Backend(Protocol):
@@ -46,7 +47,7 @@ class Context:
         params: the design entry's own parameters (``init.params``).
         config: the model's ``executor`` section (``init.config``).
         provider: where the provider answers (``init.provider``: ``base_url``,
-            ``preset``, ``key_header``).
+            ``key_header`` and the provider's face, ``http``).
     """
 
     def __init__(

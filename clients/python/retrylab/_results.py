@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, get_args
 
 from ._errors import Definite, Indefinite
+from ._protocol import Outcome
 
 __all__ = ["Result", "Outcome", "ok", "failed", "unknown", "describe_exception"]
 
-Outcome = Literal["ok", "failed", "unknown"]
+#: The outcomes a ``result`` may claim (from the protocol's schema).
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 
 _MAX_DETAIL = 2000
 
@@ -56,7 +58,7 @@ class Result:
     exception: BaseException | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.outcome not in ("ok", "failed", "unknown"):
+        if self.outcome not in OUTCOMES:
             raise ValueError(f"outcome must be 'ok', 'failed' or 'unknown', not {self.outcome!r}")
         if self.receipt is not None:
             if not isinstance(self.receipt, str):

@@ -20,6 +20,7 @@ from ._channel import Channel, simulator_fds
 from ._context import Context
 from ._errors import OutsideHandlerError, ProtocolError, RetrylabError, StrictModeError
 from ._kv import check_key, check_value, check_version
+from ._protocol import ERROR_CODE_NAMES, FROM_EXEC_FIELDS, PROTOCOL_VERSION, TO_EXEC_FIELDS, Spec
 from ._results import Result, describe_exception, from_exception, from_return
 
 __all__ = [
@@ -38,14 +39,14 @@ __all__ = [
     "MODES",
 ]
 
-PROTOCOL = 1
+PROTOCOL = PROTOCOL_VERSION
 CLIENT = "retrylab-python/0.1.0"
 
-#: The modes ``hello.mode`` may name.
-MODES = ("sync", "async")
+#: The modes ``hello.mode`` may name (from the protocol's schema).
+MODES: tuple[str, ...] = tuple(FROM_EXEC_FIELDS["hello"]["mode"]["spec"]["enum"])
 
-#: The transport errors an ``http_error`` may carry.
-HTTP_ERRORS = ("connect_timeout", "refused", "read_timeout", "reset")
+#: The transport errors an ``http_error`` may carry (from the protocol's schema).
+HTTP_ERRORS: tuple[str, ...] = tuple(TO_EXEC_FIELDS["http_error"]["error"]["spec"]["enum"])
 
 #: Exit status after the simulator's ``error`` message.
 EXIT_SIMULATOR_ERROR = 3
@@ -111,114 +112,118 @@ def seconds_to_ms(seconds: float) -> int:
 
 
 # --- validation of the simulator's messages ------------------------------------------------
+#
+# The tables are generated from the protocol's schema (api/protocol.schema.json, by
+# clients/gen_protocol.py): ``TO_EXEC_FIELDS`` gives, per message type, each field's
+# requiredness and its JSON value. A message is checked against them here: a known ``type``,
+# every required field present, every known field of its type. A field the table does not
+# know is ignored, so that a newer simulator may add fields without breaking this client.
 
-_INT = "int"
-_STR = "str"
-_BOOL = "bool"
-_DICT = "object"
-_LIST = "list"
-_STR_OR_NULL = "str or null"
-
-# type -> {field: (kind, required)}
-_SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
-    "init": {
-        "protocol": (_INT, True),
-        "executor": (_STR, True),
-        "config": (_DICT, True),
-        "params": (_DICT, True),
-        "provider": (_DICT, True),
-        "tools": (_LIST, True),
-        "now_ms": (_INT, False),
-    },
-    "start": {
-        "worker": (_INT, True),
-        "incarnation": (_INT, True),
-        "seed": (_INT, True),
-        "reset": (_BOOL, True),
-        "now_ms": (_INT, True),
-    },
-    "invoke": {
-        "call": (_STR, True),
-        "issue": (_INT, True),
-        "tool": (_STR, True),
-        "args": (_DICT, True),
-        "redelivery": (_BOOL, True),
-        "now_ms": (_INT, True),
-    },
-    "cancel": {"call": (_STR, True), "issue": (_INT, True), "now_ms": (_INT, True)},
-    "http_response": {
-        "in_reply_to": (_INT, True),
-        "status": (_INT, True),
-        "headers": (_DICT, True),
-        "body": (_STR, False),
-        "body_b64": (_STR, False),
-        "now_ms": (_INT, True),
-    },
-    "http_error": {"in_reply_to": (_INT, True), "error": (_STR, True), "now_ms": (_INT, True)},
-    "wake": {"in_reply_to": (_INT, True), "now_ms": (_INT, True)},
-    "kv_ok": {
-        "in_reply_to": (_INT, True),
-        "ok": (_BOOL, True),
-        "value": (_STR_OR_NULL, False),
-        "version": (_INT, False),
-        "entries": (_LIST, False),
-        "now_ms": (_INT, True),
-    },
-    "error": {
-        "code": (_INT, True),
-        "text": (_STR, True),
-        "in_reply_to": (_INT, False),
-        "now_ms": (_INT, False),
-    },
-    "shutdown": {"now_ms": (_INT, False)},
-    "fork": {"in": (_STR, True), "out": (_STR, True)},
+_TYPE_WORDS = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "a boolean",
+    "null": "null",
+    "array": "a list",
+    "object": "an object",
 }
 
 
-def _kind_ok(kind: str, value: Any) -> bool:
-    if kind == _INT:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == _STR:
-        return isinstance(value, str)
-    if kind == _BOOL:
-        return isinstance(value, bool)
-    if kind == _DICT:
-        return isinstance(value, dict)
-    if kind == _LIST:
-        return isinstance(value, list)
-    if kind == _STR_OR_NULL:
-        return value is None or isinstance(value, str)
-    raise AssertionError(kind)  # pragma: no cover
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _matches(spec: Spec, value: Any) -> bool:
+    """Whether ``value`` is of ``spec`` (see clients/gen_protocol.py); an object's unknown
+    fields are ignored."""
+    types = spec.get("types")
+    if types is None:
+        return True
+    kind = _json_type(value)
+    if kind not in types and not (kind == "integer" and "number" in types):
+        return False
+    if "enum" in spec and not any(type(v) is type(value) and v == value for v in spec["enum"]):
+        return False
+    if kind in ("integer", "number"):
+        return spec.get("min", value) <= value <= spec.get("max", value)
+    if kind == "array":
+        if "tuple" in spec:
+            return len(value) == len(spec["tuple"]) and all(_matches(s, v) for s, v in zip(spec["tuple"], value))
+        return "items" not in spec or all(_matches(spec["items"], v) for v in value)
+    if kind == "object":
+        if "values" in spec and not all(_matches(spec["values"], v) for v in value.values()):
+            return False
+        for name, field in spec.get("fields", {}).items():
+            if name in value:
+                if not _matches(field["spec"], value[name]):
+                    return False
+            elif field["required"]:
+                return False
+    return True
+
+
+def _describe(spec: Spec) -> str:
+    """``spec`` in words, for an error message."""
+    if "enum" in spec:
+        return "one of " + ", ".join(str(v) for v in spec["enum"])
+    types = spec.get("types")
+    if types is None:
+        return "any value"
+    words = []
+    for t in types:
+        word = _TYPE_WORDS.get(t, t)
+        if t in ("integer", "number") and "min" in spec:
+            word += f" >= {spec['min']}"
+        if t == "array" and "tuple" in spec:
+            word = "[" + ", ".join(_describe(s) for s in spec["tuple"]) + "]"
+        elif t == "array" and "items" in spec:
+            word += " of " + _describe(spec["items"])
+        elif t == "object" and "fields" in spec:
+            needed = [n for n, f in spec["fields"].items() if f["required"]]
+            word += " with " + ", ".join(f"{n} ({_describe(spec['fields'][n]['spec'])})" for n in needed)
+        elif t == "object" and "values" in spec:
+            word += " of " + _describe(spec["values"])
+        words.append(word)
+    return " or ".join(words)
 
 
 def validate(message: dict[str, Any]) -> dict[str, Any]:
-    """Check a simulator message against protocol 1: a known ``type``, every required field
-    present with its type, no unknown field. Raises :class:`ProtocolError` naming the fault."""
+    """Check a simulator message against the protocol's generated tables: a known ``type``,
+    every required field present, every known field of its type; unknown fields are ignored
+    (forward compatibility). Raises :class:`ProtocolError` naming the fault."""
     kind = message.get("type")
     if not isinstance(kind, str):
         raise ProtocolError(f"the simulator sent a message without a string `type`: {_short(message)}")
-    schema = _SCHEMA.get(kind)
-    if schema is None:
+    fields = TO_EXEC_FIELDS.get(kind)
+    if fields is None:
         raise ProtocolError(
-            f"the simulator sent a message of unknown type {kind!r} (protocol 1 has "
-            f"{', '.join(sorted(_SCHEMA))}): {_short(message)}"
+            f"the simulator sent a message of unknown type {kind!r} (protocol {PROTOCOL} has "
+            f"{', '.join(sorted(TO_EXEC_FIELDS))}): {_short(message)}"
         )
-    for name, value in message.items():
-        if name == "type":
-            continue
-        spec = schema.get(name)
-        if spec is None:
-            raise ProtocolError(f"`{kind}` has an unknown field {name!r} (protocol 1): {_short(message)}")
-        if not _kind_ok(spec[0], value):
+    for name, field in fields.items():
+        if name not in message:
+            if field["required"]:
+                raise ProtocolError(f"`{kind}` lacks its field {name!r} (protocol {PROTOCOL}): {_short(message)}")
+        elif not _matches(field["spec"], message[name]):
             raise ProtocolError(
-                f"`{kind}`.{name} must be a JSON {spec[0]}, not {json.dumps(value)[:80]}: {_short(message)}"
+                f"`{kind}`.{name} must be {_describe(field['spec'])}, not {json.dumps(message[name])[:80]}: "
+                f"{_short(message)}"
             )
-    for name, (_, required) in schema.items():
-        if required and name not in message:
-            raise ProtocolError(f"`{kind}` lacks its field {name!r} (protocol 1): {_short(message)}")
-    now = message.get("now_ms")
-    if now is not None and now < 0:
-        raise ProtocolError(f"`{kind}`.now_ms is negative: {_short(message)}")
     return message
 
 
@@ -417,7 +422,8 @@ class Runtime:
         except ProtocolError as e:
             raise self._fail(e) from None
         kind = message["type"]
-        now = message.get("now_ms")
+        # The clock moves with the messages that carry it (an unknown field is ignored).
+        now = message.get("now_ms") if "now_ms" in TO_EXEC_FIELDS[kind] else None
         if now is not None:
             if kind != "start" and now < _virtual.now_ms():
                 raise self._fail(
@@ -428,10 +434,10 @@ class Runtime:
                 )
             _virtual.set_now_ms(now)
         if kind == "error":
-            where = f", in reply to msg_id {message['in_reply_to']}" if "in_reply_to" in message else ""
+            code = message["code"]
             sys.stderr.write(
-                f"retrylab: the simulator refused a message (error code {message['code']}{where}): "
-                f"{message['text']}\n"
+                f"retrylab: the simulator refused a message (error code {code}, "
+                f"{ERROR_CODE_NAMES.get(code, 'unknown')}): {message['text']}\n"
             )
             sys.stderr.flush()
             raise self._fail(SystemExit(EXIT_SIMULATOR_ERROR))
@@ -613,24 +619,11 @@ class Runtime:
     def http_answer(self, ctx: Context, reply: dict[str, Any]) -> HttpAnswer | HttpFailure:
         """The answer an ``http_response`` or ``http_error`` carries (checked)."""
         if reply["type"] == "http_error":
+            # One of HTTP_ERRORS: the table checked it.
             error = reply["error"]
-            if error not in HTTP_ERRORS:
-                raise self._fail(
-                    ProtocolError(f"`http_error`.error {error!r} is not one of {', '.join(HTTP_ERRORS)}: {_short(reply)}")
-                )
             return HttpFailure(error)
-        if "body" in reply and "body_b64" in reply:
-            raise self._fail(ProtocolError(f"`http_response` has both `body` and `body_b64`: {_short(reply)}"))
-        for k, v in reply["headers"].items():
-            if not isinstance(v, str):
-                raise self._fail(ProtocolError(f"`http_response`.headers[{k!r}] is not a string: {_short(reply)}"))
-        if "body_b64" in reply:
-            try:
-                data = base64.b64decode(reply["body_b64"], validate=True)
-            except ValueError:
-                raise self._fail(ProtocolError(f"`http_response`.body_b64 is not base64: {_short(reply)}")) from None
-        else:
-            data = reply.get("body", "").encode("utf-8")
+        # The table checked the headers' values (strings) and the body (UTF-8 text).
+        data = reply["body"].encode("utf-8")
         status = reply["status"]
         if 200 <= status < 300:
             _note_receipt(ctx, data)

@@ -3,8 +3,10 @@
 It spawns an executor script as a subprocess with the protocol's channel on fd 3
 (simulator -> executor) and fd 4 (executor -> simulator), or on other descriptors named by
 ``RETRYLAB_FD_IN``/``RETRYLAB_FD_OUT``, speaks protocol 1 from the simulator's side, and
-checks every message the executor sends as strictly as retrylab does (known types, required
-fields and their types, no unknown field, increasing ``msg_id``). It keeps a transcript, a
+checks every message the executor sends as strictly as retrylab does, against the protocol's
+schema (``api/protocol.schema.json``, read at run time: known types, required fields and their
+types, no unknown field), and the clients' conventions beyond it (increasing ``msg_id``...);
+every message it sends is checked against the same schema. It keeps a transcript, a
 store with the simulator's semantics, and fails a test with the executor's stderr when
 something goes wrong. Wall-clock timeouts only guard against a hung executor; nothing in a
 test depends on timing.
@@ -37,67 +39,130 @@ def _check(cond: bool, text: str, msg: dict[str, Any]) -> None:
         raise ExecutorMessageError(f"{text}: {json.dumps(msg)}")
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+#: The protocol's one source, read at run time: the schema the Rust types generate.
+SCHEMA_PATH = Path(__file__).resolve().parents[3] / "api" / "protocol.schema.json"
 
-
-# What the executor may send (protocol 1, section 4): field -> (check, required).
-_STR = (lambda v: isinstance(v, str), "a string")
-_INT = (_is_int, "an integer")
-_NONNEG = (lambda v: _is_int(v) and v >= 0, "an integer >= 0")
-_STRLIST = (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings")
-_HEADERS = (
-    lambda v: isinstance(v, dict) and all(isinstance(k, str) and k == k.lower() and isinstance(x, str) for k, x in v.items()),
-    "an object of lowercase names to strings",
-)
-_TIMEOUT = (lambda v: v is None or (_is_int(v) and v >= 0), "null or an integer >= 0")
-_OUTCOME = (lambda v: v in ("ok", "failed", "unknown"), "ok, failed or unknown")
-_STATE = (lambda v: v in ("confirmed", "failed", "escalated"), "confirmed, failed or escalated")
-
-SCHEMA: dict[str, dict[str, tuple[tuple[Any, str], bool]]] = {
-    "hello": {
-        "protocol": (_INT, True),
-        "mode": (_STR, True),
-        "client": (_STR, True),
-        "tools": (_STRLIST, True),
-        "assumptions": (_STRLIST, False),
-        "guarantee": (_STRLIST, False),
-        "fork": ((lambda v: v is True, "true"), False),
-    },
-    "forked": {"pid": ((lambda v: _is_int(v) and v > 1, "a process id"), True)},
-    "init_ok": {},
-    "ready": {},
-    "http": {
-        "msg_id": (_INT, True),
-        "call": (_STR, True),
-        "method": (_STR, True),
-        "url": (_STR, True),
-        "headers": (_HEADERS, True),
-        "body": (_STR, False),
-        "body_b64": (_STR, False),
-        "timeout_ms": (_TIMEOUT, True),
-    },
-    "sleep": {"msg_id": (_INT, True), "ms": (_NONNEG, True)},
-    "kv": {
-        "msg_id": (_INT, True),
-        "op": ((lambda v: v in ("get", "put", "cas", "delete", "list"), "a kv op"), True),
-        "key": (_STR, False),
-        "value": (_STR, False),
-        "expect_version": (_NONNEG, False),
-        "prefix": (_STR, False),
-    },
-    "result": {
-        "call": (_STR, True),
-        "issue": (_INT, True),
-        "outcome": (_OUTCOME, True),
-        "receipt": (_STR, False),
-        "detail": (_STR, False),
-    },
-    "state": {"call": (_STR, True), "state": (_STATE, True), "receipt": (_STR, False)},
-    "log": {"text": (_STR, True)},
-    "idle": {},
+#: The integer ranges of schemars' ``format`` values (Rust's integer types).
+_FORMAT_RANGES = {
+    "uint8": (0, 2**8 - 1),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
 }
 
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+class ProtocolSchema:
+    """``api/protocol.schema.json``, checked as strictly as the simulator reads: the subset of
+    JSON Schema 2020-12 that schemars writes, and an object's unknown field is an error even
+    where the schema leaves ``additionalProperties`` open (the simulator stays strict; only
+    the clients ignore unknown fields)."""
+
+    def __init__(self, path: Path = SCHEMA_PATH) -> None:
+        self.schema = json.loads(path.read_text(encoding="utf-8"))
+        self.defs: dict[str, Any] = self.schema["$defs"]
+        self.version: int = self.schema["x-protocol-version"]
+        self.variants = {direction: self._variants(direction) for direction in ("ToExec", "FromExec")}
+
+    def _variants(self, direction: str) -> dict[str, Any]:
+        out = {}
+        for variant in self.defs[direction]["oneOf"]:
+            variant = self._resolve(variant)
+            out[variant["properties"]["type"]["const"]] = variant
+        return out
+
+    def _resolve(self, node: Any) -> Any:
+        while isinstance(node, dict) and "$ref" in node:
+            node = self.defs[node["$ref"].removeprefix("#/$defs/")]
+        return node
+
+    def kinds(self, direction: str) -> list[str]:
+        return list(self.variants[direction])
+
+    def problem(self, direction: str, msg: Any) -> str | None:
+        """What is wrong with ``msg`` as a message of ``direction`` (``ToExec``: the simulator
+        sends it; ``FromExec``: the executor does), or ``None``."""
+        if not isinstance(msg, dict):
+            return "not a JSON object"
+        kind = msg.get("type")
+        if kind not in self.variants[direction]:
+            return f"unknown message type {kind!r} (protocol {self.version} has {', '.join(self.kinds(direction))})"
+        return self._problem(self.variants[direction][kind], msg, kind)
+
+    def _problem(self, node: Any, v: Any, at: str) -> str | None:
+        if node is True:
+            return None
+        if node is False:
+            return f"{at} is not allowed"
+        if "$ref" in node:
+            found = self._problem(self._resolve(node), v, at)
+            if found:
+                return found
+        for key in ("anyOf", "oneOf"):
+            if key in node:
+                matched = sum(self._problem(b, v, at) is None for b in node[key])
+                if matched == 0 or (key == "oneOf" and matched > 1):
+                    return f"{at} matches {matched} of the {key} alternatives: {json.dumps(v)[:80]}"
+        kind = _json_type(v)
+        types = node.get("type")
+        if types is not None:
+            types = [types] if isinstance(types, str) else types
+            if kind not in types and not (kind == "integer" and "number" in types):
+                return f"{at} must be {' or '.join(types)}, not {json.dumps(v)[:80]}"
+        if "const" in node and not (v == node["const"] and _json_type(node["const"]) == kind):
+            return f"{at} must be {json.dumps(node['const'])}, not {json.dumps(v)[:80]}"
+        if "enum" in node and not any(v == e and _json_type(e) == kind for e in node["enum"]):
+            return f"{at} must be one of {', '.join(map(str, node['enum']))}, not {json.dumps(v)[:80]}"
+        if kind in ("integer", "number"):
+            low, high = _FORMAT_RANGES.get(node.get("format", ""), (None, None))
+            low, high = node.get("minimum", low), node.get("maximum", high)
+            if (low is not None and v < low) or (high is not None and v > high):
+                return f"{at} must be in [{low}, {high}], not {v}"
+        if kind == "array":
+            prefix = node.get("prefixItems", [])
+            for i, item in enumerate(v):
+                sub = prefix[i] if i < len(prefix) else node.get("items", True)
+                found = self._problem(sub, item, f"{at}[{i}]")
+                if found:
+                    return found
+            if len(v) < node.get("minItems", 0) or len(v) > node.get("maxItems", len(v)):
+                return f"{at} has {len(v)} items"
+        if kind == "object":
+            props = node.get("properties", {})
+            for name in node.get("required", []):
+                if name not in v:
+                    return f"{at} lacks {name!r}"
+            extra = node.get("additionalProperties", False if "properties" in node else True)
+            for name, item in v.items():
+                sub = props.get(name, extra)
+                if sub is False:
+                    return f"unknown field {name!r} in {at}"
+                found = self._problem(sub, item, f"{at}.{name}")
+                if found:
+                    return found
+        return None
+
+
+PROTOCOL_SCHEMA = ProtocolSchema()
+
+# What the schema cannot say: conventions of the clients this fake simulator also holds them to.
 _KV_FIELDS = {
     "get": {"key"},
     "put": {"key", "value"},
@@ -108,22 +173,21 @@ _KV_FIELDS = {
 
 
 def check_message(msg: Any, last_msg_id: int) -> int:
-    """Validate one executor message as retrylab reads it; returns the last msg_id seen."""
-    if not isinstance(msg, dict):
-        raise ExecutorMessageError(f"not a JSON object: {msg!r}")
-    kind = msg.get("type")
-    _check(kind in SCHEMA, f"unknown message type {kind!r}", msg)
-    schema = SCHEMA[kind]
-    for name, value in msg.items():
-        if name == "type":
-            continue
-        _check(name in schema, f"unknown field {name!r} in {kind}", msg)
-        (fn, what), _ = schema[name]
-        _check(fn(value), f"{kind}.{name} must be {what}", msg)
-    for name, (_, required) in schema.items():
-        _check(not required or name in msg, f"{kind} lacks {name!r}", msg)
+    """Validate one executor message as retrylab reads it (the schema's ``FromExec``, strictly),
+    and the clients' conventions beyond it; returns the last msg_id seen."""
+    problem = PROTOCOL_SCHEMA.problem("FromExec", msg)
+    if problem is not None:
+        raise ExecutorMessageError(f"{problem}: {json.dumps(msg)}")
+    kind = msg["type"]
+    if kind == "hello":
+        _check("client" in msg, "hello names its client", msg)
+        _check(msg.get("fork", True) is True, "hello declares fork: true or leaves it out", msg)
+    if kind == "forked":
+        _check(msg["pid"] > 1, "forked carries a process id", msg)
     if kind == "http":
         _check(("body" in msg) != ("body_b64" in msg), "http carries exactly one of body, body_b64", msg)
+        _check("headers" in msg and "timeout_ms" in msg, "the clients send headers and timeout_ms", msg)
+        _check(all(k == k.lower() for k in msg["headers"]), "header names are lowercase", msg)
     if kind == "kv":
         fields = set(msg) - {"type", "msg_id", "op"}
         _check(fields == _KV_FIELDS[msg["op"]], f"kv {msg['op']} carries exactly {sorted(_KV_FIELDS[msg['op']])}", msg)
@@ -266,7 +330,12 @@ class FakeSim:
     def _fail(self, text: str) -> AssertionError:
         return AssertionError(f"{text}\n--- executor stderr ---\n{self.stderr()}")
 
-    def send(self, msg: dict[str, Any], *, check_clock: bool = True) -> None:
+    def send(self, msg: dict[str, Any], *, check_clock: bool = True, check_schema: bool = True) -> None:
+        """Send ``msg``, checked against the schema's ``ToExec`` (``check_schema=False``: a
+        test that sends what the protocol does not allow, to see the client refuse it)."""
+        if check_schema:
+            problem = PROTOCOL_SCHEMA.problem("ToExec", msg)
+            assert problem is None, f"the fake sim would send what the protocol does not allow: {problem}: {msg}"
         if "now_ms" in msg and check_clock:
             assert msg["now_ms"] >= self.now_ms or msg["type"] == "start", "the fake sim's clock went backwards"
             self.now_ms = msg["now_ms"]
@@ -362,13 +431,13 @@ class FakeSim:
         self.send(
             {
                 "type": "init",
-                "protocol": 1,
+                "protocol": PROTOCOL_SCHEMA.version,
                 "executor": "python-test",
                 "config": config if config is not None else {"attempts": 3, "timeout_ms": 5000, "backoff_ms": 100},
                 "params": params if params is not None else {},
                 "provider": provider
                 if provider is not None
-                else {"base_url": "http://provider.sim", "preset": "stripe_v1", "key_header": "Idempotency-Key"},
+                else {"base_url": "http://provider.sim", "key_header": "Idempotency-Key", "http": {}},
                 "tools": tools if tools is not None else ["create", "compensate"],
             }
         )

@@ -146,11 +146,11 @@ def test_result_rules(sim) -> None:
 
 def test_the_simulators_error_message_exits_3(sim) -> None:
     sim.invoke("c1", "create", {"ref": "r1", "tenant": "t0"})
-    msg = sim.expect("kv", op="get")
-    sim.send({"type": "error", "in_reply_to": msg["msg_id"], "code": 20, "text": "result for call c9, which this process was not given"})
+    sim.expect("kv", op="get")
+    sim.send({"type": "error", "code": 20, "text": "result for call c9, which this process was not given"})
     assert sim.expect_eof() == 3
     assert (
-        "retrylab: the simulator refused a message (error code 20, in reply to msg_id 1): "
+        "retrylab: the simulator refused a message (error code 20, unknown_call): "
         "result for call c9, which this process was not given" in sim.stderr()
     )
 
@@ -161,12 +161,57 @@ def test_a_message_out_of_turn_is_a_protocol_error(sim) -> None:
     assert "retrylab._errors.ProtocolError: between turns, expected `start`, `invoke`, `cancel` or `shutdown`, got:" in sim.stderr()
 
 
-def test_an_unknown_field_is_a_protocol_error(sim) -> None:
+def test_an_unknown_field_from_the_simulator_is_ignored(sim) -> None:
+    # A newer simulator may add fields: the client reads the ones it knows (forward
+    # compatibility); the clock moves only with a known `now_ms`.
+    sim.invoke("c1", "create", {"ref": "r1", "tenant": "t0"}, now_ms=10)
+    get = sim.expect("kv", op="get", key="key:r1")
+    sim.send(
+        {"type": "kv_ok", "in_reply_to": get["msg_id"], "ok": True, "value": None, "version": 0, "vesion": 0, "lease": {"ms": 5}, "now_ms": 10},
+        check_schema=False,
+    )
+    cas = sim.kv_round(op="cas", key="key:r1", expect_version=0)
+    http = sim.expect("http", call="c1")
+    assert http["headers"]["idempotency-key"] == cas["value"]
+    sim.send(
+        {"type": "http_response", "in_reply_to": http["msg_id"], "status": 201, "headers": {}, "body": '{"id":"res_0"}',
+         "now_ms": 20, "trailers": {"x": "y"}, "protocol_note": None},
+        check_schema=False,
+    )
+    sim.kv_round(op="put", key="op:r1")
+    sim.expect("result", call="c1", outcome="ok", receipt="res_0")
+    sim.send({"type": "shutdown", "reason": "done"}, check_schema=False)
+    assert sim.expect_eof() == 0
+
+
+def test_a_missing_required_field_is_a_protocol_error(sim) -> None:
     sim.invoke("c1", "create", {"ref": "r1", "tenant": "t0"})
     msg = sim.expect("kv", op="get")
-    sim.send({"type": "kv_ok", "in_reply_to": msg["msg_id"], "ok": True, "value": None, "version": 0, "vesion": 0, "now_ms": 0})
+    sim.send({"type": "kv_ok", "in_reply_to": msg["msg_id"], "value": None, "version": 0, "now_ms": 0}, check_schema=False)
     assert sim.expect_eof() == 1
-    assert "ProtocolError: `kv_ok` has an unknown field 'vesion' (protocol 1)" in sim.stderr()
+    assert "ProtocolError: `kv_ok` lacks its field 'ok' (protocol 1)" in sim.stderr()
+
+
+def test_a_field_of_the_wrong_type_is_a_protocol_error(sim) -> None:
+    sim.invoke("c1", "create", {"ref": "r1", "tenant": "t0"})
+    msg = sim.expect("kv", op="get")
+    sim.send({"type": "kv_ok", "in_reply_to": msg["msg_id"], "ok": True, "value": None, "version": "0", "now_ms": 0}, check_schema=False)
+    assert sim.expect_eof() == 1
+    assert "ProtocolError: `kv_ok`.version must be an integer >= 0, not \"0\"" in sim.stderr()
+
+
+def test_a_nested_field_is_checked_and_its_unknown_fields_ignored(sim_factory) -> None:
+    sim: FakeSim = sim_factory()
+    sim.expect("hello")
+    init = {"type": "init", "protocol": 1, "executor": "x", "config": {}, "params": {}, "tools": ["create"]}
+    sim.send({**init, "provider": {"base_url": "http://provider.sim", "key_header": None, "http": {}, "region": "eu"}}, check_schema=False)
+    sim.expect("init_ok")
+    other: FakeSim = sim_factory()
+    other.expect("hello")
+    other.send({**init, "provider": {"base_url": "http://provider.sim", "http": {}}}, check_schema=False)
+    assert other.expect_eof() == 1
+    assert "ProtocolError: `init`.provider must be an object with " in other.stderr()
+    assert "key_header (a string or null)" in other.stderr()
 
 
 def test_a_reply_to_another_message_is_a_protocol_error(sim) -> None:
@@ -245,17 +290,9 @@ def test_httpx_binary_bodies_and_transport_errors(sim) -> None:
     sim.invoke("c1", "httpx_misc", {})
     http = sim.expect("http", method="POST", url="http://provider.sim/v1/blobs", body_b64=base64.b64encode(b"\xff\x00binary").decode())
     assert http["headers"]["content-type"] == "application/octet-stream"
-    sim.send(
-        {
-            "type": "http_response",
-            "in_reply_to": http["msg_id"],
-            "status": 201,
-            "headers": {"content-type": "application/octet-stream"},
-            "body_b64": base64.b64encode(b"\x00\x01\xfe").decode(),
-            "now_ms": 10,
-        }
-    )
-    sim.expect("log", text="binary answer 201 0001fe receipt=None")
+    # An answer's body is text (the protocol has no `body_b64` in `http_response`).
+    sim.http_respond(http, 201, "\x00\x01~", headers={"content-type": "application/octet-stream"}, after_ms=10)
+    sim.expect("log", text="binary answer 201 00017e receipt=None")
     for error, text in HTTPX_ERRORS.items():
         get = sim.expect("http", method="GET", url="http://provider.sim/v1/resources/res_0", body="")
         sim.http_error(get, error, after_ms=5)
@@ -266,6 +303,7 @@ def test_httpx_binary_bodies_and_transport_errors(sim) -> None:
 
 def test_an_unknown_transport_error_is_a_protocol_error(sim) -> None:
     sim.invoke("c1", "httpx_misc", {})
-    sim.http_error(sim.expect("http"), "dns_failure")
+    http = sim.expect("http")
+    sim.send({"type": "http_error", "in_reply_to": http["msg_id"], "error": "dns_failure", "now_ms": 0}, check_schema=False)
     assert sim.expect_eof() == 1
-    assert "`http_error`.error 'dns_failure' is not one of connect_timeout, refused, read_timeout, reset" in sim.stderr()
+    assert '`http_error`.error must be one of connect_timeout, refused, read_timeout, reset, not "dns_failure"' in sim.stderr()
