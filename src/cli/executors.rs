@@ -31,12 +31,15 @@ pub(super) fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Configured designs by name: (name, the design it configures).
+type ConfiguredNames = Vec<(String, String)>;
+
 /// The external executors and the configured designs (name, the design it configures)
 /// that the command's models list. One name means one thing across the models: a name
 /// given two meanings is refused, since a replay names the design only by it.
-fn models_designs(cli: &Cli) -> Result<(Vec<Wanted>, Vec<(String, String)>), CliError> {
+fn models_designs(cli: &Cli) -> Result<(Vec<Wanted>, ConfiguredNames), CliError> {
     let mut wanted: Vec<Wanted> = Vec::new();
-    let mut configured: Vec<(String, String)> = Vec::new();
+    let mut configured: ConfiguredNames = Vec::new();
     let files = report::model_files(&command_models(&cli.command)).unwrap_or_default();
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -52,7 +55,7 @@ fn models_designs(cli: &Cli) -> Result<(Vec<Wanted>, Vec<(String, String)>), Cli
 fn add_model_configured(
     path: &Path,
     text: &str,
-    configured: &mut Vec<(String, String)>,
+    configured: &mut ConfiguredNames,
 ) -> Result<(), CliError> {
     for (_, e) in crate::model::designs::configured_entries(text) {
         let Some(base) = e.design else {
