@@ -106,6 +106,17 @@ impl Metrics {
             large.resize(intents.len() * slots, 0);
             &mut large
         };
+        self.count_effects(o, counts, s);
+        for (intent, heard) in intents.iter().zip(o.heard) {
+            let c = &counts[intent.id.0 as usize * slots..][..slots];
+            self.judge_intent(o, intent, heard, c, s);
+        }
+    }
+
+    /// Counts each effect of the ledger into the (intent, slot) of `counts` it belongs to
+    /// (see [`Self::add_intents`]), and the effects, compensations and duplicates as it goes.
+    fn count_effects(&mut self, o: &Outcome<'_>, counts: &mut [u32], s: usize) {
+        let slots = 3 * s;
         let any_compensation = o.effects.iter().any(|e| e.step >= COMPENSATION);
         for effect in o.effects {
             let mut i = effect.intent.0 as usize;
@@ -126,7 +137,7 @@ impl Metrics {
                 s + (u.step as usize).min(s - 1)
             } else {
                 self.effects += 1;
-                let asked = step_params(intents[i].params, effect.step);
+                let asked = step_params(o.intents[i].params, effect.step);
                 self.drifted_effects += u64::from(effect.params != asked);
                 let k = (effect.step as usize).min(s - 1);
                 let gone = any_compensation
@@ -138,50 +149,51 @@ impl Metrics {
             };
             let n = &mut counts[i * slots + slot];
             // Every effect past the first of its intent and slot is a duplicate (an intent
-            // with effects has started, so the loop below visits it).
+            // with effects has started, so the loop of `add_intents` visits it).
             self.duplicate_effects += u64::from(*n > 0);
             *n += 1;
         }
-        for (intent, heard) in intents.iter().zip(o.heard) {
-            self.intents += 1;
-            let c = &counts[intent.id.0 as usize * slots..][..slots];
-            let (forward, live) = (&c[..s], &c[2 * s..]);
-            let steps = intent.steps as usize;
-            // A step is done while one of its effects exists that no compensation removed;
-            // a failure with such an effect left it behind.
-            let all_done = (0..steps).all(|k| live[k] > 0);
-            let left_behind = (0..steps).any(|k| live[k] > 0);
-            self.masked_mismatches += masked_steps(o, intent, heard);
-            self.wrong_receipts += wrong_receipts(o, intent, heard);
-            match heard.told {
-                Some((Told::Success, at)) => {
-                    self.time_to_outcome_ms.record(at - intent.arrival_ms);
-                    if all_done {
-                        self.completed += 1;
-                    } else {
-                        self.false_success += 1;
-                        // Absorbed: the success named a resource another intent created.
-                        let receipt = heard.steps[0].and_then(|s| s.receipt);
-                        let merged = forward[0] == 0
-                            && intent.repeat_of.is_some()
-                            && receipt.is_some_and(|r| {
-                                o.effects.iter().any(|e| {
-                                    e.resource == r && e.intent != intent.id && e.step == 0
-                                })
-                            });
-                        self.merged_repeats += u64::from(merged);
-                    }
+    }
+
+    /// Judges what the user was told about `intent` against its slots `c` of the counts: a
+    /// completion or a false success, a true or a false failure, or nothing resolved.
+    fn judge_intent(
+        &mut self,
+        o: &Outcome<'_>,
+        intent: &Intent,
+        heard: &Heard,
+        c: &[u32],
+        s: usize,
+    ) {
+        self.intents += 1;
+        let (forward, live) = (&c[..s], &c[2 * s..]);
+        let steps = intent.steps as usize;
+        // A step is done while one of its effects exists that no compensation removed;
+        // a failure with such an effect left it behind.
+        let all_done = (0..steps).all(|k| live[k] > 0);
+        let left_behind = (0..steps).any(|k| live[k] > 0);
+        self.masked_mismatches += masked_steps(o, intent, heard);
+        self.wrong_receipts += wrong_receipts(o, intent, heard);
+        match heard.told {
+            Some((Told::Success, at)) => {
+                self.time_to_outcome_ms.record(at - intent.arrival_ms);
+                if all_done {
+                    self.completed += 1;
+                } else {
+                    self.false_success += 1;
+                    let merged = forward[0] == 0 && merged_repeat(o, intent, heard);
+                    self.merged_repeats += u64::from(merged);
                 }
-                Some((Told::Failure, at)) => {
-                    self.time_to_outcome_ms.record(at - intent.arrival_ms);
-                    if left_behind {
-                        self.false_failure += 1;
-                    } else {
-                        self.true_failures += 1;
-                    }
-                }
-                Some((Told::Unresolved, _)) | None => self.unresolved += 1,
             }
+            Some((Told::Failure, at)) => {
+                self.time_to_outcome_ms.record(at - intent.arrival_ms);
+                if left_behind {
+                    self.false_failure += 1;
+                } else {
+                    self.true_failures += 1;
+                }
+            }
+            Some((Told::Unresolved, _)) | None => self.unresolved += 1,
         }
     }
 
@@ -374,6 +386,19 @@ pub(crate) fn removed<'e>(effects: &'e [Effect], compensation: &Effect) -> Optio
     effects
         .iter()
         .find(|e| e.resource == target && e.step < COMPENSATION)
+}
+
+/// Whether a repeat told success without a first-step effect of its own was absorbed: the
+/// success named a resource another intent created. (The caller has checked that the
+/// intent has no first-step effect.)
+fn merged_repeat(o: &Outcome<'_>, intent: &Intent, heard: &Heard) -> bool {
+    let receipt = heard.steps[0].and_then(|s| s.receipt);
+    intent.repeat_of.is_some()
+        && receipt.is_some_and(|r| {
+            o.effects
+                .iter()
+                .any(|e| e.resource == r && e.intent != intent.id && e.step == 0)
+        })
 }
 
 /// Steps of `intent` reported done on a receipt that is not an effect of that intent and

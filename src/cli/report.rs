@@ -85,50 +85,9 @@ fn replay_template(ctx: &Ctx) -> ReplayCommand {
 pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
     ctx.defer_warnings_if(a.shard.is_some());
     let (first, last) = seed_range(a.first_seed, a.seeds)?;
-    let baseline = ctx.designs.find(&a.baseline).ok_or_else(|| {
-        CliError::Input(format!(
-            "--baseline {}: unknown design; known designs: {}",
-            a.baseline,
-            ctx.designs.names().join(", ")
-        ))
-    })?;
-    if a.commit.as_deref().is_some_and(|c| c.trim().is_empty()) {
-        return Err(CliError::Input(
-            "--commit: empty; give the revision, or leave the option out".into(),
-        ));
-    }
-    // The output directory first: a path that cannot be one is bad input, found before any
-    // work is done. A shard writes a file there.
-    if a.shard.is_none() {
-        check_out_dir(&a.out)?;
-    }
+    let baseline = check_args(&a, ctx)?;
     // Read every model before running anything: a bad file is bad input, whatever its place.
-    let mut files = Vec::new();
-    let mut scenarios: Vec<Scenario> = Vec::new();
-    let file = |path: &Path, hash: &str| ModelFile {
-        path: path.display().to_string(),
-        hash: hash.to_string(),
-    };
-    for (path, model, hash) in load_all(ctx, &a.models)? {
-        files.push(file(&path, &hash));
-        let designs = designs_of(ctx, &model)?;
-        scenarios.push(Scenario {
-            path: path.display().to_string(),
-            hash,
-            model,
-            provider: None,
-            designs,
-        });
-    }
-    for (path, model, hash) in load_all(ctx, &a.each_provider)? {
-        files.push(file(&path, &hash));
-        let shown = path.display().to_string();
-        let designs = designs_of(ctx, &model)?;
-        scenarios.extend(
-            Scenario::each_provider(&shown, &hash, &model, &designs)
-                .map_err(|e| CliError::Input(format!("--each-provider {shown}: {e}")))?,
-        );
-    }
+    let (mut files, scenarios) = load_scenarios(&a, ctx)?;
     if a.max_faults > crate::model::MAX_EXPLORE_FAULTS {
         return Err(CliError::Input(format!(
             "--max-faults {}: more than the limit of {} for an exhaustive search",
@@ -137,7 +96,11 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
         )));
     }
     let matrix_files = load_all(ctx, &a.matrix)?;
-    files.extend(matrix_files.iter().map(|(path, _, hash)| file(path, hash)));
+    files.extend(
+        matrix_files
+            .iter()
+            .map(|(path, _, hash)| model_file(path, hash)),
+    );
     let matrix = matrix_columns(
         matrix_files
             .into_iter()
@@ -145,21 +108,7 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
             .collect(),
         ctx.designs.all(),
     );
-    let options = ReportOptions {
-        models: a.models.iter().map(|p| p.display().to_string()).collect(),
-        each_provider: a
-            .each_provider
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
-        matrix: a.matrix.iter().map(|p| p.display().to_string()).collect(),
-        max_faults: a.max_faults,
-        seeds: last - first + 1,
-        first_seed: first,
-        baseline: baseline.name().to_string(),
-        commit: a.commit.clone(),
-        record_threads: a.record_threads,
-    };
+    let options = report_options(&a, baseline, (first, last));
     let (block, once) = shard::block_of(a.shard, (first, last));
     let replay = replay_template(ctx);
     let b = Block {
@@ -186,6 +135,88 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
             &data,
         ),
         None => render(ctx, &options, &a.out, vec![data]),
+    }
+}
+
+/// The baseline design the arguments name, once the arguments that need no model are
+/// found good: a known baseline, a non-empty `--commit`, an output directory that can be one.
+fn check_args(a: &ReportArgs, ctx: &Ctx) -> Result<&'static dyn crate::design::Design, CliError> {
+    let baseline = ctx.designs.find(&a.baseline).ok_or_else(|| {
+        CliError::Input(format!(
+            "--baseline {}: unknown design; known designs: {}",
+            a.baseline,
+            ctx.designs.names().join(", ")
+        ))
+    })?;
+    if a.commit.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        return Err(CliError::Input(
+            "--commit: empty; give the revision, or leave the option out".into(),
+        ));
+    }
+    // The output directory first: a path that cannot be one is bad input, found before any
+    // work is done. A shard writes a file there.
+    if a.shard.is_none() {
+        check_out_dir(&a.out)?;
+    }
+    Ok(baseline)
+}
+
+/// A model file as a partial records it: its path as shown, and its hash.
+fn model_file(path: &Path, hash: &str) -> ModelFile {
+    ModelFile {
+        path: path.display().to_string(),
+        hash: hash.to_string(),
+    }
+}
+
+/// The scenarios of the models (one each) and of the `--each-provider` models (one per
+/// provider preset), with the files they were read from.
+fn load_scenarios(a: &ReportArgs, ctx: &Ctx) -> Result<(Vec<ModelFile>, Vec<Scenario>), CliError> {
+    let mut files = Vec::new();
+    let mut scenarios: Vec<Scenario> = Vec::new();
+    for (path, model, hash) in load_all(ctx, &a.models)? {
+        files.push(model_file(&path, &hash));
+        let designs = designs_of(ctx, &model)?;
+        scenarios.push(Scenario {
+            path: path.display().to_string(),
+            hash,
+            model,
+            provider: None,
+            designs,
+        });
+    }
+    for (path, model, hash) in load_all(ctx, &a.each_provider)? {
+        files.push(model_file(&path, &hash));
+        let shown = path.display().to_string();
+        let designs = designs_of(ctx, &model)?;
+        scenarios.extend(
+            Scenario::each_provider(&shown, &hash, &model, &designs)
+                .map_err(|e| CliError::Input(format!("--each-provider {shown}: {e}")))?,
+        );
+    }
+    Ok((files, scenarios))
+}
+
+/// The options that determine the report's output, as a partial records them.
+fn report_options(
+    a: &ReportArgs,
+    baseline: &dyn crate::design::Design,
+    (first, last): (u64, u64),
+) -> ReportOptions {
+    ReportOptions {
+        models: a.models.iter().map(|p| p.display().to_string()).collect(),
+        each_provider: a
+            .each_provider
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        matrix: a.matrix.iter().map(|p| p.display().to_string()).collect(),
+        max_faults: a.max_faults,
+        seeds: last - first + 1,
+        first_seed: first,
+        baseline: baseline.name().to_string(),
+        commit: a.commit.clone(),
+        record_threads: a.record_threads,
     }
 }
 

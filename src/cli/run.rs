@@ -10,9 +10,10 @@ use super::ShardArgs;
 use super::shard::{self, ModelFile, ResultData};
 use super::{CliError, Ctx, print_determinism, seed_range, warnings};
 use crate::check::Property;
+use crate::design::Design;
 use crate::explore::{Comparison, compare};
 use crate::explore::{DesignResult, ReplayCommand, Report};
-use crate::model::Catalog;
+use crate::model::{Catalog, Model};
 use crate::report::{json, table};
 use clap::ValueEnum;
 use std::path::PathBuf;
@@ -88,29 +89,7 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
     ctx.defer_warnings_if(a.shard.shard.is_some());
     let fail_on = super::parse_properties("--fail-on", &a.fail_on, &ctx.designs)?;
     let model = ctx.load_as(&a.model, a.provider.as_deref())?;
-    let names: Vec<String> = if a.designs.is_empty() {
-        // The model's designs, and the external executors of the command line.
-        let mut names = model.designs.clone();
-        for d in ctx.command_line_executors() {
-            let name = d.name();
-            if !names.iter().any(|n| n == name) {
-                names.push(name.to_string());
-            }
-        }
-        names
-    } else {
-        // An executor of the command line that `--design` leaves out is not run: say so.
-        for d in ctx.command_line_executors() {
-            if !a.designs.iter().any(|n| n == d.name()) {
-                ctx.eprintln(&format!(
-                    "warning: --executor {0}: not run, since --design names the designs to run \
-                     (add --design {0})",
-                    d.name()
-                ));
-            }
-        }
-        a.designs.clone()
-    };
+    let names = design_names(&a, ctx, &model);
     let designs = names
         .iter()
         .map(|n| ctx.find_design(n))
@@ -129,38 +108,9 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
         Some(s) => (s, s),
         None => seed_range(a.first_seed, a.seeds)?,
     };
-    let options = RunOptions {
-        model: a.model.display().to_string(),
-        provider: a.provider.clone(),
-        design: a.designs.clone(),
-        seeds: last - first + 1,
-        first_seed: first,
-        format: format_name(a.format).to_string(),
-        fail_on: fail_on.iter().map(Property::to_string).collect(),
-        show_failures: a.show_failures,
-        wide: a.wide,
-        check_determinism: a.check_determinism,
-    };
+    let options = run_options(&a, &fail_on, (first, last));
     let (block, once) = shard::block_of(a.shard.shard, (first, last));
-    let progress = ctx.progress(block.1.saturating_mul(designs.len() as u64), "seeds");
-    let results = (block.1 > 0).then(|| {
-        let report = compare(
-            &Comparison {
-                model: &model,
-                designs: &designs,
-                seeds: (block.0, block.0 + (block.1 - 1)),
-                extra_properties: &fail_on,
-                keep_failures: a.show_failures,
-            },
-            ReplayCommand::default(),
-            &|design, n| {
-                progress.set_message(design);
-                progress.advance(n);
-            },
-        );
-        report.results.iter().map(ResultData::of).collect()
-    });
-    progress.finish();
+    let results = sweep(ctx, &model, &designs, &fail_on, block, a.show_failures);
     let data = RunData {
         model: model.name.clone(),
         faults: warnings::described_faults(&model),
@@ -175,6 +125,81 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
         }
         _ => render(ctx, &options, None, vec![data]),
     }
+}
+
+/// The designs to run: those `--design` names, or else the model's and the external
+/// executors of the command line.
+fn design_names(a: &RunArgs, ctx: &Ctx, model: &Model) -> Vec<String> {
+    if a.designs.is_empty() {
+        // The model's designs, and the external executors of the command line.
+        let mut names = model.designs.clone();
+        for d in ctx.command_line_executors() {
+            let name = d.name();
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+        return names;
+    }
+    // An executor of the command line that `--design` leaves out is not run: say so.
+    for d in ctx.command_line_executors() {
+        if !a.designs.iter().any(|n| n == d.name()) {
+            ctx.eprintln(&format!(
+                "warning: --executor {0}: not run, since --design names the designs to run \
+                 (add --design {0})",
+                d.name()
+            ));
+        }
+    }
+    a.designs.clone()
+}
+
+/// The options that determine the output, as a partial records them.
+fn run_options(a: &RunArgs, fail_on: &[Property], (first, last): (u64, u64)) -> RunOptions {
+    RunOptions {
+        model: a.model.display().to_string(),
+        provider: a.provider.clone(),
+        design: a.designs.clone(),
+        seeds: last - first + 1,
+        first_seed: first,
+        format: format_name(a.format).to_string(),
+        fail_on: fail_on.iter().map(Property::to_string).collect(),
+        show_failures: a.show_failures,
+        wide: a.wide,
+        check_determinism: a.check_determinism,
+    }
+}
+
+/// Every design on the `block` of seeds (first, count), with progress; `None` for an
+/// empty block.
+fn sweep(
+    ctx: &Ctx,
+    model: &Model,
+    designs: &[&'static dyn Design],
+    fail_on: &[Property],
+    block: (u64, u64),
+    keep_failures: usize,
+) -> Option<Vec<ResultData>> {
+    let progress = ctx.progress(block.1.saturating_mul(designs.len() as u64), "seeds");
+    let results = (block.1 > 0).then(|| {
+        let report = compare(
+            &Comparison {
+                model,
+                designs,
+                seeds: (block.0, block.0 + (block.1 - 1)),
+                extra_properties: fail_on,
+                keep_failures,
+            },
+            ReplayCommand::default(),
+            &|design, n| {
+                progress.set_message(design);
+                progress.advance(n);
+            },
+        );
+        report.results.iter().map(ResultData::of).collect()
+    });
+    progress.finish();
+    results
 }
 
 /// Renders the sweep of every block of seeds (in seed order, the first one carrying the
@@ -196,35 +221,13 @@ pub(super) fn render(
         .map(|p| shard::property(p, &ctx.designs.properties()))
         .collect::<Result<_, _>>()
         .map_err(CliError::Input)?;
-    let mut results: Option<Vec<DesignResult>> = None;
-    for block in &blocks {
-        let Some(part) = &block.results else { continue };
-        let part: Vec<DesignResult> = part
-            .iter()
-            .map(|r| r.result(&ctx.designs.properties()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
-        match &mut results {
-            None => results = Some(part),
-            Some(rs) => {
-                if rs.len() != part.len() {
-                    return Err(CliError::Input(
-                        "a damaged partial result: not the same designs".into(),
-                    ));
-                }
-                for (r, later) in rs.iter_mut().zip(&part) {
-                    shard::append(r, later, o.show_failures)
-                        .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
-                }
-            }
-        }
-    }
+    let results = merged_results(ctx, o, &blocks)?;
     let first = &blocks[0];
     let report = Report {
         model: first.model.clone(),
         first_seed: o.first_seed,
         seed_count: o.seeds,
-        results: results.unwrap_or_default(),
+        results,
         replay: ReplayCommand {
             program: ctx.program.clone(),
             flags: ctx.flags.clone(),
@@ -263,6 +266,39 @@ pub(super) fn render(
         print_determinism(ctx, result)?;
     }
     fail_on(&report, &props)
+}
+
+/// The results of every block, added up per design (blocks without seeds add nothing); a
+/// block that does not read back, or has other designs, is a damaged partial result.
+fn merged_results(
+    ctx: &Ctx,
+    o: &RunOptions,
+    blocks: &[RunData],
+) -> Result<Vec<DesignResult>, CliError> {
+    let mut results: Option<Vec<DesignResult>> = None;
+    for block in blocks {
+        let Some(part) = &block.results else { continue };
+        let part: Vec<DesignResult> = part
+            .iter()
+            .map(|r| r.result(&ctx.designs.properties()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
+        match &mut results {
+            None => results = Some(part),
+            Some(rs) => {
+                if rs.len() != part.len() {
+                    return Err(CliError::Input(
+                        "a damaged partial result: not the same designs".into(),
+                    ));
+                }
+                for (r, later) in rs.iter_mut().zip(&part) {
+                    shard::append(r, later, o.show_failures)
+                        .map_err(|e| CliError::Input(format!("a damaged partial result: {e}")))?;
+                }
+            }
+        }
+    }
+    Ok(results.unwrap_or_default())
 }
 
 /// Exit 1 when a seed violated a property named by `--fail-on`, or spent the events budget.

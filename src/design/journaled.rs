@@ -207,6 +207,8 @@ impl Journaled {
         let Some((o, s)) = ctx.journal_ref().parts(op) else {
             return;
         };
+        // What the operation had done when this step began: the decisions below go by
+        // these, read before the lease is taken.
         let (state, attempts, reads) = (o.state(), s.attempts, s.reads);
         let (cleared, proved) = (s.cleared_to_send, s.absence_proved);
         let created = o.created_ms();
@@ -214,28 +216,8 @@ impl Journaled {
         if state.is_settled() || state == OpState::Escalated {
             return;
         }
-        let fence = if self.policy.lease {
-            let holder = Self::holder(ctx);
-            let now = ctx.now();
-            // The journal's own acquire (the operation loom checks): claim or renew, and on a
-            // takeover void what the previous holder had under way.
-            match ctx.journal().acquire(op, holder, now, self.config.lease_ms) {
-                Ok(f) => Some(f),
-                Err(held) => {
-                    if let Some(l) = held {
-                        ctx.note(|| {
-                            format!(
-                                "{op} is leased by worker {} until {} ms: waiting for it",
-                                l.holder.worker.0, l.until_ms
-                            )
-                        });
-                        ctx.set_timer(l.until_ms - now, Wake::LeaseWait(op).tag());
-                    }
-                    return;
-                }
-            }
-        } else {
-            None
+        let Some(fence) = self.lease(ctx, op) else {
+            return;
         };
         if ctx.journal_ref().scratch(op).is_some_and(|s| s.busy) {
             return;
@@ -256,37 +238,78 @@ impl Journaled {
             OpState::Proposed | OpState::Authorized if !key_sent => {
                 self.send(ctx, op, Step::Create, fence)
             }
-            _ => {
-                let wants_read = self.policy.reconcile && !cleared;
-                let unreadable = wants_read.then(|| self.unreadable(ctx, op)).flatten();
-                if wants_read && unreadable.is_none() {
-                    return if reads < self.config.reads {
-                        self.send(ctx, op, Step::Read, fence)
-                    } else {
-                        self.give_back(ctx, op)
-                    };
-                }
-                if let Some(why) = unreadable {
-                    ctx.note(|| format!("{op}: cannot read back: {why}"));
-                }
-                // Only a read that proved the effect absent lets an old key go out again.
-                if !proved && let Some((key, age)) = self.key_too_old(ctx, op) {
-                    let assumed = self.config.assumed_retention_ms.unwrap_or(0);
-                    return self.escalate(ctx, op, || {
+            _ => self.after_first_send(ctx, op, fence, (attempts, reads), (cleared, proved)),
+        }
+    }
+
+    /// The fence of this worker's lease on `op` (`Some(None)` for a design that does not
+    /// lease), or `None` while another worker holds it: then a timer wakes this one when
+    /// that lease ends.
+    fn lease(&mut self, ctx: &mut ExecCtx<'_>, op: OpId) -> Option<Option<u64>> {
+        if !self.policy.lease {
+            return Some(None);
+        }
+        let holder = Self::holder(ctx);
+        let now = ctx.now();
+        // The journal's own acquire (the operation loom checks): claim or renew, and on a
+        // takeover void what the previous holder had under way.
+        match ctx.journal().acquire(op, holder, now, self.config.lease_ms) {
+            Ok(f) => Some(Some(f)),
+            Err(held) => {
+                if let Some(l) = held {
+                    ctx.note(|| {
                         format!(
-                            "key {key} is older than the assumed retention (first sent {age} ms ago; assumed {assumed} ms, less one timeout) and no read-back proved the effect absent: not sent again"
+                            "{op} is leased by worker {} until {} ms: waiting for it",
+                            l.holder.worker.0, l.until_ms
                         )
                     });
+                    ctx.set_timer(l.until_ms - now, Wake::LeaseWait(op).tag());
                 }
-                if attempts < self.config.attempts {
-                    if self.policy.reconcile && !proved {
-                        ctx.note(|| format!("{op}: no read-back decided: same-key retry"));
-                    }
-                    self.send(ctx, op, Step::Create, fence)
-                } else {
-                    self.give_back(ctx, op)
-                }
+                None
             }
+        }
+    }
+
+    /// The next step of `op` once its key has gone out: read back first where the design
+    /// reconciles and the read can say something, refuse a key older than the provider
+    /// keeps unless a read proved the effect absent, else resend with the same key while
+    /// attempts remain, and give the call back as unknown when none do.
+    fn after_first_send(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        op: OpId,
+        fence: Option<u64>,
+        (attempts, reads): (u32, u32),
+        (cleared, proved): (bool, bool),
+    ) {
+        let wants_read = self.policy.reconcile && !cleared;
+        let unreadable = wants_read.then(|| self.unreadable(ctx, op)).flatten();
+        if wants_read && unreadable.is_none() {
+            return if reads < self.config.reads {
+                self.send(ctx, op, Step::Read, fence)
+            } else {
+                self.give_back(ctx, op)
+            };
+        }
+        if let Some(why) = unreadable {
+            ctx.note(|| format!("{op}: cannot read back: {why}"));
+        }
+        // Only a read that proved the effect absent lets an old key go out again.
+        if !proved && let Some((key, age)) = self.key_too_old(ctx, op) {
+            let assumed = self.config.assumed_retention_ms.unwrap_or(0);
+            return self.escalate(ctx, op, || {
+                format!(
+                    "key {key} is older than the assumed retention (first sent {age} ms ago; assumed {assumed} ms, less one timeout) and no read-back proved the effect absent: not sent again"
+                )
+            });
+        }
+        if attempts < self.config.attempts {
+            if self.policy.reconcile && !proved {
+                ctx.note(|| format!("{op}: no read-back decided: same-key retry"));
+            }
+            self.send(ctx, op, Step::Create, fence)
+        } else {
+            self.give_back(ctx, op)
         }
     }
 

@@ -282,8 +282,19 @@ impl HttpFace {
 
     /// What is wrong with the face, as (field, message) pairs.
     pub fn problems(&self) -> Vec<(String, String)> {
+        // The order is the order a user reads the face in: routes, then the fields that
+        // shape a create, then the key, then the answers' statuses.
         let mut out = Vec::new();
-        let at = |f: &str| format!("provider.http.{f}");
+        self.route_problems(&mut out);
+        self.create_field_problems(&mut out);
+        self.key_problems(&mut out);
+        self.answer_problems(&mut out);
+        out
+    }
+
+    /// Each route that does not parse, then each route that lacks, repeats or misplaces
+    /// the placeholder it alone may carry.
+    fn route_problems(&self, out: &mut Vec<(String, String)>) {
         for (field, text) in self.routes() {
             if let Err(e) = Route::parse(text) {
                 out.push((at(field), e));
@@ -304,44 +315,15 @@ impl HttpFace {
             if text.is_empty() {
                 continue;
             }
-            if !placeholder.is_empty() && !text.contains(placeholder) {
-                out.push((
-                    at(field),
-                    format!("{text:?} does not say where {placeholder} goes"),
-                ));
-                continue;
-            }
-            // Exactly its own placeholder, once, in the path or a parameter's value: any
-            // other would be captured and dropped, or compared as text and never match.
-            let others: Vec<&str> = PLACEHOLDERS
-                .iter()
-                .copied()
-                .filter(|p| *p != placeholder && text.contains(p))
-                .collect();
-            let header = text.split_once(';').map_or("", |(_, h)| h);
-            let why = if !others.is_empty() {
-                Some(format!(
-                    "{text:?}: {} has no meaning in the {field} route{}",
-                    others.join(", "),
-                    if placeholder.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (only {placeholder})")
-                    }
-                ))
-            } else if !placeholder.is_empty() && text.matches(placeholder).count() > 1 {
-                Some(format!("{text:?}: {placeholder} stands more than once"))
-            } else if header.contains('{') {
-                Some(format!(
-                    "{text:?}: a header after ';' is matched as written; a placeholder goes in the path or a parameter"
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = why {
+            if let Some(why) = placeholder_problem(field, placeholder, text) {
                 out.push((at(field), why));
             }
         }
+    }
+
+    /// The fields that say how a create's answer is read: where the reference is, what an
+    /// id looks like, which status means created, how a replay is marked.
+    fn create_field_problems(&self, out: &mut Vec<(String, String)>) {
         if self.ref_field.is_empty() {
             out.push((
                 at("ref_field"),
@@ -380,6 +362,10 @@ impl HttpFace {
                 ),
             ));
         }
+    }
+
+    /// The idempotency key needs a name, and a body field only exists in a JSON body.
+    fn key_problems(&self, out: &mut Vec<(String, String)>) {
         match self.key() {
             KeyCarrier::Header(n) | KeyCarrier::Param(n) | KeyCarrier::Body(n) if n.is_empty() => {
                 out.push((
@@ -396,6 +382,11 @@ impl HttpFace {
             )),
             _ => {}
         }
+    }
+
+    /// Each answer's status is an HTTP status, and an error one, except already-exists:
+    /// it is a replay that says the resource exists, which a provider may answer as a success.
+    fn answer_problems(&self, out: &mut Vec<(String, String)>) {
         for (name, a) in [
             ("in_progress", &self.in_progress),
             ("mismatch", &self.mismatch),
@@ -420,7 +411,45 @@ impl HttpFace {
                 ));
             }
         }
-        out
+    }
+}
+
+/// The path a problem in field `f` of the face is reported under.
+fn at(f: &str) -> String {
+    format!("provider.http.{f}")
+}
+
+/// What is wrong with a non-empty route's placeholders, if anything: it must carry its own
+/// placeholder (none for create), exactly once, in the path or a parameter's value. Any
+/// other would be captured and dropped, or compared as text and never match.
+fn placeholder_problem(field: &str, placeholder: &str, text: &str) -> Option<String> {
+    if !placeholder.is_empty() && !text.contains(placeholder) {
+        return Some(format!("{text:?} does not say where {placeholder} goes"));
+    }
+    let others: Vec<&str> = PLACEHOLDERS
+        .iter()
+        .copied()
+        .filter(|p| *p != placeholder && text.contains(p))
+        .collect();
+    let header = text.split_once(';').map_or("", |(_, h)| h);
+    if !others.is_empty() {
+        Some(format!(
+            "{text:?}: {} has no meaning in the {field} route{}",
+            others.join(", "),
+            if placeholder.is_empty() {
+                String::new()
+            } else {
+                format!(" (only {placeholder})")
+            }
+        ))
+    } else if !placeholder.is_empty() && text.matches(placeholder).count() > 1 {
+        Some(format!("{text:?}: {placeholder} stands more than once"))
+    } else if header.contains('{') {
+        Some(format!(
+            "{text:?}: a header after ';' is matched as written; a placeholder goes in the path or a parameter"
+        ))
+    } else {
+        None
     }
 }
 

@@ -284,22 +284,9 @@ fn distinct<'a>(series: &'a [Cdf<'a>]) -> Vec<Curve<'a>> {
 /// Designs without a value are left out.
 pub fn cdf(title: &str, x_desc: &str, series: &[Cdf<'_>]) -> Result<String, String> {
     let curves = distinct(series);
-    let values = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
-    let lo = values.clone().min().unwrap_or(1).max(1) as f64;
-    let hi = values.max().unwrap_or(1).max(1) as f64;
-    // A little room either side; at least a factor of 4 wide, so one value still shows.
-    let (mut x_lo, mut x_hi) = (lo / 1.25, hi * 1.25);
-    if x_hi < 4.0 * x_lo {
-        let mid = (x_lo * x_hi).sqrt();
-        (x_lo, x_hi) = (mid / 2.0, mid * 2.0);
-    }
-    let x_lo = x_lo.max(0.5);
-    let label = |names: &[&str]| match names.len() {
-        1 => names[0].to_string(),
-        _ => format!("{} (same curve)", names.join(" = ")),
-    };
+    let (x_lo, x_hi) = log_axis(series);
     // Two entries a row, or one when a label would run into the next column.
-    let per_row = if curves.iter().all(|c| label(&c.0).len() <= 44) {
+    let per_row = if curves.iter().all(|c| curve_label(&c.0).len() <= 44) {
         2
     } else {
         1
@@ -327,48 +314,86 @@ pub fn cdf(title: &str, x_desc: &str, series: &[Cdf<'_>]) -> Result<String, Stri
             .draw()
             .map_err(err)?;
         for (_, index, points) in &curves {
-            let Some(&(_, total)) = points.last() else {
+            let Some(line) = step_line(points, (x_lo, x_hi)) else {
                 continue;
             };
-            let colour = design_colour(*index);
-            let total = total as f64;
-            // A step function: flat until each value, then up to its cumulative share.
-            let thinned = thin(points);
-            let mut line = Vec::with_capacity(2 * thinned.len() + 1);
-            let mut before = 0.0;
-            for &(v, count) in &thinned {
-                let x = (v as f64).max(x_lo);
-                line.push((x, before));
-                before = count as f64 / total;
-                line.push((x, before));
-            }
-            line.push((x_hi, before));
             chart
-                .draw_series(LineSeries::new(line, colour.stroke_width(2)))
+                .draw_series(LineSeries::new(line, design_colour(*index).stroke_width(2)))
                 .map_err(err)?;
             if let Some(m) = median(points) {
                 let at = chart.backend_coord(&((m as f64).max(x_lo), 0.5));
                 marker(root, at, *index)?;
             }
         }
-        // The legend, under the plot: the line, the marker, the designs it stands for.
-        let column = WIDTH as i32 / per_row as i32;
-        for (k, (names, index, _)) in curves.iter().enumerate() {
-            let x = 12 + (k % per_row) as i32 * column;
-            let y = 10 + 22 * (k / per_row) as i32;
-            let colour = design_colour(*index);
-            bottom
-                .draw(&PathElement::new(
-                    vec![(x, y), (x + 18, y)],
-                    colour.stroke_width(2),
-                ))
-                .map_err(err)?;
-            let (_, dy) = bottom.get_base_pixel();
-            marker(root, (x + 9, dy + y), *index)?;
-            legend_label(&bottom, (x, y), &label(names))?;
-        }
-        Ok(())
+        cdf_legend(root, &bottom, &curves, per_row)
     })
+}
+
+/// The time axis (low, high) of a CDF: the values measured, with a little room either
+/// side, at least a factor of 4 wide so that one value still shows, and never below half
+/// a millisecond (the axis is logarithmic).
+fn log_axis(series: &[Cdf<'_>]) -> (f64, f64) {
+    let values = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let lo = values.clone().min().unwrap_or(1).max(1) as f64;
+    let hi = values.max().unwrap_or(1).max(1) as f64;
+    let (mut x_lo, mut x_hi) = (lo / 1.25, hi * 1.25);
+    if x_hi < 4.0 * x_lo {
+        let mid = (x_lo * x_hi).sqrt();
+        (x_lo, x_hi) = (mid / 2.0, mid * 2.0);
+    }
+    (x_lo.max(0.5), x_hi)
+}
+
+/// A curve's legend label: its design, or the designs whose curves are the same.
+fn curve_label(names: &[&str]) -> String {
+    match names.len() {
+        1 => names[0].to_string(),
+        _ => format!("{} (same curve)", names.join(" = ")),
+    }
+}
+
+/// A curve as a step function on the axis (`x_lo`, `x_hi`): flat until each value, then up
+/// to its cumulative share, flat again to the axis's end. `None` for a curve without points.
+fn step_line(points: &[(Millis, u64)], (x_lo, x_hi): (f64, f64)) -> Option<Vec<(f64, f64)>> {
+    let &(_, total) = points.last()?;
+    let total = total as f64;
+    let thinned = thin(points);
+    let mut line = Vec::with_capacity(2 * thinned.len() + 1);
+    let mut before = 0.0;
+    for &(v, count) in &thinned {
+        let x = (v as f64).max(x_lo);
+        line.push((x, before));
+        before = count as f64 / total;
+        line.push((x, before));
+    }
+    line.push((x_hi, before));
+    Some(line)
+}
+
+/// The legend, under the plot (`bottom`), `per_row` entries a row: the line, the marker,
+/// the designs it stands for.
+fn cdf_legend(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    bottom: &DrawingArea<SVGBackend<'_>, Shift>,
+    curves: &[Curve<'_>],
+    per_row: usize,
+) -> Result<(), String> {
+    let column = WIDTH as i32 / per_row as i32;
+    for (k, (names, index, _)) in curves.iter().enumerate() {
+        let x = 12 + (k % per_row) as i32 * column;
+        let y = 10 + 22 * (k / per_row) as i32;
+        let colour = design_colour(*index);
+        bottom
+            .draw(&PathElement::new(
+                vec![(x, y), (x + 18, y)],
+                colour.stroke_width(2),
+            ))
+            .map_err(err)?;
+        let (_, dy) = bottom.get_base_pixel();
+        marker(root, (x + 9, dy + y), *index)?;
+        legend_label(bottom, (x, y), &curve_label(names))?;
+    }
+    Ok(())
 }
 
 /// Per design, two quantities in one unit, per intent: remote calls (retry amplification, a

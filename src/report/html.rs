@@ -253,6 +253,27 @@ pub fn matrix_html(m: &Matrix) -> String {
         "<p>Every schedule with at most {k} fault{plural} (exhaustive depth-first search, at most {MAX_RUNS} runs per cell), checking {}. Each column is a small model that breaks the assumptions it is named by (judged from its knobs); the first breaks none.</p>",
         esc(&m.properties.join(", "))
     );
+    matrix_table(&mut s, m);
+    let _ = writeln!(s, "<p>{}</p>\n<ol>", esc(&legend(k)));
+    for (i, c) in m.columns.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<li id=\"matrix-column-{}\"><strong>{}</strong> (<code>{}</code>): {}</li>",
+            i + 1,
+            esc(&c.label()),
+            esc(&c.file),
+            inline(&c.description)
+        );
+    }
+    s.push_str("</ol>\n<h3>Counterexamples of the matrix</h3>\n<ul class=\"cx\">\n");
+    matrix_counterexamples(&mut s, m);
+    s.push_str("</ul>\n");
+    s
+}
+
+/// The matrix's table: numbered column headers with their labels, a row per design, a cell
+/// per column whose class says its verdict and whose title says it in words.
+fn matrix_table(s: &mut String, m: &Matrix) {
     s.push_str("<div class=\"scroll\"><table class=\"matrix\">\n<thead><tr><th>design</th>");
     for (i, c) in m.columns.iter().enumerate() {
         let _ = write!(
@@ -267,24 +288,7 @@ pub fn matrix_html(m: &Matrix) -> String {
     for (d, row) in m.cells.iter().enumerate() {
         let _ = write!(s, "<tr><th scope=\"row\">{}</th>", esc(&m.designs[d]));
         for (c, cell) in row.iter().enumerate() {
-            let class = match cell {
-                Cell::Certified { .. } => "certified",
-                Cell::Counterexample { .. } => "counterexample",
-                Cell::Incomplete { .. } => "incomplete",
-                Cell::NotApplicable { .. } => "na",
-            };
-            let title = match cell {
-                Cell::Certified {
-                    runs,
-                    distinct_states,
-                    timings,
-                } => {
-                    format!("certified: {runs} runs, {distinct_states} distinct states; {timings}")
-                }
-                Cell::Counterexample { replay, .. } => replay.clone(),
-                Cell::Incomplete { runs } => format!("stopped after {runs} runs"),
-                Cell::NotApplicable { why } => why.clone(),
-            };
+            let (class, title) = cell_class_title(cell);
             let _ = write!(
                 s,
                 "<td class=\"{class}\" title=\"{}\">{}</td>",
@@ -299,18 +303,28 @@ pub fn matrix_html(m: &Matrix) -> String {
         s.push_str("</tr>\n");
     }
     s.push_str("</tbody></table></div>\n");
-    let _ = writeln!(s, "<p>{}</p>\n<ol>", esc(&legend(k)));
-    for (i, c) in m.columns.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "<li id=\"matrix-column-{}\"><strong>{}</strong> (<code>{}</code>): {}</li>",
-            i + 1,
-            esc(&c.label()),
-            esc(&c.file),
-            inline(&c.description)
-        );
+}
+
+/// A matrix cell's CSS class, and its verdict in words for its title.
+fn cell_class_title(cell: &Cell) -> (&'static str, String) {
+    match cell {
+        Cell::Certified {
+            runs,
+            distinct_states,
+            timings,
+        } => (
+            "certified",
+            format!("certified: {runs} runs, {distinct_states} distinct states; {timings}"),
+        ),
+        Cell::Counterexample { replay, .. } => ("counterexample", replay.clone()),
+        Cell::Incomplete { runs } => ("incomplete", format!("stopped after {runs} runs")),
+        Cell::NotApplicable { why } => ("na", why.clone()),
     }
-    s.push_str("</ol>\n<h3>Counterexamples of the matrix</h3>\n<ul class=\"cx\">\n");
+}
+
+/// Each counterexample of the matrix as a list item (the table's marks link to it): where,
+/// which property, its replay command and its diagram.
+fn matrix_counterexamples(s: &mut String, m: &Matrix) {
     for (d, row) in m.cells.iter().enumerate() {
         for (c, cell) in row.iter().enumerate() {
             if let Cell::Counterexample {
@@ -337,13 +351,10 @@ pub fn matrix_html(m: &Matrix) -> String {
             }
         }
     }
-    s.push_str("</ul>\n");
-    s
 }
 
 /// The whole report as one HTML page.
 pub fn render_html(research: &Research) -> String {
-    let charts = research.charts();
     let mut s = String::new();
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>retrylab comparison report</title>\n<style>\n");
     s.push_str(STYLE);
@@ -353,7 +364,27 @@ pub fn render_html(research: &Research) -> String {
         "<p>{}</p>\n</header>",
         inline(&provenance_text(&research.provenance))
     );
-    // The summary: what to pick, then the headline; everything after it is reference.
+    summary_html(&mut s, research);
+    contents_html(&mut s, research);
+    providers_html(&mut s, research);
+    if let Some(m) = &research.matrix {
+        s.push_str("<section id=\"matrix\">\n<h2>Guarantee matrix</h2>\n");
+        s.push_str(&m.html);
+        s.push_str("</section>\n");
+    }
+    s.push_str("<section id=\"method\">\n<h2>Method</h2>\n<ul>\n");
+    for (k, v) in METHOD {
+        let _ = writeln!(s, "<li><strong>{}</strong>: {}.</li>", esc(k), esc(v));
+    }
+    s.push_str("</ul>\n</section>\n");
+    parts_html(&mut s, research);
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
+/// The summary: what to pick, then the headline and how to read it; everything after it
+/// is reference.
+fn summary_html(s: &mut String, research: &Research) {
     s.push_str("<div id=\"summary\">\n");
     s.push_str(&recommendation_html(&research.parts));
     s.push_str("<section id=\"headline\">\n<h2>Headline</h2>\n");
@@ -366,6 +397,10 @@ pub fn render_html(research: &Research) -> String {
         let _ = writeln!(s, "<li>{}</li>", esc(step));
     }
     s.push_str("</ol>\n</details>\n</section>\n</div>\n");
+}
+
+/// The table of contents: a link to each section the page has, in its order.
+fn contents_html(s: &mut String, research: &Research) {
     s.push_str("<nav><h2>Contents</h2><ul>\n<li><a href=\"#pick\">What to pick</a></li>\n<li><a href=\"#headline\">Headline</a></li>\n");
     for (i, (file, _)) in provider_tables(&research.parts).iter().enumerate() {
         let _ = writeln!(
@@ -388,6 +423,10 @@ pub fn render_html(research: &Research) -> String {
         );
     }
     s.push_str("</ul></nav>\n");
+}
+
+/// A section per `--each-provider` model: its designs on every provider, with the notes.
+fn providers_html(s: &mut String, research: &Research) {
     for (i, (file, t)) in provider_tables(&research.parts).iter().enumerate() {
         let _ = writeln!(
             s,
@@ -402,16 +441,11 @@ pub fn render_html(research: &Research) -> String {
         }
         s.push_str("</ul>\n</section>\n");
     }
-    if let Some(m) = &research.matrix {
-        s.push_str("<section id=\"matrix\">\n<h2>Guarantee matrix</h2>\n");
-        s.push_str(&m.html);
-        s.push_str("</section>\n");
-    }
-    s.push_str("<section id=\"method\">\n<h2>Method</h2>\n<ul>\n");
-    for (k, v) in METHOD {
-        let _ = writeln!(s, "<li><strong>{}</strong>: {}.</li>", esc(k), esc(v));
-    }
-    s.push_str("</ul>\n</section>\n");
+}
+
+/// A section per scenario, with its charts as figures.
+fn parts_html(s: &mut String, research: &Research) {
+    let charts = research.charts();
     for (i, p) in research.parts.iter().enumerate() {
         let mut figures = String::new();
         for c in charts.iter().filter(|c| c.part == i) {
@@ -426,6 +460,4 @@ pub fn render_html(research: &Research) -> String {
         }
         s.push_str(&part_html(i, p, &figures));
     }
-    s.push_str("</body>\n</html>\n");
-    s
 }
