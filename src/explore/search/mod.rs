@@ -42,12 +42,14 @@
 //! - [`memo`]: the states a pass visited and the subtrees closed across passes;
 //! - [`snapshot`]: worlds saved along the path, so a run restores rather than replays;
 //! - [`shard`]: one shard's share of the tree, and the key of each run;
+//! - [`merge`]: the shards' searches added up to the one-machine search's verdict;
 //! - [`sample`]: random and swarm sampling of seeds.
 
 mod bound;
 mod dfs;
 mod exploration;
 mod memo;
+mod merge;
 mod path;
 mod por;
 mod sample;
@@ -57,6 +59,7 @@ mod snapshot;
 
 pub use bound::{Bound, Reductions};
 pub use exploration::{Exploration, Level, Violation};
+pub use merge::{MergeError, MergedShards, check_levels, merge_shards};
 pub use scope::TimingScope;
 pub use shard::{Shard, explore_shard};
 
