@@ -41,8 +41,8 @@ pub struct Level {
     pub states_visited: u64,
     /// The deviation budget of the level's last pass (`u32::MAX`: unbounded).
     pub deviation_budget: u32,
-    /// Runs of a shard ([`explore_shard`](super::explore_shard)) cut at their split point, their subtree another
-    /// shard's: neither judged nor pruned. Always 0 unsharded.
+    /// Runs of a shard ([`super::explore_shard`]) cut at their split point, their subtree
+    /// another shard's: neither judged nor pruned. Always 0 unsharded.
     pub split_cut: u64,
 }
 

@@ -1,13 +1,16 @@
 //! What a `dfs` search remembers of the states its runs met: within a pass, every state
 //! visited (a later visit with no more budget left is cut); across passes and fault
-//! budgets, the states whose every continuation was explored ([`Reductions::memo`](super::Reductions::memo)).
+//! budgets, the states whose every continuation was explored ([`Reductions::memo`]).
 
 use std::collections::HashMap;
+
+#[cfg(doc)]
+use super::Reductions;
 
 /// The states closed so far, by fingerprint: kept across passes and fault budgets.
 pub(super) type ClosedStates = HashMap<u64, Closed>;
 
-/// A state whose subtree was finished, for [`Reductions::memo`](super::Reductions::memo): what its runs covered.
+/// A state whose subtree was finished, for [`Reductions::memo`]: what its runs covered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Closed {
     /// Every continuation with at most this many more faults was run or cut as equivalent
@@ -38,7 +41,7 @@ const PARTIAL_FAULTS: u8 = 1;
 /// this pass, so it stands only for the continuations within this pass's budgets.
 const PARTIAL_PASS: u8 = 2;
 
-/// What a pass knows of the subtrees it has not finished, for [`Reductions::memo`](super::Reductions::memo).
+/// What a pass knows of the subtrees it has not finished, for [`Reductions::memo`].
 ///
 /// A state met after `p` choices has as continuations every run through the path's first
 /// `p` choices: the subtree of prefix `p`. That subtree is finished when the search moves
@@ -132,7 +135,7 @@ pub(super) struct Visit {
     pub(super) pos: usize,
 }
 
-/// What one pass remembers: the states it visited, and (for [`Reductions::memo`](super::Reductions::memo)) the
+/// What one pass remembers: the states it visited, and (for [`Reductions::memo`]) the
 /// subtrees it has not finished.
 pub(super) struct PassMemory {
     /// (fingerprint, faults left) -> the most deviations left it was reached with, and the

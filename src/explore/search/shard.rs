@@ -3,6 +3,8 @@
 
 use std::cell::Cell;
 
+#[cfg(doc)]
+use super::Reductions;
 use super::{Bound, Exploration, dfs};
 use crate::check::Property;
 use crate::design::Design;
@@ -36,7 +38,7 @@ pub struct Shard {
 /// robin at 64 keys per shard, and with a hash 2.07 at 32 keys per shard, 1.31 at 128.
 /// It numbers the keys consistently
 /// because everything above the split points is the same in every shard: no state there
-/// is remembered or prunes (below), the sleep sets ([`Reductions::por`](super::Reductions::por)) are a function of
+/// is remembered or prunes (below), the sleep sets ([`Reductions::por`]) are a function of
 /// the path, and a cut at the split point ends the run before anything below it.
 ///
 /// The numbering depends neither on the fault budget nor the deviation budget as such,
@@ -106,7 +108,7 @@ impl Split {
         self.foreign.set(false);
     }
 
-    /// This run's state so far: what a saved world keeps of it ([`Reductions::snapshots`](super::Reductions::snapshots)).
+    /// This run's state so far: what a saved world keeps of it ([`Reductions::snapshots`]).
     pub(super) fn run_state(&self) -> (u64, bool, bool) {
         (self.product.get(), self.past.get(), self.foreign.get())
     }
