@@ -427,9 +427,9 @@ fn an_undeclared_design_constant_is_outside_the_certificate_it_gets() {
 }
 
 /// The world hands the chooser every delay a design sets a timer for, as it sets it: what
-/// `dfs` adds to the menus of the choices after it (see `search.rs`'s unit tests), so that
-/// a menu depends on the run's prefix alone and every vector found replays (asserted for
-/// every counterexample of the corpus above).
+/// `dfs` adds to the menus of the choices after it (see the unit tests of
+/// `src/explore/search/path.rs`), so that a menu depends on the run's prefix alone and every
+/// vector found replays (asserted for every counterexample of the corpus above).
 #[test]
 fn the_world_hands_the_chooser_each_timer_delay_the_design_sets() {
     use retrylab::sim::{Alternatives, Chooser, Purpose};

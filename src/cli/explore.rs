@@ -17,8 +17,8 @@ use crate::design::Registry;
 use crate::explore::ReplayCommand;
 use crate::explore::explained::{Explained, explain, runs};
 use crate::explore::search::{
-    self, Bound, Exploration, Level, Reductions, Strategy, TimingScope, Violation,
-    explore_reporting, explore_shard,
+    self, Bound, Exploration, Level, MergeError, Reductions, Strategy, TimingScope, Violation,
+    check_levels, explore_reporting, explore_shard, merge_shards,
 };
 use crate::model::Catalog;
 use crate::model::Model;
@@ -48,44 +48,8 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
     } else {
         asked
     };
-    let assumed = crate::design::assumptions::judge(design, &model);
-    let warnings = crate::design::assumptions::warnings(&model.name, design.name(), &assumed);
-    // A shard prints only the line naming its partial: the merge prints the warnings.
-    if a.shard.is_none() {
-        super::warnings::print(ctx, &warnings);
-    }
-    let mut determinism = None;
-    if design.is_external() {
-        let line = crate::external::determinism::check(
-            &model,
-            design,
-            &crate::external::determinism::SEEDS,
-        )
-        .map_err(CliError::Input)?;
-        if a.shard.is_none() {
-            ctx.eprintln(&line);
-        }
-        determinism = Some(line);
-    }
-    let progress = ctx.progress(bound.max_runs, "runs");
-    progress.set_message(design.name());
-    let report = |n| progress.advance(n);
-    let found = match a.shard {
-        None => explore_reporting(&model, design, &properties, strategy, bound, &report),
-        Some(s) => explore_shard(
-            &model,
-            design,
-            &properties,
-            bound,
-            search::Shard {
-                index: s.index - 1,
-                count: s.count,
-            },
-            &report,
-        ),
-    };
-    progress.finish();
-    let ties = strategy == Strategy::Dfs;
+    let (warnings, determinism) = preamble(&a, ctx, &model, design)?;
+    let found = search(&a, ctx, &model, design, &properties, bound);
     let shown = Shown {
         model_path: a.model.display().to_string(),
         model_name: model.name.clone(),
@@ -109,12 +73,73 @@ pub(super) fn run(a: ExploreArgs, ctx: &Ctx) -> Result<(), CliError> {
         );
     }
     let replay = ctx.replay_command(&a.model, a.provider.as_deref(), Some(model.digest()));
+    let ties = strategy == Strategy::Dfs;
     let explanations = found
         .violations
         .iter()
         .map(|v| explain(&model, design, v, ties, &replay))
         .collect();
     shown.render(ctx, &found, explanations)
+}
+
+/// What comes before the search: the warnings of the design's assumptions that do not
+/// hold on the model, and an external executor's determinism check. Printed unsharded; a
+/// shard prints only the line naming its partial, and the merge prints these.
+fn preamble(
+    a: &ExploreArgs,
+    ctx: &Ctx,
+    model: &Model,
+    design: &dyn crate::design::Design,
+) -> Result<(Vec<String>, Option<String>), CliError> {
+    let assumed = crate::design::assumptions::judge(design, model);
+    let warnings = crate::design::assumptions::warnings(&model.name, design.name(), &assumed);
+    if a.shard.is_none() {
+        super::warnings::print(ctx, &warnings);
+    }
+    let mut determinism = None;
+    if design.is_external() {
+        let line = crate::external::determinism::check(
+            model,
+            design,
+            &crate::external::determinism::SEEDS,
+        )
+        .map_err(CliError::Input)?;
+        if a.shard.is_none() {
+            ctx.eprintln(&line);
+        }
+        determinism = Some(line);
+    }
+    Ok((warnings, determinism))
+}
+
+/// The search itself, with a progress bar: the whole search, or the shard's share.
+fn search(
+    a: &ExploreArgs,
+    ctx: &Ctx,
+    model: &Model,
+    design: &dyn crate::design::Design,
+    properties: &[Property],
+    bound: Bound,
+) -> Exploration {
+    let progress = ctx.progress(bound.max_runs, "runs");
+    progress.set_message(design.name());
+    let report = |n| progress.advance(n);
+    let found = match a.shard {
+        None => explore_reporting(model, design, properties, a.strategy.into(), bound, &report),
+        Some(s) => explore_shard(
+            model,
+            design,
+            properties,
+            bound,
+            search::Shard {
+                index: s.index - 1,
+                count: s.count,
+            },
+            &report,
+        ),
+    };
+    progress.finish();
+    found
 }
 
 /// What the output of a search names besides the search itself: the same whether one
@@ -150,8 +175,6 @@ impl Shown {
         found: &Exploration,
         explanations: Vec<String>,
     ) -> Result<(), CliError> {
-        let strategy = found.strategy;
-        let bound = found.bound;
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -159,13 +182,27 @@ impl Shown {
             self.model_path,
             self.model_name,
             self.design,
-            describe(strategy, found)
+            describe(found.strategy, found)
         );
         let _ = writeln!(out, "properties: {}", self.properties.join(", "));
+        out.push_str(&self.levels(found));
+        out.push_str(&self.notes(found));
+        for e in explanations {
+            out.push_str(&e);
+        }
+        out.push_str(&verdict(found, &self.scope, &self.budget_run));
+        out.push('\n');
+        ctx.print(&out)?;
+        status(found)
+    }
+
+    /// A line per level, and what a merge of shards adds to them.
+    fn levels(&self, found: &Exploration) -> String {
+        let mut out = String::new();
         for (i, level) in found.levels.iter().enumerate() {
             // The search stops at the first run the events budget cut: in the last level.
             let cut = found.budget_runs > 0 && i + 1 == found.levels.len();
-            out.push_str(&level_line(strategy, level, cut));
+            out.push_str(&level_line(found.strategy, level, cut));
         }
         if let Some(m) = &self.shards {
             let _ = writeln!(
@@ -176,12 +213,21 @@ impl Shown {
                 m.split_cut
             );
         }
-        if found.strategy == Strategy::Dfs && !found.pruning {
+        out
+    }
+
+    /// The notes on how a `dfs` search went: pruning, the visited set and its bound, the
+    /// reductions on.
+    fn notes(&self, found: &Exploration) -> String {
+        let mut out = String::new();
+        let bound = found.bound;
+        let dfs = found.strategy == Strategy::Dfs;
+        if dfs && !found.pruning {
             out.push_str(
                 "  (no pruning: an executor of this design cannot fingerprint its memory)\n",
             );
         }
-        if strategy == Strategy::Dfs && found.pruning {
+        if dfs && found.pruning {
             let peak = match &self.shards {
                 Some(m) => m.peak_states,
                 None => found
@@ -210,7 +256,7 @@ impl Shown {
                 bound.max_states
             );
         }
-        if strategy == Strategy::Dfs {
+        if dfs {
             let on = bound.reductions.names();
             let _ = writeln!(
                 out,
@@ -222,36 +268,35 @@ impl Shown {
                 }
             );
         }
-        for e in explanations {
-            out.push_str(&e);
-        }
-        out.push_str(&verdict(found, &self.scope, &self.budget_run));
-        out.push('\n');
-        ctx.print(&out)?;
-        if !found.violations.is_empty() {
-            return Err(CliError::Failed(format!(
-                "explore: {} propert{} violated",
-                found.violations.len(),
-                if found.violations.len() == 1 {
-                    "y"
-                } else {
-                    "ies"
-                }
-            )));
-        }
-        if !found.certified() {
-            return Err(CliError::Incomplete(match strategy {
-                _ if found.budget_runs > 0 => {
-                    "explore: a run spent the events budget; nothing is certified".into()
-                }
-                Strategy::Dfs => {
-                    "explore: no violation found, but the search stopped at its run limit".into()
-                }
-                _ => "explore: no violation in the sample (a sample is not a certificate)".into(),
-            }));
-        }
-        Ok(())
+        out
     }
+}
+
+/// The exit code of a search: 1 a violation, 3 no certificate, 0 certified.
+fn status(found: &Exploration) -> Result<(), CliError> {
+    if !found.violations.is_empty() {
+        return Err(CliError::Failed(format!(
+            "explore: {} propert{} violated",
+            found.violations.len(),
+            if found.violations.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            }
+        )));
+    }
+    if !found.certified() {
+        return Err(CliError::Incomplete(match found.strategy {
+            _ if found.budget_runs > 0 => {
+                "explore: a run spent the events budget; nothing is certified".into()
+            }
+            Strategy::Dfs => {
+                "explore: no violation found, but the search stopped at its run limit".into()
+            }
+            _ => "explore: no violation in the sample (a sample is not a certificate)".into(),
+        }));
+    }
+    Ok(())
 }
 
 /// The properties to check: every plain property and those the design brings, and those the model's expectations for
@@ -380,6 +425,22 @@ pub(super) struct ExploreOptions {
 }
 
 impl ExploreOptions {
+    /// The bound the shards searched.
+    fn bound(&self) -> Bound {
+        Bound {
+            max_faults: self.max_faults,
+            max_runs: self.max_runs,
+            max_states: self.max_states,
+            reductions: Reductions {
+                memo: self.memo,
+                por: self.por,
+                symmetry: self.symmetry,
+                snapshots: self.snapshots,
+                timing: self.timing,
+            },
+        }
+    }
+
     fn of(a: &ExploreArgs, bound: Bound) -> Self {
         ExploreOptions {
             model: a.model.display().to_string(),
@@ -536,7 +597,8 @@ impl ExploreData {
         Ok(())
     }
 
-    /// The shard's search as [`Exploration`] (no timing scope: see [`ScopeData`]).
+    /// The shard's search as [`Exploration`] (of the timing scope only the thresholds the
+    /// shard learned: see [`ScopeData`]).
     fn exploration(&self, bound: Bound, props: shard::Props<'_>) -> Result<Exploration, String> {
         Ok(Exploration {
             strategy: Strategy::Dfs,
@@ -557,37 +619,18 @@ impl ExploreData {
                 })
                 .collect::<Result<_, String>>()?,
             budget_runs: self.budget_runs,
-            scope: TimingScope::default(),
+            scope: TimingScope {
+                learned: self.scope.learned.clone(),
+                ..TimingScope::default()
+            },
         })
-    }
-
-    /// The level the shard's search stopped in.
-    fn last(&self) -> &Level {
-        &self.levels[self.levels.len() - 1]
-    }
-
-    /// The shard stopped short of covering its share: a limit, or the events budget.
-    fn unfinished(&self) -> bool {
-        self.violations.is_empty() && (self.budget_runs > 0 || !self.last().complete)
     }
 }
 
 /// Prints what the unsharded `explore` prints for the partials of its N shards (in shard
-/// order), with its exit code.
-///
-/// The violation shown is the one the one-machine search finds: the shard's whose run has
-/// the fewest faults, then the smallest deviation budget, then comes first in depth-first
-/// order (the choice values compare as the paths do, every menu being in increasing
-/// order). A one-machine search stops at the first violating run of the first pass of the
-/// first fault budget that has one; every leaf of that pass is in one shard, and a shard
-/// finds the first violating leaf of its own share of it (a state met past the split
-/// point that cuts a run there stands for continuations in the same share). Ties cannot
-/// happen (every leaf has one owner); they would go to the lower shard.
-///
-/// A level is complete when every shard's share of it is (or the shard's search saturated
-/// in an earlier level), saturated when every shard's is; the certificate needs every
-/// shard certified: every level up to K complete (or saturated), no run cut by the events
-/// budget, no violation.
+/// order), with its exit code. Which shard's violation is the one-machine search's, and
+/// which levels are complete and certified, the library decides
+/// ([`crate::explore::merge_shards`]); this renders it.
 pub(super) fn render_merged(
     ctx: &Ctx,
     o: &ExploreOptions,
@@ -595,18 +638,62 @@ pub(super) fn render_merged(
 ) -> Result<(), CliError> {
     let damaged = |e: String| CliError::Input(format!("a damaged partial result: {e}"));
     let props = ctx.designs.properties();
+    let bound = o.bound();
+    let refused = |e: MergeError| damaged(merge_error(e, o, &parts));
+    check_levels(bound, parts.iter().map(|(_, d)| d.levels.len())).map_err(refused)?;
+    same_search(&parts).map_err(damaged)?;
+    let explorations = parts
+        .iter()
+        .map(|(_, d)| d.exploration(bound, &props))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(damaged)?;
+    let merged = merge_shards(bound, &explorations).map_err(refused)?;
     let first = &parts[0].1;
-    for (s, d) in &parts {
-        if d.levels.len() > o.max_faults as usize + 1 {
-            return Err(damaged(format!(
-                "shard {}/{} searched {} fault budgets within --max-faults {}",
-                s.index,
-                s.count,
-                d.levels.len(),
-                o.max_faults
-            )));
-        }
+    let n = parts[0].0.count;
+    let shown = Shown {
+        model_path: o.model.clone(),
+        model_name: first.model.clone(),
+        design: first.design.clone(),
+        properties: first.properties.clone(),
+        scope: (first.scope)
+            .describe(&merged.exploration.scope.learned)
+            .map_err(damaged)?,
+        shards: Some(Merged {
+            count: n,
+            split_cut: merged.split_cut,
+            peak_states: merged.peak_states,
+        }),
+        budget_run: merged.budget_shard.map_or_else(String::new, |b| {
+            let runs = explorations[b].runs();
+            format!("run {runs} of shard {}/{n}", parts[b].0.index)
+        }),
+    };
+    super::warnings::print(ctx, &first.warnings);
+    if let Some(line) = &first.determinism {
+        ctx.eprintln(line);
     }
+    let explanations = match merged.winner {
+        Some(w) => explained_in_shard(ctx, o, first, &parts[w].1, w as u64 + 1, n),
+        None => Vec::new(),
+    };
+    shown.render(ctx, &merged.exploration, explanations)
+}
+
+/// Why the shards' searches do not merge, as the merge says it.
+fn merge_error(e: MergeError, o: &ExploreOptions, parts: &[(ShardInfo, ExploreData)]) -> String {
+    match e {
+        MergeError::Levels { shard, levels } => format!(
+            "shard {}/{} searched {levels} fault budgets within --max-faults {}",
+            parts[shard].0.index, parts[shard].0.count, o.max_faults
+        ),
+        MergeError::DoNotAddUp => "the shards' levels do not add up to one search".into(),
+    }
+}
+
+/// Whether every shard searched what shard 1 did: the same model, design, properties and
+/// named scope.
+fn same_search(parts: &[(ShardInfo, ExploreData)]) -> Result<(), String> {
+    let first = &parts[0].1;
     for (s, d) in &parts[1..] {
         if d.model != first.model
             || d.design != first.design
@@ -615,149 +702,26 @@ pub(super) fn render_merged(
             || d.scope.named != first.scope.named
             || d.scope.caveats != first.scope.caveats
         {
-            return Err(damaged(format!(
+            return Err(format!(
                 "shard {}/{} searched another model, design or scope than shard 1",
                 s.index, s.count
-            )));
+            ));
         }
     }
-    let bound = Bound {
-        max_faults: o.max_faults,
-        max_runs: o.max_runs,
-        max_states: o.max_states,
-        reductions: Reductions {
-            memo: o.memo,
-            por: o.por,
-            symmetry: o.symmetry,
-            snapshots: o.snapshots,
-            timing: o.timing,
-        },
-    };
-    let explorations = parts
-        .iter()
-        .map(|(_, d)| d.exploration(bound, &props))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(damaged)?;
-    // The winning shard: fewest faults, smallest deviation budget, first in depth-first order.
-    let winner = parts
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, d))| !d.violations.is_empty())
-        .min_by(|(i, (_, a)), (j, (_, b))| {
-            let key = |d: &ExploreData| {
-                let l = d.last();
-                (
-                    l.max_faults,
-                    l.deviation_budget,
-                    d.violations[0].values.clone(),
-                )
-            };
-            key(a).cmp(&key(b)).then(i.cmp(j))
-        })
-        .map(|(i, _)| i);
-    // The last level the one-machine search reaches.
-    let end = match winner {
-        Some(w) => parts[w].1.last().max_faults,
-        None => match parts
-            .iter()
-            .filter(|(_, d)| d.unfinished())
-            .min_by_key(|(_, d)| d.last().max_faults)
-        {
-            Some((_, d)) => d.last().max_faults,
-            None => parts
-                .iter()
-                .map(|(_, d)| d.last().max_faults)
-                .max()
-                .unwrap_or(0),
-        },
-    };
-    let mut levels = Vec::new();
-    for k in 0..=end {
-        let mut level = Level {
-            max_faults: k,
-            complete: true,
-            saturated: true,
-            ..Level::default()
-        };
-        for (_, d) in &parts {
-            let Some(l) = d.levels.get(k as usize) else {
-                // A shard that stopped before level k either covered every larger budget
-                // (its last level saturated) or did not cover its share.
-                let covered = d.violations.is_empty() && !d.unfinished() && d.last().saturated;
-                level.complete &= covered;
-                level.saturated &= covered;
-                continue;
-            };
-            level.runs += l.runs;
-            level.pruned += l.pruned;
-            level.distinct_states += l.distinct_states;
-            level.states_visited += l.states_visited;
-            level.split_cut += l.split_cut;
-            level.max_depth = level.max_depth.max(l.max_depth);
-            level.max_deviations = level.max_deviations.max(l.max_deviations);
-            level.deviation_budget = level.deviation_budget.max(l.deviation_budget);
-            level.complete &= l.complete;
-            level.saturated &= l.saturated;
-        }
-        level.found = winner.is_some() && k == end;
-        levels.push(level);
-    }
-    // The events budget cut a run in a shard that stopped in the last level shown.
-    let budget = parts
-        .iter()
-        .find(|(_, d)| d.budget_runs > 0 && d.last().max_faults == end);
-    let violations = match winner {
-        Some(w) => explorations[w].violations.clone(),
-        None => Vec::new(),
-    };
-    let merged = Exploration {
-        strategy: Strategy::Dfs,
-        bound,
-        levels,
-        pruning: parts.iter().all(|(_, d)| d.pruning),
-        visited_full: parts.iter().any(|(_, d)| d.visited_full),
-        violations,
-        budget_runs: budget.map_or(0, |(_, d)| d.budget_runs),
-        scope: TimingScope::default(),
-    };
-    // What the merged levels say must be what the shards say.
-    if winner.is_none() && merged.certified() != explorations.iter().all(Exploration::certified) {
-        return Err(damaged(
-            "the shards' levels do not add up to one search".into(),
-        ));
-    }
-    let mut learned: Vec<u64> = parts
-        .iter()
-        .flat_map(|(_, d)| d.scope.learned.clone())
-        .collect();
-    learned.sort_unstable();
-    learned.dedup();
-    let n = parts[0].0.count;
-    let shown = Shown {
-        model_path: o.model.clone(),
-        model_name: first.model.clone(),
-        design: first.design.clone(),
-        properties: first.properties.clone(),
-        scope: first.scope.describe(&learned).map_err(damaged)?,
-        shards: Some(Merged {
-            count: n,
-            split_cut: merged.levels.iter().map(|l| l.split_cut).sum(),
-            // The visited set is one machine's: the most states one shard held at once.
-            peak_states: parts
-                .iter()
-                .flat_map(|(_, d)| d.levels.iter().map(|l| l.distinct_states))
-                .max()
-                .unwrap_or(0),
-        }),
-        budget_run: budget.map_or_else(String::new, |(s, _)| {
-            let runs = explorations[(s.index - 1) as usize].runs();
-            format!("run {runs} of shard {}/{n}", s.index)
-        }),
-    };
-    super::warnings::print(ctx, &first.warnings);
-    if let Some(line) = &first.determinism {
-        ctx.eprintln(line);
-    }
+    Ok(())
+}
+
+/// The violations of `winner`, shard `index` of `n`, explained as the one-machine search
+/// explains them, with the run named in its shard; `first`: shard 1's data (the model and
+/// design, the same in every shard).
+fn explained_in_shard(
+    ctx: &Ctx,
+    o: &ExploreOptions,
+    first: &ExploreData,
+    winner: &ExploreData,
+    index: u64,
+    n: u64,
+) -> Vec<String> {
     let replay = ReplayCommand {
         program: ctx.program.clone(),
         flags: ctx.flags.clone(),
@@ -766,23 +730,17 @@ pub(super) fn render_merged(
         provider: o.provider.clone(),
         model_digest: Some(first.model_digest.clone()),
     };
-    let explanations = match winner {
-        Some(w) => parts[w]
-            .1
-            .violations
-            .iter()
-            .map(|v| {
-                v.explained.text(
-                    &format!("{} in shard {}/{n}", runs(v.after_runs), w + 1),
-                    &first.design,
-                    true,
-                    &replay,
-                )
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    shown.render(ctx, &merged, explanations)
+    (winner.violations)
+        .iter()
+        .map(|v| {
+            v.explained.text(
+                &format!("{} in shard {index}/{n}", runs(v.after_runs)),
+                &first.design,
+                true,
+                &replay,
+            )
+        })
+        .collect()
 }
 
 /// `explore --shard`: a share of the search tree.

@@ -298,83 +298,105 @@ pub(super) fn read_family(
 ) -> Result<Family, CliError> {
     let mut parts: Vec<(PathBuf, Partial)> = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
-            CliError::Input(format!(
-                "{}: not a partial file (not JSON: {e})",
-                path.display()
-            ))
-        })?;
-        if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
-            return Err(CliError::Input(format!(
-                "{}: not a partial file (no \"format\": \"{FORMAT}\")",
-                path.display()
-            )));
-        }
-        match value.get("version").and_then(Value::as_u64) {
-            Some(v) if v == u64::from(VERSION) => {}
-            v => {
-                return Err(CliError::Input(format!(
-                    "{}: partial format version {}, but this program reads version {VERSION}",
-                    path.display(),
-                    v.map_or_else(|| "missing".to_string(), |v| v.to_string())
-                )));
-            }
-        }
-        let partial: Partial = serde_json::from_value(value).map_err(|e| {
-            CliError::Input(format!("{}: a damaged partial file: {e}", path.display()))
-        })?;
-        if partial.tool != tool() {
-            return Err(CliError::Input(format!(
-                "{}: written by {}, but this is {}: run the shards and the merge with one build",
-                path.display(),
-                partial.tool,
-                tool()
-            )));
-        }
-        let s = partial.shard;
-        if s.count == 0 || s.index == 0 || s.index > s.count {
-            return Err(CliError::Input(format!(
-                "{}: a damaged partial file: shard {}/{}",
-                path.display(),
-                s.index,
-                s.count
-            )));
-        }
-        parts.push((path.clone(), partial));
+        parts.push((path.clone(), read_partial(path)?));
     }
     let Some((first_path, first)) = parts.first().cloned() else {
         return Err(CliError::Input("merge: no partial file given".into()));
     };
     for (path, p) in &parts[1..] {
-        let differs = |what: String| {
+        same_command(p, &first).map_err(|what| {
             CliError::Input(format!(
                 "{}: not of the same sharded command as {}: {what}",
                 path.display(),
                 first_path.display()
             ))
-        };
-        if p.command != first.command {
-            return Err(differs(format!(
-                "a partial of {} here, of {} there",
-                p.command, first.command
+        })?;
+    }
+    every_shard_once(&parts, first.shard.count)?;
+    parts.sort_by_key(|(_, p)| p.shard.index);
+    seed_blocks(&parts, &first, splits_tree(&first.command))?;
+    Ok(Family {
+        command: first.command.clone(),
+        options: first.options.clone(),
+        parts,
+    })
+}
+
+/// Reads the partial file at `path`: JSON, of this format, version and build, with a
+/// shard I/N that exists.
+fn read_partial(path: &Path) -> Result<Partial, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        CliError::Input(format!(
+            "{}: not a partial file (not JSON: {e})",
+            path.display()
+        ))
+    })?;
+    if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
+        return Err(CliError::Input(format!(
+            "{}: not a partial file (no \"format\": \"{FORMAT}\")",
+            path.display()
+        )));
+    }
+    match value.get("version").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(VERSION) => {}
+        v => {
+            return Err(CliError::Input(format!(
+                "{}: partial format version {}, but this program reads version {VERSION}",
+                path.display(),
+                v.map_or_else(|| "missing".to_string(), |v| v.to_string())
             )));
-        }
-        if p.shard.count != first.shard.count {
-            return Err(differs(format!(
-                "{} shards here, {} there",
-                p.shard.count, first.shard.count
-            )));
-        }
-        if let Some(what) = option_difference(&p.options, &first.options) {
-            return Err(differs(what));
-        }
-        if let Some(what) = model_difference(&p.models, &first.models) {
-            return Err(differs(what));
         }
     }
-    let n = first.shard.count;
+    let partial: Partial = serde_json::from_value(value)
+        .map_err(|e| CliError::Input(format!("{}: a damaged partial file: {e}", path.display())))?;
+    if partial.tool != tool() {
+        return Err(CliError::Input(format!(
+            "{}: written by {}, but this is {}: run the shards and the merge with one build",
+            path.display(),
+            partial.tool,
+            tool()
+        )));
+    }
+    let s = partial.shard;
+    if s.count == 0 || s.index == 0 || s.index > s.count {
+        return Err(CliError::Input(format!(
+            "{}: a damaged partial file: shard {}/{}",
+            path.display(),
+            s.index,
+            s.count
+        )));
+    }
+    Ok(partial)
+}
+
+/// The first way `p` is not of the same sharded command as `first`: the command, the
+/// shard count, an option, a model file.
+fn same_command(p: &Partial, first: &Partial) -> Result<(), String> {
+    if p.command != first.command {
+        return Err(format!(
+            "a partial of {} here, of {} there",
+            p.command, first.command
+        ));
+    }
+    if p.shard.count != first.shard.count {
+        return Err(format!(
+            "{} shards here, {} there",
+            p.shard.count, first.shard.count
+        ));
+    }
+    if let Some(what) = option_difference(&p.options, &first.options) {
+        return Err(what);
+    }
+    if let Some(what) = model_difference(&p.models, &first.models) {
+        return Err(what);
+    }
+    Ok(())
+}
+
+/// Checks that `parts` hold every shard 1..=N of `n` exactly once.
+fn every_shard_once(parts: &[(PathBuf, Partial)], n: u64) -> Result<(), CliError> {
     let mut by_index: BTreeMap<u64, usize> = BTreeMap::new();
     for (i, (path, p)) in parts.iter().enumerate() {
         if let Some(&j) = by_index.get(&p.shard.index) {
@@ -390,38 +412,40 @@ pub(super) fn read_family(
     // N comes from a file: find the first missing shards in the gaps between the given
     // ones, never by walking 1..=N.
     let absent = n - by_index.len() as u64;
-    if absent > 0 {
-        const SHOWN: usize = 8;
-        let mut missing: Vec<String> = Vec::new();
-        let mut next: u128 = 1;
-        let ends = by_index.keys().map(|&i| u128::from(i));
-        for end in ends.chain([u128::from(n) + 1]) {
-            while next < end && missing.len() < SHOWN {
-                missing.push(format!("{next}/{n}"));
-                next += 1;
-            }
-            if missing.len() == SHOWN {
-                break;
-            }
-            next = end + 1;
-        }
-        let more = match absent - missing.len() as u64 {
-            0 => String::new(),
-            k => format!(" and {k} more"),
-        };
-        return Err(CliError::Input(format!(
-            "merge: missing shard{} {}{more} (every shard 1..{n} must be given once)",
-            if absent == 1 { "" } else { "s" },
-            missing.join(", ")
-        )));
+    if absent == 0 {
+        return Ok(());
     }
-    parts.sort_by_key(|(_, p)| p.shard.index);
-    // The blocks must be those of the command's seeds; a command whose shards split a
-    // search tree has none, and records an empty block.
+    const SHOWN: usize = 8;
+    let mut missing: Vec<String> = Vec::new();
+    let mut next: u128 = 1;
+    let ends = by_index.keys().map(|&i| u128::from(i));
+    for end in ends.chain([u128::from(n) + 1]) {
+        while next < end && missing.len() < SHOWN {
+            missing.push(format!("{next}/{n}"));
+            next += 1;
+        }
+        if missing.len() == SHOWN {
+            break;
+        }
+        next = end + 1;
+    }
+    let more = match absent - missing.len() as u64 {
+        0 => String::new(),
+        k => format!(" and {k} more"),
+    };
+    Err(CliError::Input(format!(
+        "merge: missing shard{} {}{more} (every shard 1..{n} must be given once)",
+        if absent == 1 { "" } else { "s" },
+        missing.join(", ")
+    )))
+}
+
+/// Checks that each shard holds its block of the command's seeds; a command whose shards
+/// split a search tree (`tree`) has none, and records an empty block.
+fn seed_blocks(parts: &[(PathBuf, Partial)], first: &Partial, tree: bool) -> Result<(), CliError> {
     let seeds = first.options.get("seeds").and_then(Value::as_u64);
     let first_seed = first.options.get("first_seed").and_then(Value::as_u64);
-    let tree = splits_tree(&first.command);
-    for (path, p) in &parts {
+    for (path, p) in parts {
         let s = p.shard;
         let expected = match seeds.zip(first_seed) {
             _ if tree => Some((0, 0)),
@@ -442,11 +466,7 @@ pub(super) fn read_family(
             )));
         }
     }
-    Ok(Family {
-        command: first.command.clone(),
-        options: first.options.clone(),
-        parts,
-    })
+    Ok(())
 }
 
 /// The first option that differs, as `--seeds 100 here, 200 there`.

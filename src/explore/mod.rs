@@ -18,8 +18,8 @@ pub use paired::{Difference, Mean, Paired, paired};
 pub use result::{DesignResult, ReplayCommand, Report, replay_key, shell_word};
 pub use result::{JudgementData, ResultData};
 pub use search::{
-    Bound, Exploration, Level, Reductions, Shard, Strategy, TimingScope, Violation, explore,
-    explore_reporting, explore_shard,
+    Bound, Exploration, Level, MergeError, MergedShards, Reductions, Shard, Strategy, TimingScope,
+    Violation, check_levels, explore, explore_reporting, explore_shard, merge_shards,
 };
 pub use shrink::{Shrunk, shrink_seed, shrink_values};
 pub use sweep::{Comparison, Spec, Sweep, compare, sweep};
