@@ -257,7 +257,7 @@ impl Journaled {
             Ok(f) => Some(Some(f)),
             Err(held) => {
                 if let Some(l) = held {
-                    ctx.note(|| {
+                    ctx.note_on(op, || {
                         format!(
                             "{op} is leased by worker {} until {} ms: waiting for it",
                             l.holder.worker.0, l.until_ms
@@ -292,7 +292,7 @@ impl Journaled {
             };
         }
         if let Some(why) = unreadable {
-            ctx.note(|| format!("{op}: cannot read back: {why}"));
+            ctx.note_on(op, || format!("{op}: cannot read back: {why}"));
         }
         // Only a read that proved the effect absent lets an old key go out again.
         if !proved && let Some((key, age)) = self.key_too_old(ctx, op) {
@@ -305,7 +305,7 @@ impl Journaled {
         }
         if attempts < self.config.attempts {
             if self.policy.reconcile && !proved {
-                ctx.note(|| format!("{op}: no read-back decided: same-key retry"));
+                ctx.note_on(op, || format!("{op}: no read-back decided: same-key retry"));
             }
             self.send(ctx, op, Step::Create, fence)
         } else {
@@ -481,7 +481,7 @@ impl Journaled {
 
     /// Stops acting on `op` and hands it to a human: the agent hears "unknown" from now on.
     fn escalate(&self, ctx: &mut ExecCtx<'_>, op: OpId, why: impl FnOnce() -> String) {
-        ctx.note(|| format!("{op}: {}, escalated to a human", why()));
+        ctx.note_on(op, || format!("{op}: {}, escalated to a human", why()));
         ctx.transition(op, OpState::Escalated);
         if let Some(s) = ctx.journal().scratch_mut(op) {
             s.busy = false;
@@ -534,14 +534,16 @@ impl Journaled {
                 let bound = self.config.visibility_bound_ms;
                 if let Some((key, age)) = self.forgotten_key(ctx, op) {
                     let assumed = self.config.assumed_retention_ms.unwrap_or(0);
-                    ctx.note(|| {
+                    ctx.note_on(op, || {
                         format!(
                             "{op}: cannot read back: key {key} is older than the assumed retention (first sent {age} ms ago; assumed {assumed} ms, less one timeout): \"not found\" proves nothing, the provider may have forgotten it"
                         )
                     });
                     self.escalate(ctx, op, || "no read-back can decide".to_string());
                 } else if last.is_none_or(|t| now >= t.saturating_add(bound)) {
-                    ctx.note(|| format!("{op}: not found past the visibility bound: may create"));
+                    ctx.note_on(op, || {
+                        format!("{op}: not found past the visibility bound: may create")
+                    });
                     if let Some(s) = ctx.journal().scratch_mut(op) {
                         s.cleared_to_send = true;
                         s.absence_proved = true;
@@ -554,14 +556,18 @@ impl Journaled {
                     }
                     self.next(ctx, op);
                 } else {
-                    ctx.note(|| format!("{op}: not found, but the index may lag: reading again"));
+                    ctx.note_on(op, || {
+                        format!("{op}: not found, but the index may lag: reading again")
+                    });
                     self.uncertain(ctx, op);
                 }
             }
             Response::Reply(Reply::Unsupported) => {
                 // No read-back: the documented same-key retry is the remaining route, while
                 // the key is young enough (`act` decides).
-                ctx.note(|| format!("{op}: cannot read back: the provider says unsupported"));
+                ctx.note_on(op, || {
+                    format!("{op}: cannot read back: the provider says unsupported")
+                });
                 if let Some(s) = ctx.journal().scratch_mut(op) {
                     s.cleared_to_send = true;
                 }
@@ -627,7 +633,7 @@ impl Journaled {
             .map(|o| o.id())
             .collect();
         for op in ops {
-            ctx.note(|| format!("recovers {op}"));
+            ctx.note_on(op, || format!("recovers {op}"));
             if !leased && let Some((o, s)) = ctx.journal().parts_mut(op) {
                 // Whatever was under way died with its worker, or is presumed stalled. (Under
                 // a lease, `act` clears it only once its claim takes the operation over.)
@@ -709,7 +715,7 @@ impl Executor for Journaled {
         let op = match self.bind(ctx, &call) {
             Ok(op) => op,
             Err(why) => {
-                ctx.note(|| {
+                ctx.note_about(None, Some(call.call), || {
                     format!(
                         "{} refused: {why}; a changed action needs a new authorization",
                         call.call
@@ -764,7 +770,9 @@ impl Executor for Journaled {
         if let Some(f) = fence
             && !ctx.journal_ref().leases().holds(op, f)
         {
-            ctx.note(|| format!("{op}: lease lost (fence {f} is stale): result not recorded"));
+            ctx.note_on(op, || {
+                format!("{op}: lease lost (fence {f} is stale): result not recorded")
+            });
             return;
         }
         let Some((o, s)) = ctx.journal().parts_mut(op) else {
