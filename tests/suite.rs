@@ -60,6 +60,7 @@ mod same_bytes;
 mod scenarios;
 mod shard_explore;
 mod shard_merge;
+mod sizes;
 mod stacks;
 mod thread_key;
 mod tie_order;

@@ -2,8 +2,8 @@
 //! (constant latencies, no randomness) and one-line edits of it; in the submodules, the
 //! command line in process (`cli`), golden snapshots (`golden`), the property tests'
 //! settings and generators (`strategies`), broken and known-bad designs (`broken`, `bad`,
-//! `corpus`), bundled models (`models`), races (`race`), and the Python and Node
-//! executors (`python`, `executors`).
+//! `corpus`), bundled models (`models`), races (`race`), the Python and Node executors
+//! (`python`, `executors`), and the crate's own source read as code (`source`).
 #![allow(dead_code)]
 
 pub mod bad;
@@ -15,6 +15,7 @@ pub mod golden;
 pub mod models;
 pub mod python;
 pub mod race;
+pub mod source;
 pub mod strategies;
 
 use retrylab::check::Metrics;
