@@ -486,25 +486,35 @@ impl Diagram {
         Ok(out)
     }
 
+    /// Everything, in the order the SVG lists it: the title and legend, the lanes, the
+    /// rows' times and lines, the arrows, the marks, the verdicts.
     fn draw(
         &self,
         root: &DrawingArea<SVGBackend<'_>, Shift>,
         text_x: i32,
         bottom: i32,
     ) -> Result<(), String> {
-        let font = |size: u32, colour: &'static RGBColor| {
-            TextStyle::from((FONT, size).into_font()).color(colour)
-        };
+        self.draw_header(root)?;
+        self.draw_lanes(root, bottom)?;
+        self.draw_rows(root, text_x)?;
+        for a in &self.arrows {
+            self.arrow(root, a)?;
+        }
+        for (i, row) in self.rows.iter().enumerate() {
+            self.mark(root, (self.lane_x(row.lane), self.row_y(i)), row.mark)?;
+        }
+        self.draw_verdicts(root, bottom)
+    }
+
+    /// The title, and the legend on one line under it.
+    fn draw_header(&self, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
         let left = font(12, &INK).pos(Pos::new(HPos::Left, VPos::Center));
-        let right = font(11, &GREY).pos(Pos::new(HPos::Right, VPos::Center));
-        let centre = font(12, &INK).pos(Pos::new(HPos::Center, VPos::Center));
         root.draw(&Text::new(
             self.title.clone(),
             (8, 14),
             font(14, &INK).pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(err)?;
-        // The legend, on one line under the title.
         let mut x = 8;
         for (label, colour, width) in [
             ("request", BLUE, 2),
@@ -527,7 +537,16 @@ impl Diagram {
                 .map_err(err)?;
             x += CHAR_PX * label.chars().count() as i32 + 18;
         }
-        // Lanes.
+        Ok(())
+    }
+
+    /// Each lane's name and its line down to `bottom`.
+    fn draw_lanes(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        bottom: i32,
+    ) -> Result<(), String> {
+        let centre = font(12, &INK).pos(Pos::new(HPos::Center, VPos::Center));
         for (i, name) in self.lanes.iter().enumerate() {
             let x = self.lane_x(i);
             root.draw(&Text::new(name.clone(), (x, TOP - 8), centre.clone()))
@@ -538,7 +557,16 @@ impl Diagram {
             ))
             .map_err(err)?;
         }
-        // Rows: the time where it changes, the mark, the line.
+        Ok(())
+    }
+
+    /// Each row: its time where it changes, and its line at `text_x`.
+    fn draw_rows(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        text_x: i32,
+    ) -> Result<(), String> {
+        let right = font(11, &GREY).pos(Pos::new(HPos::Right, VPos::Center));
         let mut last_ms = None;
         for (i, row) in self.rows.iter().enumerate() {
             let y = self.row_y(i);
@@ -562,13 +590,15 @@ impl Diagram {
             root.draw(&Text::new(row.text.clone(), (text_x, y), style))
                 .map_err(err)?;
         }
-        for a in &self.arrows {
-            self.arrow(root, a)?;
-        }
-        for (i, row) in self.rows.iter().enumerate() {
-            self.mark(root, (self.lane_x(row.lane), self.row_y(i)), row.mark)?;
-        }
-        // The verdicts.
+        Ok(())
+    }
+
+    /// What the run came to, one line each under the rows, with its tone's colour.
+    fn draw_verdicts(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        bottom: i32,
+    ) -> Result<(), String> {
         for (i, (line, tone)) in self.verdicts.iter().enumerate() {
             let y = bottom + 18 + ROW * i as i32;
             let colour = match tone {
@@ -654,6 +684,11 @@ impl Diagram {
         }
         Ok(())
     }
+}
+
+/// The diagram's font at `size` px in `colour`.
+fn font(size: u32, colour: &'static RGBColor) -> TextStyle<'static> {
+    TextStyle::from((FONT, size).into_font()).color(colour)
 }
 
 fn err(e: impl std::fmt::Display) -> String {
