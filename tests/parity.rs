@@ -348,3 +348,35 @@ fn both_in_python_are_the_built_ins_seed_by_seed_with_a_volatile_journal() {
     assert_eq!(same_key.len(), 165);
     assert_eq!(journal, same_key);
 }
+
+/// What the port cannot do: at a restart the built-in journal resumes every unresolved
+/// operation the worker owned, also one whose calls were all answered (the agent gave up on
+/// it); an external executor acts only inside a call it was given (docs/executor-protocol.md,
+/// section 9: no background work outside a call), and a restart redelivers only the calls
+/// still owed an answer. On this seed of a model where the agent gives up, the first
+/// intent's operation is unresolved when the worker crashes during the second intent's call:
+/// the built-in sends its key twice more after the restart, the port cannot.
+#[test]
+fn the_journal_resumes_at_a_restart_an_operation_no_call_waits_for_and_the_port_cannot() {
+    let m = load("models/guarantees/contract_as_assumed.json");
+    let p = port("port", "journal.py");
+    let mut wb = World::new(&m, design::find("journal").unwrap(), false);
+    let mut wp = World::new(&m, &p, false);
+    let seed = 188;
+    let (x, y) = (see(&mut wb, &m, seed), see(&mut wp, &m, seed));
+    assert!(p.failure().is_none(), "{:?}", p.failure());
+    assert_eq!(x.effects, y.effects);
+    assert_eq!(x.heard, y.heard);
+    let calls = |f: &Figures| {
+        f.counters
+            .iter()
+            .find(|(n, _)| *n == "remote_calls")
+            .unwrap()
+            .1
+    };
+    assert_eq!((calls(&x.metrics), calls(&y.metrics)), (8, 6));
+    // The two extra creates draw their own fates: the choices part there.
+    assert_ne!(x.choices, y.choices);
+    drop((wb, wp));
+    p.shutdown();
+}

@@ -123,23 +123,20 @@ def create(args: dict[str, Any], ctx: retrylab.Context) -> retrylab.Result:
         return retrylab.unknown("escalated to a person")
 
     config = ctx.config
-    timeout_s = config["timeout_ms"] / 1000
     sends = reads = 0
     while True:
         deadline = config["deadline_ms"]
         if deadline is not None and ctx.now_ms() >= journal["created_ms"] + deadline:
             return escalate(ctx, journal, "deadline passed")
         if journal["state"] == "accepted":
+            # 202: polled, not taken for done.
             if reads == config["reads"]:
                 return retrylab.unknown("accepted, still pending")
             reads += 1
-            try:
-                r = http.get(f"/v1/operations/{journal['handle']}", timeout=timeout_s)
-            except httpx.TransportError:
-                r = None
-            if r is not None and r.status_code == 200 and "id" in r.json():
+            answer, r = poll(ctx, journal)
+            if answer == "done":
                 return confirm(journal, r.json()["id"])
-            if r is not None and r.status_code == 200 and r.json().get("status") == "failed":
+            if answer == "failed":
                 return fail(journal, "the accepted operation failed")
             ctx.sleep(config["poll_ms"] / 1000)
             continue
@@ -152,29 +149,52 @@ def create(args: dict[str, Any], ctx: retrylab.Context) -> retrylab.Result:
             return retrylab.unknown(f"no answer after {sends} attempts")
         sends += 1
         journal.update(state="dispatched", first_sent_ms=ctx.now_ms() if first is None else first)
-        try:
-            r = http.post(
-                "/v1/resources",
-                json={"ref": args["ref"], "tenant": args["tenant"]},
-                headers={"Idempotency-Key": journal["key"]},
-                timeout=timeout_s,
-            )
-        except httpx.TransportError:
-            r = None
-        if r is not None and r.status_code == 202:
+        answer, r = send_create(ctx, journal, args)
+        if answer == "done":
+            return confirm(journal, r.json().get("id") if r.is_success else None)
+        if answer == "accepted":
             journal.update(state="accepted", handle=r.json()["operation"])
             ctx.sleep(config["poll_ms"] / 1000)
             continue
-        if r is not None and r.status_code == 200 and r.json().get("status") == "failed":
-            return fail(journal, "the operation failed")
-        if r is not None and r.is_success:
-            return confirm(journal, r.json().get("id"))
-        if r is not None and r.status_code == 409 and error_code(r) == "already_exists":
-            return confirm(journal, None)
-        if r is not None and r.status_code not in OPEN:
+        if answer == "failed":
             return fail(journal, f"{r.status_code} {r.text}")
         journal.update(state="unknown")
         ctx.sleep(backoff_s(ctx, sends + reads))
+
+
+def send_create(ctx: retrylab.Context, journal: Journal, args: dict[str, Any]) -> tuple[str, Any]:
+    """Sends the create under the record's key. What the answer says: "done", "accepted"
+    (202), "failed" (definite: nothing was or will be created) or "open" (it may have been)."""
+    try:
+        r = http.post(
+            "/v1/resources",
+            json={"ref": args["ref"], "tenant": args["tenant"]},
+            headers={"Idempotency-Key": journal["key"]},
+            timeout=ctx.config["timeout_ms"] / 1000,
+        )
+    except httpx.TransportError:  # a read timeout or a reset: it may have been applied
+        return "open", None
+    if r.status_code == 202:
+        return "accepted", r
+    if r.is_success:
+        return ("failed" if r.json().get("status") == "failed" else "done"), r
+    if r.status_code == 409 and error_code(r) == "already_exists":
+        return "done", r
+    return ("open" if r.status_code in OPEN else "failed"), r
+
+
+def poll(ctx: retrylab.Context, journal: Journal) -> tuple[str, Any]:
+    """Reads the accepted operation's status: "done", "failed", or "open" (still pending, or
+    no answer)."""
+    try:
+        r = http.get(f"/v1/operations/{journal['handle']}", timeout=ctx.config["timeout_ms"] / 1000)
+    except httpx.TransportError:
+        return "open", None
+    if r.status_code == 200 and "id" in r.json():
+        return "done", r
+    if r.status_code == 200 and r.json().get("status") == "failed":
+        return "failed", r
+    return "open", r
 
 
 ASSUMPTIONS = [
