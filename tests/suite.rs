@@ -42,6 +42,7 @@ mod node_examples;
 mod outcome;
 mod package_presets;
 mod paired;
+mod parity;
 mod prop_dangerous;
 mod prop_determinism;
 mod prop_guarantees;
