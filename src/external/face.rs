@@ -260,16 +260,16 @@ impl Face {
     }
 
     /// What `init` tells the process of the provider: where it answers, and its face.
-    pub fn describe(&self) -> serde_json::Value {
+    pub fn describe(&self) -> super::to_exec::Provider {
         let key_header = match self.spec.key() {
-            KeyCarrier::Header(h) => serde_json::json!(h),
-            _ => serde_json::Value::Null,
+            KeyCarrier::Header(h) => Some(h),
+            _ => None,
         };
-        serde_json::json!({
-            "base_url": BASE_URL,
-            "key_header": key_header,
-            "http": self.spec,
-        })
+        super::to_exec::Provider {
+            base_url: BASE_URL.to_string(),
+            key_header,
+            http: serde_json::to_value(&self.spec).unwrap_or(serde_json::Value::Null),
+        }
     }
 
     /// Maps an executor's request, made for `call` at virtual time `now`.
