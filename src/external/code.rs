@@ -59,35 +59,53 @@ impl ErrorCode {
         }
     }
 
-    /// What the code means: its doc comment above, as the schema describes it.
+    /// When the simulator answers with the code (the schema's description of it, and
+    /// docs/executor-protocol.md's table).
     pub fn meaning(self) -> &'static str {
         match self {
             ErrorCode::NotSupported => {
-                "An unknown message `type`, or a protocol version or mode this retrylab does not speak."
+                "an unknown message `type`, or a protocol version or mode this retrylab does not speak"
             }
             ErrorCode::Malformed => {
-                "Not JSON, not an object, a missing or unknown field, a field of the wrong type."
+                "not JSON, not an object, a missing or unknown field, a field of the wrong type"
             }
             ErrorCode::Crash => {
-                "The process exited or closed its channel (its exit status and output are shown)."
+                "the process exited or closed fd 4 (its exit status and stderr are shown)"
             }
             ErrorCode::TurnRule => {
-                "A message that does not fit the turn (a second `http` in sync mode, `ready` outside `start`, `idle` from a sync process, a reused `msg_id`, ...)."
+                "a message that does not fit the turn (a second `http` while one is outstanding in sync mode; `ready` outside `start`; `idle` from a sync process or after `start`; a reused `msg_id`; in async mode an `http` for a call whose `result` was sent, or a `sleep` while no call runs)"
             }
             ErrorCode::UnknownCall => {
-                "A `result` or `state` for a call this process was not given, or for an issue it was not given."
+                "a `result` or `state` for a call this process was not given, or a `result` for an issue of it that it was not given"
             }
-            ErrorCode::DuplicateResult => "A second `result` for the same call and issue.",
-            ErrorCode::BadReceipt => "A receipt that is not a resource id this provider returns.",
+            ErrorCode::DuplicateResult => "a second `result` for the same call and issue",
+            ErrorCode::BadReceipt => {
+                "a receipt that is not a resource id this provider returned (its face's `id_prefix` and a number: `res_N`, `cus_N`)"
+            }
             ErrorCode::UnmappedRequest => {
-                "An HTTP request the provider's face cannot map (warned, answered 404, not fatal)."
+                "an HTTP request the provider face cannot map (warned, answered 404, not fatal)"
             }
             ErrorCode::Nondeterministic => {
-                "The determinism check found two runs of the same inputs that differ."
+                "the determinism check found two runs of the same inputs that differ"
             }
-            ErrorCode::Watchdog => "The turn did not end within the wall-clock watchdog.",
+            ErrorCode::Watchdog => "the turn did not end within the watchdog",
         }
     }
+}
+
+/// The codes as docs/executor-protocol.md's table shows them (markdown).
+#[cfg(test)]
+fn error_codes_markdown() -> String {
+    let mut out = String::from("| code | name | when |\n|---|---|---|\n");
+    for c in ErrorCode::ALL {
+        out.push_str(&format!(
+            "| {} | `{}` | {} |\n",
+            c.number(),
+            c.name(),
+            c.meaning()
+        ));
+    }
+    out
 }
 
 /// The number, as `[protocol error N]` prints it.
@@ -143,5 +161,10 @@ mod tests {
         assert_eq!(names.len(), ErrorCode::ALL.len());
         assert_eq!(serde_json::to_string(&ErrorCode::TurnRule).unwrap(), "14");
         assert_eq!(ErrorCode::Watchdog.to_string(), "31");
+    }
+
+    #[test]
+    fn the_docs_show_the_codes() {
+        crate::external::capability::assert_doc_section("error codes", &error_codes_markdown());
     }
 }
