@@ -109,7 +109,7 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
             p.tail()
         ))
     };
-    match message::parse(&line) {
+    let hello = match message::parse(&line) {
         Ok(FromExec::Hello {
             protocol,
             mode,
@@ -118,51 +118,54 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
             assumptions,
             guarantee,
             fork,
-        }) => {
-            if protocol != crate::external::PROTOCOL {
-                return bad(
-                    p,
-                    format!(
-                        "protocol {protocol}; this retrylab speaks protocol 1 only [{}]",
-                        ErrorCode::NotSupported
-                    ),
-                );
-            }
-            let Some(mode) = Mode::parse(&mode) else {
-                return bad(
-                    p,
-                    format!(
-                        "mode {mode:?}; protocol 1 runs \"sync\" and \"async\" executors [{}]",
-                        ErrorCode::NotSupported
-                    ),
-                );
-            };
-            let mut props = Vec::new();
-            for g in &guarantee {
-                match crate::check::Property::PLAIN
-                    .iter()
-                    .find(|p| p.def().name == g)
-                {
-                    Some(prop) => props.push(*prop),
-                    None => return bad(p, format!("guarantee: unknown property {g:?}")),
-                }
-            }
-            if !props.is_empty() && assumptions.is_empty() {
-                return bad(p, "a guarantee needs the assumptions it rests on".into());
-            }
-            Ok(Hello {
+        }) => checked_hello(protocol, &mode, &guarantee, assumptions.is_empty()).map(
+            |(mode, guarantee)| Hello {
                 mode,
                 client,
                 tools,
                 assumptions,
-                guarantee: props,
+                guarantee,
                 fork,
-            })
-        }
-        Ok(m) => bad(
-            p,
-            format!("the first message must be hello, not {}", m.kind()),
+            },
         ),
-        Err((code, why)) => bad(p, format!("{why} [{code}]")),
+        Ok(m) => Err(format!("the first message must be hello, not {}", m.kind())),
+        Err((code, why)) => Err(format!("{why} [{code}]")),
+    };
+    hello.or_else(|why| bad(p, why))
+}
+
+/// What a `hello` says, if this retrylab takes it: its mode and the properties of its
+/// guarantee; else what is wrong with it.
+fn checked_hello(
+    protocol: u32,
+    mode: &str,
+    guarantee: &[String],
+    no_assumptions: bool,
+) -> Result<(Mode, Vec<crate::check::Property>), String> {
+    if protocol != crate::external::PROTOCOL {
+        return Err(format!(
+            "protocol {protocol}; this retrylab speaks protocol 1 only [{}]",
+            ErrorCode::NotSupported
+        ));
     }
+    let Some(mode) = Mode::parse(mode) else {
+        return Err(format!(
+            "mode {mode:?}; protocol 1 runs \"sync\" and \"async\" executors [{}]",
+            ErrorCode::NotSupported
+        ));
+    };
+    let mut props = Vec::new();
+    for g in guarantee {
+        match crate::check::Property::PLAIN
+            .iter()
+            .find(|p| p.def().name == g)
+        {
+            Some(prop) => props.push(*prop),
+            None => return Err(format!("guarantee: unknown property {g:?}")),
+        }
+    }
+    if !props.is_empty() && no_assumptions {
+        return Err("a guarantee needs the assumptions it rests on".into());
+    }
+    Ok((mode, props))
 }
