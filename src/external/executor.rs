@@ -22,18 +22,22 @@ use super::message::{self, FromExec, Mode};
 use super::process::{Process, RecvError};
 use super::to_exec::{ToExec, TransportError};
 use super::{Hello, Shared};
-
-mod http;
-mod kv;
-mod setup;
-mod turn;
-
 use crate::design::context::ExecCtx;
 use crate::design::{Executor, OpState};
 use crate::model::ExecutorModel;
 use crate::sim::hash::StableHasher;
 use crate::vocab::ids::{AttemptId, CallId, OpId};
 use crate::vocab::protocol::{Reply, Response, ToolCall, ToolResult};
+
+// A process's `http` requests (the face's mapping, the world's attempts).
+mod http;
+// Its `kv` requests (the run's store).
+mod kv;
+// Its start: a process taken, greeted and initialized.
+mod setup;
+// A turn: the messages read until one ends it, one method per kind.
+mod turn;
+
 pub(crate) use setup::read_hello;
 
 /// The longest wait for a new process's `hello` (an interpreter importing its libraries).
