@@ -48,6 +48,7 @@ mod prop_determinism;
 mod prop_guarantees;
 mod prop_keystore;
 mod proptest_config;
+mod protocol_schema;
 mod provider_presets;
 mod public_api;
 mod python_examples;

@@ -16,18 +16,29 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-
-use super::face::{self, Face, Mapped};
-use super::message::{self, FromExec, KvOp, Mode, Outcome, StateName};
+use super::code::ErrorCode;
+use super::face::{self, Face};
+use super::message::{self, FromExec, Mode};
 use super::process::{Process, RecvError};
+use super::to_exec::{ToExec, TransportError};
 use super::{Hello, Shared};
-use crate::design::context::{ExecCtx, NO_TIMEOUT};
+use crate::design::context::ExecCtx;
 use crate::design::{Executor, OpState};
 use crate::model::ExecutorModel;
 use crate::sim::hash::StableHasher;
-use crate::vocab::ids::{AttemptId, CallId, OpId, ResourceId};
-use crate::vocab::protocol::{LookupQuery, Reply, RequestKind, Response, ToolCall, ToolResult};
+use crate::vocab::ids::{AttemptId, CallId, OpId};
+use crate::vocab::protocol::{Reply, Response, ToolCall, ToolResult};
+
+// A process's `http` requests (the face's mapping, the world's attempts).
+mod http;
+// Its `kv` requests (the run's store).
+mod kv;
+// Its start: a process taken, greeted and initialized.
+mod setup;
+// A turn: the messages read until one ends it, one method per kind.
+mod turn;
+
+pub(crate) use setup::read_hello;
 
 /// The longest wait for a new process's `hello` (an interpreter importing its libraries).
 pub(crate) const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
@@ -158,7 +169,7 @@ impl External {
 
     /// Stops on a protocol error: records it (with where, the last message sent and the
     /// process's last output), tells the process, kills it.
-    fn fail(&mut self, ctx: &ExecCtx<'_>, code: u32, what: String) {
+    fn fail(&mut self, ctx: &ExecCtx<'_>, code: ErrorCode, what: String) {
         if self.dead {
             return;
         }
@@ -174,7 +185,7 @@ impl External {
             text.push_str(&format!("\n  last message sent to it: {}", self.last_sent));
         }
         if let Some(mut p) = self.process.take() {
-            let _ = p.send(&json!({"type":"error","code":code,"text":what}).to_string());
+            let _ = p.send(&ToExec::Error { code, text: what }.line());
             text.push('\n');
             text.push_str(&p.tail());
             p.kill();
@@ -182,16 +193,16 @@ impl External {
         self.shared.fail(text);
     }
 
-    fn send(&mut self, ctx: &ExecCtx<'_>, msg: serde_json::Value) -> bool {
-        let line = msg.to_string();
-        if msg["type"] == "init" {
+    fn send(&mut self, ctx: &ExecCtx<'_>, msg: ToExec) -> bool {
+        let line = msg.line();
+        if let ToExec::Init { .. } = msg {
             // Once per process, before any run: a fresh and a reused process differ here.
-        } else if msg["type"] != "start" {
+        } else if !matches!(msg, ToExec::Start { .. }) {
             line.hash(&mut self.history);
             super::determinism::record(ctx.worker().0, true, &line);
         } else {
             // A fresh and a reused process differ in `reset` only.
-            let mut same = msg.clone();
+            let mut same = msg.value();
             if let Some(o) = same.as_object_mut() {
                 o.remove("reset");
             }
@@ -207,7 +218,7 @@ impl External {
             }
             Err(e) => {
                 self.last_sent = line;
-                self.fail(ctx, 13, e);
+                self.fail(ctx, ErrorCode::Crash, e);
                 false
             }
         }
@@ -230,13 +241,17 @@ impl External {
                 }
             },
             Err(RecvError::Closed(status)) => {
-                self.fail(ctx, 13, format!("the process closed the channel: {status}"));
+                self.fail(
+                    ctx,
+                    ErrorCode::Crash,
+                    format!("the process closed the channel: {status}"),
+                );
                 None
             }
             Err(RecvError::Watchdog(d)) => {
                 self.fail(
                     ctx,
-                    31,
+                    ErrorCode::Watchdog,
                     format!(
                         "the process did not end its turn within {} ms of real time: a busy loop, or real blocking I/O (a socket, a time.sleep not patched, a thread)? (--executor-turn-timeout-ms)",
                         d.as_millis()
@@ -245,79 +260,9 @@ impl External {
                 None
             }
             Err(RecvError::Io(e)) => {
-                self.fail(ctx, 12, e);
+                self.fail(ctx, ErrorCode::Malformed, e);
                 None
             }
-        }
-    }
-
-    /// A process for this incarnation, its `hello` read and `init` exchanged.
-    fn ensure_process(&mut self, ctx: &ExecCtx<'_>) -> bool {
-        // Once one process of the design broke the protocol, no run of it means anything.
-        if self.dead || self.shared.failed() {
-            self.dead = true;
-            return false;
-        }
-        let init = json!({
-            "type": "init", "protocol": super::PROTOCOL, "executor": self.shared.name,
-            "config": self.config, "params": self.shared.params, "provider": self.face.describe(),
-            "tools": ["create", "compensate"],
-        });
-        let init_line = init.to_string();
-        if self.process.is_none() {
-            match self.shared.take_process(&init_line) {
-                Ok(p) => self.process = Some(p),
-                Err(e) => {
-                    self.shared
-                        .fail(format!("executor {}: {e}", self.shared.name));
-                    self.dead = true;
-                    return false;
-                }
-            }
-        }
-        if self.process.as_ref().is_some_and(|p| p.initialized) {
-            if self.hello.is_none() {
-                self.hello = self.shared.hello();
-            }
-            return true;
-        }
-        let greeted = self.process.as_ref().is_some_and(|p| p.greeted);
-        if !greeted {
-            let Some(p) = self.process.as_mut() else {
-                return false;
-            };
-            match read_hello(&self.shared, p) {
-                Ok(h) => self.hello = Some(h),
-                Err(e) => {
-                    self.shared.fail(e);
-                    self.dead = true;
-                    self.process = None;
-                    return false;
-                }
-            }
-        } else {
-            self.hello = self.shared.hello();
-        }
-        if !self.send(ctx, init) {
-            return false;
-        }
-        match self.recv(ctx) {
-            Some(FromExec::InitOk {}) => {
-                if let Some(p) = self.process.as_mut() {
-                    p.initialized = true;
-                    p.init = init_line;
-                }
-                true
-            }
-            Some(m) => {
-                self.fail(
-                    ctx,
-                    14,
-                    format!("expected init_ok after init, got {}", m.kind()),
-                );
-                false
-            }
-            None => false,
         }
     }
 
@@ -331,7 +276,13 @@ impl External {
         self.history = StableHasher::new();
         ("start", w, inc, seed, ctx.now()).hash(&mut self.history);
         let used = self.process.as_ref().is_some_and(|p| p.used);
-        let msg = json!({"type":"start","worker":w,"incarnation":inc,"seed":seed,"reset":used,"now_ms":ctx.now()});
+        let msg = ToExec::Start {
+            worker: w,
+            incarnation: inc,
+            seed,
+            reset: used,
+            now_ms: ctx.now(),
+        };
         if let Some(p) = self.process.as_mut() {
             p.used = true;
         }
@@ -368,7 +319,14 @@ impl External {
         } else {
             self.busy = Some(call.call);
         }
-        let msg = json!({"type":"invoke","call":wire_call(call.call),"issue":call.issue,"tool":tool,"args":args,"redelivery":redelivery,"now_ms":ctx.now()});
+        let msg = ToExec::Invoke {
+            call: wire_call(call.call),
+            issue: call.issue,
+            tool: tool.to_string(),
+            args,
+            redelivery,
+            now_ms: ctx.now(),
+        };
         self.send(ctx, msg)
     }
 
@@ -383,440 +341,6 @@ impl External {
             }
         }
     }
-
-    /// Reads the process's messages until its turn ends.
-    fn turn(&mut self, ctx: &mut ExecCtx<'_>, of: TurnOf) {
-        loop {
-            let Some(msg) = self.recv(ctx) else { return };
-            match msg {
-                FromExec::Kv {
-                    msg_id,
-                    op,
-                    key,
-                    value,
-                    expect_version,
-                    prefix,
-                } => {
-                    let Some(answer) = self.kv(ctx, msg_id, op, key, value, expect_version, prefix)
-                    else {
-                        return;
-                    };
-                    if !self.send(ctx, answer) {
-                        return;
-                    }
-                }
-                FromExec::Log { text } => {
-                    let name = self.shared.name.clone();
-                    ctx.note(|| format!("{name}: {text}"));
-                }
-                FromExec::State {
-                    call,
-                    state,
-                    receipt,
-                } => {
-                    let Some(g) = self.given_of(ctx, &call) else {
-                        return;
-                    };
-                    let Some(receipt) = self.receipt(ctx, receipt) else {
-                        return;
-                    };
-                    let state = match state {
-                        StateName::Confirmed => OpState::Confirmed,
-                        StateName::Failed => OpState::Failed,
-                        StateName::Escalated => OpState::Escalated,
-                    };
-                    if state == OpState::Confirmed
-                        && let Some(o) = ctx.journal().get_mut(g.op)
-                    {
-                        o.receipt = receipt;
-                    }
-                    ctx.transition(g.op, state);
-                }
-                FromExec::Http {
-                    msg_id,
-                    call,
-                    method,
-                    url,
-                    headers,
-                    body,
-                    body_b64,
-                    timeout_ms,
-                } => {
-                    if of == TurnOf::Start || (self.busy.is_none() && self.running.is_empty()) {
-                        self.fail(
-                            ctx,
-                            14,
-                            "an http request outside a call (version 1 sends only while handling an invoke)".into(),
-                        );
-                        return;
-                    }
-                    if !self.fresh_msg_id(ctx, msg_id) {
-                        return;
-                    }
-                    if body_b64.is_some() && body.is_some() {
-                        self.fail(ctx, 12, "http: both body and body_b64".into());
-                        return;
-                    }
-                    let Some(g) = self.given_of(ctx, &call) else {
-                        return;
-                    };
-                    if self.is_async() && !self.runs(g.call.call) {
-                        self.fail(
-                            ctx,
-                            14,
-                            format!("an http request for {call}, which is not running (its result was sent)"),
-                        );
-                        return;
-                    }
-                    let timeout = if message::is_absent(&timeout_ms) {
-                        None
-                    } else if timeout_ms.is_null() {
-                        Some(NO_TIMEOUT)
-                    } else if let Some(t) = timeout_ms.as_u64() {
-                        Some(t)
-                    } else {
-                        self.fail(
-                            ctx,
-                            12,
-                            format!(
-                                "http.timeout_ms: expected milliseconds or null, got {timeout_ms}"
-                            ),
-                        );
-                        return;
-                    };
-                    let mapped =
-                        self.face
-                            .map(ctx.now(), &g.call, &method, &url, &headers, body.as_deref());
-                    match mapped {
-                        Mapped::Unmapped(why) => {
-                            self.shared.warn_unmapped(&why);
-                            let name = self.shared.name.clone();
-                            ctx.note(|| format!("{name}: {why}: answered 404"));
-                            if self.is_async() {
-                                self.next_tag += 1;
-                                let tag = self.next_tag;
-                                ctx.set_timer(0, tag);
-                                self.outstanding
-                                    .insert(msg_id, Wait::Local { tag, reply: None });
-                                continue;
-                            }
-                            if !self.send(ctx, self.local_answer(msg_id, None, ctx.now())) {
-                                return;
-                            }
-                        }
-                        Mapped::Local(reply) => {
-                            let status = self.face.answer(reply, None).status;
-                            let name = self.shared.name.clone();
-                            ctx.note(|| {
-                                format!(
-                                    "{name}: {method} {url}: refused by the provider's face: {status}"
-                                )
-                            });
-                            if self.is_async() {
-                                self.next_tag += 1;
-                                let tag = self.next_tag;
-                                ctx.set_timer(0, tag);
-                                self.outstanding.insert(
-                                    msg_id,
-                                    Wait::Local {
-                                        tag,
-                                        reply: Some(reply),
-                                    },
-                                );
-                                continue;
-                            }
-                            if !self.send(ctx, self.local_answer(msg_id, Some(reply), ctx.now())) {
-                                return;
-                            }
-                        }
-                        Mapped::Send {
-                            mut request,
-                            key,
-                            first_sent_ms,
-                        } => {
-                            if let Some(k) = &key {
-                                self.sent_keys.insert(msg_id, k.clone());
-                                if matches!(request.kind, RequestKind::Create { .. }) {
-                                    self.same_key_same_body(k, body.as_deref().unwrap_or(""));
-                                }
-                            }
-                            request.first_sent_ms = first_sent_ms;
-                            match request.kind {
-                                RequestKind::Lookup(LookupQuery::Key(_)) => {
-                                    let k = ctx.key_named(key.as_deref().unwrap_or(""));
-                                    request.kind = RequestKind::Lookup(LookupQuery::Key(k));
-                                }
-                                RequestKind::Create { .. } => {
-                                    request.key = key.map(|t| ctx.key_named(&t));
-                                    let worker = ctx.worker();
-                                    if let Some(o) = ctx.journal().get_mut(g.op) {
-                                        o.owner = worker;
-                                        o.key = request.key;
-                                    }
-                                    let state = ctx.journal_ref().get(g.op).map(|o| o.state());
-                                    if matches!(state, Some(OpState::Proposed | OpState::Unknown)) {
-                                        ctx.transition(g.op, OpState::Dispatched);
-                                    }
-                                }
-                                RequestKind::Lookup(_) => {}
-                            }
-                            let name = self.shared.name.clone();
-                            let path = url.strip_prefix(face::BASE_URL).unwrap_or(&url);
-                            ctx.note(|| format!("{name}: {method} {path}"));
-                            let attempt = ctx.send_with_timeout(g.op, request, timeout);
-                            self.outstanding.insert(msg_id, Wait::Http(attempt));
-                            if !self.is_async() {
-                                return;
-                            }
-                        }
-                    }
-                }
-                FromExec::Sleep { msg_id, ms } => {
-                    if of == TurnOf::Start || (self.busy.is_none() && self.running.is_empty()) {
-                        self.fail(ctx, 14, "a sleep outside a call".into());
-                        return;
-                    }
-                    if !self.fresh_msg_id(ctx, msg_id) {
-                        return;
-                    }
-                    self.next_tag += 1;
-                    let tag = self.next_tag;
-                    let name = self.shared.name.clone();
-                    ctx.note(|| format!("{name}: sleeps {ms} ms"));
-                    ctx.set_timer(ms, tag);
-                    self.outstanding.insert(msg_id, Wait::Sleep { tag });
-                    if !self.is_async() {
-                        return;
-                    }
-                }
-                FromExec::Result {
-                    call,
-                    issue,
-                    outcome,
-                    receipt,
-                    detail,
-                } => {
-                    let Some(g) = self.given_of(ctx, &call) else {
-                        return;
-                    };
-                    let working = if self.is_async() {
-                        issue == 0
-                            || issue > g.call.issue
-                            || self.running.contains(&(g.call.call, issue))
-                    } else {
-                        self.busy == Some(g.call.call)
-                    };
-                    if !working {
-                        self.fail(
-                            ctx,
-                            21,
-                            format!("a result for {call}, which the process is not working on (a second result?)"),
-                        );
-                        return;
-                    }
-                    if issue == 0 || issue > g.call.issue {
-                        self.fail(
-                            ctx,
-                            20,
-                            format!("a result for issue {issue} of {call}, which was given issue {} at most", g.call.issue),
-                        );
-                        return;
-                    }
-                    let Some(receipt) = self.receipt(ctx, receipt) else {
-                        return;
-                    };
-                    self.busy = None;
-                    self.running.remove(&(g.call.call, issue));
-                    let (state, result) = match outcome {
-                        Outcome::Ok => (
-                            OpState::Confirmed,
-                            ToolResult::Success { resource: receipt },
-                        ),
-                        Outcome::Failed => (OpState::Failed, ToolResult::Failure),
-                        Outcome::Unknown => (OpState::Unknown, ToolResult::Unknown),
-                    };
-                    if let Some(d) = detail {
-                        let name = self.shared.name.clone();
-                        ctx.note(|| format!("{name}: {call}: {d}"));
-                    }
-                    if state == OpState::Confirmed
-                        && let Some(o) = ctx.journal().get_mut(g.op)
-                    {
-                        o.receipt = receipt;
-                    }
-                    ctx.transition(g.op, state);
-                    if let Some(s) = ctx.journal().scratch_mut(g.op) {
-                        s.owes_report = false;
-                    }
-                    ctx.report(&ToolCall { issue, ..g.call }, result);
-                    if self.is_async() {
-                        continue;
-                    }
-                    // The process waits for its next call: deliver a queued one.
-                    let Some((next, redelivery)) = self.queue.pop_front() else {
-                        return;
-                    };
-                    if !self.deliver(ctx, next, redelivery) {
-                        self.drain_queue(ctx);
-                        return;
-                    }
-                }
-                FromExec::Ready {} if of == TurnOf::Start => return,
-                FromExec::Idle {} if of == TurnOf::Work && self.is_async() => return,
-                FromExec::Idle {} if !self.is_async() => {
-                    self.fail(
-                        ctx,
-                        14,
-                        "an idle message from a sync process (idle ends the turns of hello.mode \"async\"; a sync turn ends with http, sleep or result)".into(),
-                    );
-                    return;
-                }
-                m => {
-                    self.fail(
-                        ctx,
-                        14,
-                        format!("a {} message does not fit here (turn rules, docs/executor-protocol.md section 2)", m.kind()),
-                    );
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Whether `msg_id` names no request still outstanding (else a protocol error).
-    fn fresh_msg_id(&mut self, ctx: &ExecCtx<'_>, msg_id: u64) -> bool {
-        if self.outstanding.contains_key(&msg_id) {
-            self.fail(
-                ctx,
-                14,
-                format!("msg_id {msg_id} is already outstanding (message ids must not be reused)"),
-            );
-            return false;
-        }
-        true
-    }
-
-    fn given_of(&mut self, ctx: &ExecCtx<'_>, call: &str) -> Option<Given> {
-        let g = call
-            .strip_prefix('c')
-            .and_then(|n| n.parse().ok())
-            .and_then(|n| self.given.get(&CallId(n)).copied());
-        if g.is_none() {
-            self.fail(
-                ctx,
-                20,
-                format!("{call:?} is not a call this process was given"),
-            );
-        }
-        g
-    }
-
-    /// The receipt the process named (`Some(None)`: none); `None` after a protocol error.
-    fn receipt(&mut self, ctx: &ExecCtx<'_>, text: Option<String>) -> Option<Option<ResourceId>> {
-        match text {
-            None => Some(None),
-            Some(t) => match self.face.parse_resource_id(&t) {
-                Some(r) => Some(Some(r)),
-                None => {
-                    self.fail(
-                        ctx,
-                        22,
-                        format!("receipt {t:?} is not a resource id the provider returns (res_N)"),
-                    );
-                    None
-                }
-            },
-        }
-    }
-
-    /// Carries out a store request; its answer, or `None` after a protocol error.
-    #[allow(clippy::too_many_arguments)]
-    fn kv(
-        &mut self,
-        ctx: &mut ExecCtx<'_>,
-        msg_id: u64,
-        op: KvOp,
-        key: Option<String>,
-        value: Option<String>,
-        expect_version: Option<u64>,
-        prefix: Option<String>,
-    ) -> Option<serde_json::Value> {
-        let need = |this: &mut Self, ctx: &ExecCtx<'_>, what: &str, v: Option<String>| {
-            if v.is_none() {
-                this.fail(
-                    ctx,
-                    12,
-                    format!("kv {op:?}: the field {what:?} is required"),
-                );
-            }
-            v
-        };
-        let now = ctx.now();
-        let worker = ctx.worker();
-        let name = self.shared.name.clone();
-        let mut reply = json!({"type":"kv_ok","in_reply_to":msg_id,"ok":true,"now_ms":now});
-        match op {
-            KvOp::Get => {
-                let key = need(self, ctx, "key", key)?;
-                let e = ctx.journal_ref().kv().get(&key);
-                reply["value"] = e.map_or(serde_json::Value::Null, |e| json!(e.value));
-                reply["version"] = json!(e.map_or(0, |e| e.version));
-            }
-            KvOp::Put => {
-                let key = need(self, ctx, "key", key)?;
-                let value = need(self, ctx, "value", value)?;
-                let shown = value.clone();
-                let v = ctx.journal().kv_mut().put(&key, value, worker);
-                ctx.note(|| format!("{name}: store {key} = {shown} (version {v})"));
-                reply["version"] = json!(v);
-            }
-            KvOp::Cas => {
-                let key = need(self, ctx, "key", key)?;
-                let value = need(self, ctx, "value", value)?;
-                let Some(expect) = expect_version else {
-                    self.fail(
-                        ctx,
-                        12,
-                        "kv cas: the field \"expect_version\" is required".into(),
-                    );
-                    return None;
-                };
-                let shown = value.clone();
-                let (ok, e) = ctx.journal().kv_mut().cas(&key, expect, value, worker);
-                let (val, ver) = e.map_or((serde_json::Value::Null, 0), |e| {
-                    (json!(e.value), e.version)
-                });
-                ctx.note(|| match ok {
-                    true => format!(
-                        "{name}: store {key} = {shown} if version {expect}: written (version {ver})"
-                    ),
-                    false => format!(
-                        "{name}: store {key} = {shown} if version {expect}: refused (version {ver})"
-                    ),
-                });
-                reply["ok"] = json!(ok);
-                reply["value"] = val;
-                reply["version"] = json!(ver);
-            }
-            KvOp::Delete => {
-                let key = need(self, ctx, "key", key)?;
-                let existed = ctx.journal().kv_mut().delete(&key);
-                ctx.note(|| format!("{name}: store {key} deleted"));
-                reply["ok"] = json!(existed);
-            }
-            KvOp::List => {
-                let prefix = prefix.unwrap_or_default();
-                let entries: Vec<serde_json::Value> = ctx
-                    .journal_ref()
-                    .kv()
-                    .list(&prefix)
-                    .map(|(k, e)| json!([k, e.value, e.version]))
-                    .collect();
-                reply["entries"] = json!(entries);
-            }
-        }
-        Some(reply)
-    }
 }
 
 /// The seed of a process life: a function of the worker and the incarnation, so that a
@@ -829,107 +353,23 @@ fn seed_of(worker: u32, incarnation: u32) -> u32 {
     (z ^ (z >> 31)) as u32
 }
 
+/// The `http_response` to request `msg_id`.
+fn http_response(msg_id: u64, r: face::HttpReply, now_ms: u64) -> ToExec {
+    ToExec::HttpResponse {
+        in_reply_to: msg_id,
+        status: r.status,
+        headers: r.headers,
+        body: r.body,
+        now_ms,
+    }
+}
+
 /// A call id on the wire.
 fn wire_call(call: CallId) -> String {
     format!("c{}", call.0)
 }
 
-/// Reads a new process's `hello` and checks it.
-pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
-    let name = &shared.name;
-    let line = match p.recv(HELLO_TIMEOUT.max(shared.turn_timeout)) {
-        Ok(l) => l,
-        Err(e) => {
-            let why = match e {
-                RecvError::Closed(s) => format!("it ended before its hello: {s}"),
-                RecvError::Watchdog(d) => format!("no hello within {} s", d.as_secs()),
-                RecvError::Io(e) => e,
-            };
-            return Err(format!(
-                "executor {name}: `{}` does not speak the executor protocol: {why}\n{}",
-                shared.command.join(" "),
-                p.tail()
-            ));
-        }
-    };
-    p.greeted = true;
-    let bad = |p: &mut Process, why: String| {
-        Err(format!(
-            "executor {name}: its hello: {why}\n  the line: {line}\n{}",
-            p.tail()
-        ))
-    };
-    match message::parse(&line) {
-        Ok(FromExec::Hello {
-            protocol,
-            mode,
-            client,
-            tools,
-            assumptions,
-            guarantee,
-            fork,
-        }) => {
-            if protocol != super::PROTOCOL {
-                return bad(
-                    p,
-                    format!("protocol {protocol}; this retrylab speaks protocol 1 only [10]"),
-                );
-            }
-            let Some(mode) = Mode::parse(&mode) else {
-                return bad(
-                    p,
-                    format!("mode {mode:?}; protocol 1 runs \"sync\" and \"async\" executors [10]"),
-                );
-            };
-            let mut props = Vec::new();
-            for g in &guarantee {
-                match crate::check::Property::PLAIN
-                    .iter()
-                    .find(|p| p.def().name == g)
-                {
-                    Some(prop) => props.push(*prop),
-                    None => return bad(p, format!("guarantee: unknown property {g:?}")),
-                }
-            }
-            if !props.is_empty() && assumptions.is_empty() {
-                return bad(p, "a guarantee needs the assumptions it rests on".into());
-            }
-            Ok(Hello {
-                mode,
-                client,
-                tools,
-                assumptions,
-                guarantee: props,
-                fork,
-            })
-        }
-        Ok(m) => bad(
-            p,
-            format!("the first message must be hello, not {}", m.kind()),
-        ),
-        Err((code, why)) => bad(p, format!("{why} [{code}]")),
-    }
-}
-
 impl External {
-    /// Warns when a key comes back with another create body: the simulated provider
-    /// compares only the request's reference under a key (docs/executor-protocol.md,
-    /// section 6), where a real one compares every parameter and refuses the second.
-    fn same_key_same_body(&mut self, key: &str, body: &str) {
-        let mut h = StableHasher::new();
-        body.replace(key, "").hash(&mut h);
-        let digest = h.finish();
-        match self.bodies.get(key) {
-            Some(&d) if d != digest => self.shared.warn_once(
-                "one key was sent with two different create bodies: the simulated provider compares only the request's reference under a key, where the real one compares every parameter and would refuse the second as a mismatch (docs/executor-protocol.md, section 6)",
-            ),
-            Some(_) => {}
-            None => {
-                self.bodies.insert(key.to_string(), digest);
-            }
-        }
-    }
-
     /// Whether the process has this issue of `call` in hand: running, or queued for it.
     fn works_on(&self, call: &ToolCall) -> bool {
         let queued = self
@@ -946,17 +386,6 @@ impl External {
                     .is_some_and(|g| g.call.issue == call.issue)
         };
         queued || running
-    }
-
-    /// The face's own answer to request `msg_id`: `reply`, or 404 for a request it could
-    /// not map.
-    fn local_answer(&self, msg_id: u64, reply: Option<Reply>, now_ms: u64) -> serde_json::Value {
-        let r = match reply {
-            Some(reply) => self.face.answer(reply, None),
-            None => self.face.unmapped_answer(),
-        };
-        json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,
-            "headers":r.headers,"body":r.body,"now_ms":now_ms})
     }
 
     /// The `msg_id` of the outstanding request waiting for `what`.
@@ -1048,15 +477,18 @@ impl Executor for External {
         let echo = self.sent_keys.remove(&msg_id);
         let msg = match response {
             Response::Reply(reply) => {
-                let r = self.face.answer(reply, echo.as_deref());
-                json!({"type":"http_response","in_reply_to":msg_id,"status":r.status,"headers":r.headers,"body":r.body,"now_ms":ctx.now()})
+                http_response(msg_id, self.face.answer(reply, echo.as_deref()), ctx.now())
             }
-            Response::Timeout => {
-                json!({"type":"http_error","in_reply_to":msg_id,"error":"read_timeout","now_ms":ctx.now()})
-            }
-            Response::Reset => {
-                json!({"type":"http_error","in_reply_to":msg_id,"error":"reset","now_ms":ctx.now()})
-            }
+            Response::Timeout => ToExec::HttpError {
+                in_reply_to: msg_id,
+                error: TransportError::ReadTimeout,
+                now_ms: ctx.now(),
+            },
+            Response::Reset => ToExec::HttpError {
+                in_reply_to: msg_id,
+                error: TransportError::Reset,
+                now_ms: ctx.now(),
+            },
         };
         if self.send(ctx, msg) {
             self.turn(ctx, TurnOf::Work);
@@ -1068,7 +500,10 @@ impl Executor for External {
         let (msg_id, msg) = if let Some(msg_id) = self.waiting_for(Wait::Sleep { tag }) {
             (
                 msg_id,
-                json!({"type":"wake","in_reply_to":msg_id,"now_ms":ctx.now()}),
+                ToExec::Wake {
+                    in_reply_to: msg_id,
+                    now_ms: ctx.now(),
+                },
             )
         } else if let Some((msg_id, reply)) =
             self.outstanding.iter().find_map(|(&id, &w)| match w {
@@ -1094,7 +529,11 @@ impl Executor for External {
         if self.dead || !self.given.contains_key(&call) {
             return;
         }
-        let msg = json!({"type":"cancel","call":wire_call(call),"issue":issue,"now_ms":ctx.now()});
+        let msg = ToExec::Cancel {
+            call: wire_call(call),
+            issue,
+            now_ms: ctx.now(),
+        };
         // A notification to a sync process; an async one may run what the cancellation
         // makes runnable (a cancelled task's result), in a turn of its own.
         if self.send(ctx, msg) && self.is_async() {

@@ -52,6 +52,15 @@ fn parse_reference(text: &str) -> Option<Params> {
     text.strip_prefix('r')?.parse().ok().map(Params)
 }
 
+/// The value a route's placeholder `p` caught (empty when it caught none).
+fn caught_value(caught: &[(&str, String)], p: &str) -> String {
+    caught
+        .iter()
+        .find(|(n, _)| *n == p)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
 /// The virtual wall clock's origin: `now_ms` 0 is 2026-01-01T00:00:00Z.
 const EPOCH_DAYS: i64 = 20_454;
 
@@ -155,7 +164,7 @@ fn at_path<'v>(v: &'v serde_json::Value, path: &str) -> Option<&'v serde_json::V
 /// A request as the face reads it: decoded parameters, headers and body.
 struct Incoming<'a> {
     method: String,
-    path: &'a str,
+    path: String,
     params: Vec<(String, String)>,
     headers: &'a BTreeMap<String, String>,
     json: Option<serde_json::Value>,
@@ -260,16 +269,16 @@ impl Face {
     }
 
     /// What `init` tells the process of the provider: where it answers, and its face.
-    pub fn describe(&self) -> serde_json::Value {
+    pub fn describe(&self) -> super::to_exec::Provider {
         let key_header = match self.spec.key() {
-            KeyCarrier::Header(h) => serde_json::json!(h),
-            _ => serde_json::Value::Null,
+            KeyCarrier::Header(h) => Some(h),
+            _ => None,
         };
-        serde_json::json!({
-            "base_url": BASE_URL,
-            "key_header": key_header,
-            "http": self.spec,
-        })
+        super::to_exec::Provider {
+            base_url: BASE_URL.to_string(),
+            key_header,
+            http: serde_json::to_value(&self.spec).unwrap_or(serde_json::Value::Null),
+        }
     }
 
     /// Maps an executor's request, made for `call` at virtual time `now`.
@@ -288,6 +297,26 @@ impl Face {
                 "not the simulated provider (its base URL is {BASE_URL})"
             ));
         };
+        let (endpoint, incoming) = self.incoming(method, rest, headers, body);
+        if let Some(_caught) = self.create.as_ref().and_then(|r| incoming.matches(r)) {
+            return self.map_create(now, call, endpoint, &incoming, &unmapped);
+        }
+        if endpoint.0 > 0 {
+            return unmapped("only a create is sent to a workflow step's /steps/{k} path");
+        }
+        self.map_other(call, &incoming, &unmapped)
+    }
+
+    /// The request as the face reads it (its path, the parameters of its query string and
+    /// form body, its JSON body), and the workflow step its path names (`/steps/{k}` before
+    /// the create path; step 0 without).
+    fn incoming<'a>(
+        &self,
+        method: &str,
+        rest: &str,
+        headers: &'a BTreeMap<String, String>,
+        body: Option<&str>,
+    ) -> (Endpoint, Incoming<'a>) {
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         let path = if path.is_empty() { "/" } else { path };
         // A query string is form-encoded too: `+` is a space (requests writes it so).
@@ -304,7 +333,6 @@ impl Face {
         if form && let Some(b) = body {
             params.extend(pairs(b, true));
         }
-        // Workflow step k > 0: `/steps/{k}` before the create path.
         let (endpoint, path) = match path.strip_prefix("/steps/").and_then(|r| {
             let (k, tail) = r.split_once('/').unwrap_or((r, ""));
             Some((k.parse::<u32>().ok()?, tail))
@@ -316,39 +344,38 @@ impl Face {
         };
         let incoming = Incoming {
             method: method.to_ascii_uppercase(),
-            path: &path,
+            path,
             params,
             headers,
             json,
         };
+        (endpoint, incoming)
+    }
+
+    /// Maps a request that is not a create: a compensation, or a lookup (a search by
+    /// reference, a read by id, a lookup by key, an accepted operation's status). A route
+    /// matches only where its placeholders parse (`/v1/customers/search` is not a read of a
+    /// customer whose id is "search"); when none does, the first near miss is the hint, else
+    /// the face's routes are.
+    fn map_other(
+        &self,
+        call: &ToolCall,
+        incoming: &Incoming<'_>,
+        unmapped: &dyn Fn(&str) -> Mapped,
+    ) -> Mapped {
         let found = |r: &Option<Route>| r.as_ref().and_then(|r| incoming.matches(r));
-        let value = |caught: &[(&str, String)], p: &str| {
-            caught
-                .iter()
-                .find(|(n, _)| *n == p)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
-        };
         let lookup = |q: LookupQuery| Mapped::Send {
             request: Request::lookup(call, q),
             key: None,
             first_sent_ms: None,
         };
-        if let Some(_caught) = found(&self.create) {
-            return self.map_create(now, call, endpoint, &incoming, &unmapped);
-        }
-        if endpoint.0 > 0 {
-            return unmapped("only a create is sent to a workflow step's /steps/{k} path");
-        }
-        // A route matches only where its placeholders parse (`/v1/customers/search` is not
-        // a read of a customer whose id is "search"); the first near miss is the hint.
         let mut hint: Option<String> = None;
         let id_of = |caught: &[(&str, String)], hint: &mut Option<String>| {
-            let r = self.parse_resource_id(&value(caught, "{id}"));
+            let r = self.parse_resource_id(&caught_value(caught, "{id}"));
             if r.is_none() && hint.is_none() {
                 *hint = Some(format!(
                     "{:?} is not a resource id ({}N)",
-                    value(caught, "{id}"),
+                    caught_value(caught, "{id}"),
                     self.spec.id_prefix
                 ));
             }
@@ -357,21 +384,10 @@ impl Face {
         if let Some(caught) = found(&self.compensate)
             && let Some(resource) = id_of(&caught, &mut hint)
         {
-            if call.compensates().is_none() {
-                return unmapped("a compensation serves a compensate call only");
-            }
-            let mut request = Request::create(call, None);
-            request.kind = RequestKind::Create {
-                params: crate::vocab::protocol::compensation_params(resource),
-            };
-            return Mapped::Send {
-                request,
-                key: self.key_of(&incoming),
-                first_sent_ms: None,
-            };
+            return self.map_compensate(call, resource, incoming, unmapped);
         }
         if let Some(caught) = found(&self.search) {
-            match parse_reference(&value(&caught, "{ref}")) {
+            match parse_reference(&caught_value(&caught, "{ref}")) {
                 Some(params) => return lookup(LookupQuery::Search { params }),
                 None => {
                     hint.get_or_insert_with(|| "a search needs a reference the agent gave".into());
@@ -386,12 +402,12 @@ impl Face {
         if let Some(caught) = found(&self.key_lookup) {
             return Mapped::Send {
                 request: Request::lookup(call, LookupQuery::Key(Key(0))),
-                key: Some(value(&caught, "{key}")),
+                key: Some(caught_value(&caught, "{key}")),
                 first_sent_ms: None,
             };
         }
         if let Some(caught) = found(&self.operation) {
-            match value(&caught, "{handle}")
+            match caught_value(&caught, "{handle}")
                 .strip_prefix("op_")
                 .and_then(|h| h.parse().ok())
             {
@@ -401,19 +417,43 @@ impl Face {
                 }
             }
         }
-        if let Some(h) = hint {
-            return unmapped(&h);
+        unmapped(&hint.unwrap_or_else(|| self.no_route()))
+    }
+
+    /// A compensation of `resource`: a create of its undoing, for a compensate call only.
+    fn map_compensate(
+        &self,
+        call: &ToolCall,
+        resource: ResourceId,
+        incoming: &Incoming<'_>,
+        unmapped: &dyn Fn(&str) -> Mapped,
+    ) -> Mapped {
+        if call.compensates().is_none() {
+            return unmapped("a compensation serves a compensate call only");
         }
+        let mut request = Request::create(call, None);
+        request.kind = RequestKind::Create {
+            params: crate::vocab::protocol::compensation_params(resource),
+        };
+        Mapped::Send {
+            request,
+            key: self.key_of(incoming),
+            first_sent_ms: None,
+        }
+    }
+
+    /// Why a request matched no route: the face's routes, to compare it with.
+    fn no_route(&self) -> String {
         let routes: Vec<String> = self
             .spec
             .routes()
             .iter()
             .map(|(f, r)| format!("{f} {r:?}"))
             .collect();
-        unmapped(&format!(
+        format!(
             "no route of this provider's face matches (provider.http: {})",
             routes.join(", ")
-        ))
+        )
     }
 
     fn key_of(&self, incoming: &Incoming<'_>) -> Option<String> {
@@ -502,69 +542,27 @@ impl Face {
     /// The answer to `reply`, without a should-retry header.
     fn answer_without_hints(&self, reply: Reply, key: Option<&str>) -> HttpReply {
         let s = &self.spec;
-        let mut headers = BTreeMap::new();
-        let xml = s.answer == AnswerFormat::Xml;
-        headers.insert(
-            "content-type".to_string(),
-            if xml {
-                "text/xml;charset=UTF-8"
-            } else {
-                "application/json"
-            }
-            .to_string(),
-        );
-        if s.echo_key
-            && let (KeyCarrier::Header(h), Some(k)) = (s.key(), key)
-        {
-            headers.insert(h.to_ascii_lowercase(), k.to_string());
-        }
-        let replay = |headers: &mut BTreeMap<String, String>| {
-            if let Some((n, v)) = s.replay_header.split_once(':') {
-                headers.insert(n.trim().to_ascii_lowercase(), v.trim().to_string());
-            }
-        };
-        let found = |id: String, status: u16| {
-            let body = if xml {
-                format!(
-                    "<Response><instancesSet><item><instanceId>{id}</instanceId></item></instancesSet></Response>"
-                )
-            } else {
-                serde_json::json!({ "id": id }).to_string()
-            };
-            (status, body)
-        };
-        let state = |fields: serde_json::Value| {
-            if xml {
-                let status = fields["status"].as_str().unwrap_or("");
-                let op = fields["operation"]
-                    .as_str()
-                    .map(|o| format!("<operation>{o}</operation>"))
-                    .unwrap_or_default();
-                format!("<Response>{op}<status>{status}</status></Response>")
-            } else {
-                fields.to_string()
-            }
-        };
+        let mut headers = self.headers(key);
         let (status, body) = match reply {
             Reply::Created { resource, replayed } => {
                 if replayed {
-                    replay(&mut headers);
+                    self.replayed(&mut headers);
                 }
-                found(self.resource_id(resource), s.created_status)
+                self.found(resource, s.created_status)
             }
-            Reply::Found { resource } => found(self.resource_id(resource), 200),
+            Reply::Found { resource } => self.found(resource, 200),
             Reply::Accepted { handle } => (
                 202,
-                state(
+                self.state(
                     serde_json::json!({"operation": format!("op_{handle}"), "status": "pending"}),
                 ),
             ),
-            Reply::Pending => (200, state(serde_json::json!({"status": "pending"}))),
+            Reply::Pending => (200, self.state(serde_json::json!({"status": "pending"}))),
             // The status of accepted work is read with a GET: 200 with the status in the body.
-            Reply::OperationFailed => (200, state(serde_json::json!({"status": "failed"}))),
+            Reply::OperationFailed => (200, self.state(serde_json::json!({"status": "failed"}))),
             Reply::ServerError { replayed } => {
                 if replayed {
-                    replay(&mut headers);
+                    self.replayed(&mut headers);
                 }
                 self.error(&s.server_error, &mut headers)
             }
@@ -598,6 +596,64 @@ impl Face {
             status,
             headers,
             body,
+        }
+    }
+
+    /// Whether the face answers in XML (EC2's Query API), else JSON.
+    fn xml(&self) -> bool {
+        self.spec.answer == AnswerFormat::Xml
+    }
+
+    /// The headers of every answer: its content type, and the request's key where the
+    /// provider echoes it (`key`: the key header's value).
+    fn headers(&self, key: Option<&str>) -> BTreeMap<String, String> {
+        let mut headers = BTreeMap::new();
+        let content_type = if self.xml() {
+            "text/xml;charset=UTF-8"
+        } else {
+            "application/json"
+        };
+        headers.insert("content-type".to_string(), content_type.to_string());
+        if self.spec.echo_key
+            && let (KeyCarrier::Header(h), Some(k)) = (self.spec.key(), key)
+        {
+            headers.insert(h.to_ascii_lowercase(), k.to_string());
+        }
+        headers
+    }
+
+    /// Marks an answer replayed under its key, on a face that says so (`replay_header`).
+    fn replayed(&self, headers: &mut BTreeMap<String, String>) {
+        if let Some((n, v)) = self.spec.replay_header.split_once(':') {
+            headers.insert(n.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+
+    /// An answer naming `resource`, with `status`.
+    fn found(&self, resource: ResourceId, status: u16) -> (u16, String) {
+        let id = self.resource_id(resource);
+        let body = if self.xml() {
+            format!(
+                "<Response><instancesSet><item><instanceId>{id}</instanceId></item></instancesSet></Response>"
+            )
+        } else {
+            serde_json::json!({ "id": id }).to_string()
+        };
+        (status, body)
+    }
+
+    /// The body of an accepted operation's state (`fields`: its `status`, and its
+    /// `operation` handle when it is accepted).
+    fn state(&self, fields: serde_json::Value) -> String {
+        if self.xml() {
+            let status = fields["status"].as_str().unwrap_or("");
+            let op = fields["operation"]
+                .as_str()
+                .map(|o| format!("<operation>{o}</operation>"))
+                .unwrap_or_default();
+            format!("<Response>{op}<status>{status}</status></Response>")
+        } else {
+            fields.to_string()
         }
     }
 

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::message::{self, FromExec};
 use super::process::{Process, RecvError};
+use super::to_exec::ToExec;
 
 /// A private directory holding the two FIFOs of one fork, removed when dropped.
 struct Fifos {
@@ -109,12 +110,11 @@ pub(crate) fn fork(
     let fifos = Fifos::new()?;
     let from = open_nonblocking(&fifos.from_child, libc::O_RDONLY)
         .map_err(|e| format!("cannot open the FIFO {}: {e}", fifos.from_child.display()))?;
-    let msg = serde_json::json!({
-        "type": "fork",
-        "in": fifos.to_child.display().to_string(),
-        "out": fifos.from_child.display().to_string(),
-    });
-    zygote.send(&msg.to_string())?;
+    let msg = ToExec::Fork {
+        input: fifos.to_child.display().to_string(),
+        out: fifos.from_child.display().to_string(),
+    };
+    zygote.send(&msg.line())?;
     let line = zygote.recv(watchdog).map_err(|e| match e {
         RecvError::Closed(s) => format!("the zygote closed its channel after `fork`: {s}"),
         RecvError::Watchdog(d) => format!("no `forked` within {} ms of `fork`", d.as_millis()),

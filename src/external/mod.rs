@@ -11,15 +11,21 @@
 //! design ([`ExternalDesign::failure`]), its executors stop acting, and the command that
 //! ran it exits 2 with the error instead of a verdict.
 
+mod capability;
+pub(crate) mod code;
 pub(crate) mod determinism;
 pub(crate) mod executor;
 pub(crate) mod face;
 mod fork;
 pub(crate) mod message;
 pub(crate) mod process;
+mod schema;
+pub(crate) mod to_exec;
 
+pub use capability::{Capability, capabilities, capabilities_markdown};
 pub use message::Mode;
 pub use process::{Process, RecvError};
+pub use schema::{protocol_schema, protocol_schema_text};
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
