@@ -171,6 +171,16 @@ const CAPABILITIES: &[Capability] = &[
         "no message in version 1: a process cannot yet declare the ages its code compares against",
     ),
     row("ExecCtx::note", &["log"], "a line in the trace"),
+    row(
+        "ExecCtx::note_on",
+        &["log"],
+        "a line in the trace about an operation: a `log` is about the call the process is handling",
+    ),
+    row(
+        "ExecCtx::note_about",
+        &["log"],
+        "a line in the trace about an operation or a call: a `log` is about the call the process is handling",
+    ),
     // The protocol's own plumbing: a process's handshake, turns and lives.
     row(
         "",

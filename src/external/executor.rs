@@ -301,7 +301,9 @@ impl External {
             .is_some_and(|h| h.tools.iter().any(|t| t == tool));
         if !handles {
             let name = self.shared.name.clone();
-            ctx.note(|| format!("{name} has no tool {tool:?}: the call fails"));
+            ctx.note_about(None, Some(call.call), || {
+                format!("{name} has no tool {tool:?}: the call fails")
+            });
             self.shared.warn_unmapped(&format!(
                 "tool {tool:?} is not among the tools of its hello; its calls fail at once"
             ));
@@ -435,7 +437,7 @@ impl Executor for External {
         });
         if redelivery && self.works_on(&call) {
             let name = self.shared.name.clone();
-            ctx.note(|| {
+            ctx.note_about(None, Some(call.call), || {
                 format!(
                     "{name}: {} redelivered to the process already working on it: ignored",
                     wire_call(call.call)

@@ -46,13 +46,15 @@ impl External {
             Mapped::Unmapped(why) => {
                 self.shared.warn_unmapped(&why);
                 let name = self.shared.name.clone();
-                ctx.note(|| format!("{name}: {why}: answered 404"));
+                ctx.note_about(Some(g.op), Some(g.call.call), || {
+                    format!("{name}: {why}: answered 404")
+                });
                 self.answer_here(ctx, req.msg_id, None)
             }
             Mapped::Local(reply) => {
                 let status = self.face.answer(reply, None).status;
                 let (name, method, url) = (self.shared.name.clone(), &req.method, &req.url);
-                ctx.note(|| {
+                ctx.note_about(Some(g.op), Some(g.call.call), || {
                     format!("{name}: {method} {url}: refused by the provider's face: {status}")
                 });
                 self.answer_here(ctx, req.msg_id, Some(reply))
@@ -178,7 +180,9 @@ impl External {
         }
         let (name, method) = (self.shared.name.clone(), &req.method);
         let path = req.url.strip_prefix(face::BASE_URL).unwrap_or(&req.url);
-        ctx.note(|| format!("{name}: {method} {path}"));
+        ctx.note_about(Some(g.op), Some(g.call.call), || {
+            format!("{name}: {method} {path}")
+        });
         let attempt = ctx.send_with_timeout(g.op, request, timeout);
         self.outstanding.insert(req.msg_id, Wait::Http(attempt));
         if self.is_async() {

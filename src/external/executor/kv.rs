@@ -61,7 +61,7 @@ impl External {
                 let key = self.required(ctx, req.op, "key", req.key)?;
                 let existed = ctx.journal().kv_mut().delete(&key);
                 let name = self.shared.name.clone();
-                ctx.note(|| format!("{name}: store {key} deleted"));
+                ctx.note_about(None, self.busy, || format!("{name}: store {key} deleted"));
                 Fields {
                     ok: Some(existed),
                     ..Fields::default()
@@ -113,7 +113,9 @@ impl External {
         let (name, worker) = (self.shared.name.clone(), ctx.worker());
         let shown = value.clone();
         let v = ctx.journal().kv_mut().put(&key, value, worker);
-        ctx.note(|| format!("{name}: store {key} = {shown} (version {v})"));
+        ctx.note_about(None, self.busy, || {
+            format!("{name}: store {key} = {shown} (version {v})")
+        });
         Fields {
             version: Some(v),
             ..Fields::default()
@@ -128,7 +130,7 @@ impl External {
         let (ok, e) = ctx.journal().kv_mut().cas(&key, expect, value, worker);
         let (val, ver) = e.map_or((None, 0), |e| (Some(e.value.clone()), e.version));
         let what = if ok { "written" } else { "refused" };
-        ctx.note(|| {
+        ctx.note_about(None, self.busy, || {
             format!("{name}: store {key} = {shown} if version {expect}: {what} (version {ver})")
         });
         Fields {

@@ -143,7 +143,7 @@ impl External {
     /// `log`: a line of the trace.
     fn on_log(&mut self, ctx: &mut ExecCtx<'_>, text: &str) -> Next {
         let name = self.shared.name.clone();
-        ctx.note(|| format!("{name}: {text}"));
+        ctx.note_about(None, self.busy, || format!("{name}: {text}"));
         Next::Read
     }
 
@@ -186,7 +186,7 @@ impl External {
         self.next_tag += 1;
         let tag = self.next_tag;
         let name = self.shared.name.clone();
-        ctx.note(|| format!("{name}: sleeps {ms} ms"));
+        ctx.note_about(None, self.busy, || format!("{name}: sleeps {ms} ms"));
         ctx.set_timer(ms, tag);
         self.outstanding.insert(msg_id, Wait::Sleep { tag });
         if self.is_async() {
@@ -215,7 +215,9 @@ impl External {
         };
         if let Some(d) = claim.detail {
             let (name, call) = (self.shared.name.clone(), claim.call);
-            ctx.note(|| format!("{name}: {call}: {d}"));
+            ctx.note_about(Some(g.op), Some(g.call.call), || {
+                format!("{name}: {call}: {d}")
+            });
         }
         if state == OpState::Confirmed
             && let Some(o) = ctx.journal().get_mut(g.op)
