@@ -46,7 +46,7 @@ const CAPABILITIES: &[Capability] = &[
     row(
         "Executor::on_restart",
         &["start", "invoke"],
-        "`start` with `incarnation` > 0; the calls the crashed life had not answered come again as `invoke` with `redelivery: true`",
+        "`start` with `incarnation` > 0; the calls the crashed life had not answered come again as `invoke` with `redelivery: true`. Not carried: an operation the crashed life owned whose calls were all answered has no message to resume it, where a built-in's `on_restart` may (the journal does; `tests/parity.rs` pins the difference)",
     ),
     row(
         "Executor::on_call",
@@ -103,7 +103,7 @@ const CAPABILITIES: &[Capability] = &[
     row(
         "ExecCtx::journal",
         &["kv", "kv_ok"],
-        "the executor's own records are the store (`kv` `put`, `cas`, `delete`); the operation records are the simulator's, moved by `state` and `result`, claimed by `http`",
+        "the executor's own records are the store (`kv` `put`, `cas`, `delete`); the operation records are the simulator's, moved by `state` and `result`, claimed by `http`. Not carried: the simulator opens one operation per tool call, and no message binds a call to an earlier call's operation as a built-in's journal binds every call of an authorization to one (`tests/parity.rs`: per-intent figures agree, per-operation ones differ)",
     ),
     row(
         "ExecCtx::journal_ref",
