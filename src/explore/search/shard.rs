@@ -17,8 +17,9 @@ pub struct Shard {
     pub count: u64,
 }
 
-/// The share of shard `shard` of the `dfs` search [`explore_reporting`] makes: with the
-/// other shards' (every index `0..count`, each searched by the same call on any machine),
+/// The share of shard `shard` of the `dfs` search
+/// [`explore_reporting`](super::explore_reporting) makes: with the other shards' (every
+/// index `0..count`, each searched by the same call on any machine),
 /// it covers the search exactly once, so that their results merged give the one-machine
 /// verdict and certificate. `bound.max_runs` bounds this shard's runs alone.
 ///
