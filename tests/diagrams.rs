@@ -311,3 +311,53 @@ fn a_diagram_is_read_from_the_events_not_the_words() {
     }
     assert!(arrows > 1000, "{arrows}");
 }
+
+/// A call arrow starts at the agent's call line only: a tool timeout or a late result of an
+/// earlier call at the same instant (which also name a call) is no call, so a worker taking
+/// up the new call gets one arrow, from the new call's row. The text reader this replaced
+/// drew it from the timeout's row.
+#[test]
+fn a_call_arrow_starts_at_the_call_not_at_a_timeout_of_the_same_instant() {
+    use retrylab::vocab::ids::{CallId, IntentId, OpId, Params, WorkerId};
+    use retrylab::vocab::{AgentEvent, CallStep, Component, OpEvent, TraceLine};
+    let model = Model::load(&root().join("models/ticket_lost_response.json")).unwrap();
+    let mut t = run_traced(&model, retrylab::design::all()[0], &mut model.chooser(0));
+    let call = |call: u32, nth: u32| AgentEvent::Calls {
+        call: CallId(call),
+        intent: IntentId(0),
+        step: CallStep::Only,
+        nth,
+        params: Params(0),
+    };
+    let line = |at_ms: u64, component: Component, event: retrylab::vocab::TraceEvent| {
+        (TraceLine::new(at_ms, component, event), Some(IntentId(0)))
+    };
+    t.lines = vec![
+        line(0, Component::Agent, call(1, 1).into()),
+        line(
+            5000,
+            Component::Agent,
+            AgentEvent::ToolTimeout { call: CallId(1) }.into(),
+        ),
+        line(5000, Component::Agent, call(2, 2).into()),
+        line(
+            5000,
+            Component::Executor,
+            OpEvent::Transition {
+                worker: WorkerId(0),
+                op: OpId(1),
+                from: "proposed",
+                to: "dispatched",
+                fence: None,
+            }
+            .into(),
+        ),
+    ];
+    let d = Diagram::of("t", &t, &[]);
+    let calls: Vec<&Arrow> = d
+        .arrows
+        .iter()
+        .filter(|a| a.carries == Carries::Call)
+        .collect();
+    assert_eq!(calls, [&arrow((2, 0), (3, 1), Carries::Call, End::Head)]);
+}

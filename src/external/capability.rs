@@ -174,12 +174,12 @@ const CAPABILITIES: &[Capability] = &[
     row(
         "ExecCtx::note_on",
         &["log"],
-        "a line in the trace about an operation: a `log` is about the call the process is handling",
+        "a line in the trace about an operation: a `log` of a sync process is about the call it is handling (an async process's, about no call: `log` names none)",
     ),
     row(
         "ExecCtx::note_about",
         &["log"],
-        "a line in the trace about an operation or a call: a `log` is about the call the process is handling",
+        "a line in the trace about an operation or a call: a `log` of a sync process is about the call it is handling (an async process's, about no call: `log` names none)",
     ),
     // The protocol's own plumbing: a process's handshake, turns and lives.
     row(
