@@ -166,6 +166,101 @@ mod tests {
             .collect()
     }
 
+    /// The intent lookup as it was before lines were typed: each line's words scanned for
+    /// `intent N`, `call N`, `attempt N`, `op N` and `rN`. An oracle for the events' ids.
+    fn word_intents(lines: &[TraceLine], o: &crate::check::Outcome<'_>) -> Vec<Option<IntentId>> {
+        use crate::vocab::ids::{AttemptId, OpId, ResourceId};
+        let mut calls: Vec<(u32, IntentId)> = Vec::new();
+        let op_intent = |op: OpId| {
+            o.ops
+                .get(op.0 as usize)
+                .and_then(|r| r.intent)
+                .map(|(i, _)| i)
+                .or_else(|| o.claims.iter().find(|c| c.op == op).map(|c| c.intent.0))
+        };
+        let mut out = Vec::new();
+        for l in lines {
+            let words: Vec<&str> = l
+                .text
+                .split(|c: char| c.is_whitespace() || ",;:()".contains(c))
+                .filter(|w| !w.is_empty())
+                .collect();
+            let number = |i: usize| words.get(i + 1).and_then(|w| w.parse::<u32>().ok());
+            let (mut intent, mut call, mut attempt, mut op, mut resource) =
+                (None, None, None, None, None);
+            for (i, w) in words.iter().enumerate() {
+                match *w {
+                    "intent" => intent = intent.or(number(i)),
+                    "call" => call = call.or(number(i)),
+                    "attempt" => attempt = attempt.or(number(i)),
+                    "op" => op = op.or(number(i)),
+                    _ => {
+                        if let Some(n) = w.strip_prefix('r').and_then(|n| n.parse::<u32>().ok()) {
+                            resource = resource.or(Some(n));
+                        }
+                    }
+                }
+            }
+            if let (Some(c), Some(i)) = (call, intent)
+                && !calls.iter().any(|(k, _)| *k == c)
+            {
+                calls.push((c, IntentId(i)));
+            }
+            out.push(
+                intent
+                    .map(IntentId)
+                    .or_else(|| {
+                        call.and_then(|c| calls.iter().find(|(k, _)| *k == c).map(|(_, i)| *i))
+                    })
+                    .or_else(|| {
+                        attempt
+                            .and_then(|a| o.op_of(AttemptId(a)))
+                            .and_then(op_intent)
+                    })
+                    .or_else(|| op.and_then(|n| op_intent(OpId(n))))
+                    .or_else(|| {
+                        resource.and_then(|r| {
+                            o.effects
+                                .iter()
+                                .find(|e| e.resource == ResourceId(r))
+                                .map(|e| e.intent)
+                        })
+                    }),
+            );
+        }
+        out
+    }
+
+    /// The events name the ids the old words named: on every built-in design over chaos,
+    /// lost-response and crash runs, each line is about the intent the word scan found.
+    #[test]
+    fn the_events_name_the_intent_the_words_named() {
+        let mut lines = 0;
+        for name in [
+            "ticket_chaos.json",
+            "ticket_lost_response.json",
+            "bad/crash_after_send_rare.json",
+        ] {
+            let model = bundled_model(name);
+            for design in crate::design::all() {
+                for seed in 0..20 {
+                    let mut world = World::new(&model, design, true);
+                    world.run(&mut model.chooser(seed));
+                    let outcome = world.outcome();
+                    let l = world.trace().lines();
+                    assert_eq!(
+                        line_intents(l, &outcome),
+                        word_intents(l, &outcome),
+                        "{name} {} seed {seed}",
+                        design.name()
+                    );
+                    lines += l.len();
+                }
+            }
+        }
+        assert!(lines > 10_000, "{lines}");
+    }
+
     /// `trace --intent` and the outcome's intent lookup read each line's event, never its
     /// words: with every text replaced, every line is about the same intent as before.
     #[test]
