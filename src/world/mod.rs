@@ -398,9 +398,10 @@ impl<'a> World<'a> {
                 return;
             }
             self.now = at;
-            let Some(event) = self.unless_paused(at, event) else {
+            if let Some(until) = self.held_until(at, &event) {
+                self.hold(until, event);
                 continue;
-            };
+            }
             if OBSERVED {
                 self.current = Some(event);
                 let go_on = at_event(self);
@@ -444,26 +445,26 @@ impl<'a> World<'a> {
         true
     }
 
-    /// `event`, unless a pause of its component holds it back at `at`: then it is put off
-    /// to the pause's end (a timeout keeps its handle in its slot) and `None` is returned.
+    /// Until when a pause of its component holds `event` back at `at`, if one does.
     #[inline]
-    fn unless_paused(&mut self, at: Millis, event: Event) -> Option<Event> {
-        let until = match self.faults.any_pause() {
-            true => event
-                .component()
-                .and_then(|c| self.faults.paused_until(c, self.event_worker(&event), at)),
-            false => None,
-        };
-        let Some(until) = until else {
-            return Some(event);
-        };
+    fn held_until(&self, at: Millis, event: &Event) -> Option<Millis> {
+        if !self.faults.any_pause() {
+            return None;
+        }
+        event
+            .component()
+            .and_then(|c| self.faults.paused_until(c, self.event_worker(event), at))
+    }
+
+    /// Puts `event` off to `until`, the end of the pause that holds it back (a timeout
+    /// keeps its handle in its slot).
+    fn hold(&mut self, until: Millis, event: Event) {
         self.aperiodic += usize::from(!event.periodic());
         let timer = Timer::of(&event);
         let handle = self.queue.defer(until, event);
         if let Some(slot) = self.timer_slot(timer) {
             *slot = Some(handle);
         }
-        None
     }
 
     /// Queues `event` at `at_ms` for good (nothing cancels it; on the queue's lane when it
