@@ -289,8 +289,8 @@ mod tests {
     }
 
     #[test]
-    fn the_workload_and_the_agent_say_what_they_said() {
-        let (i, c) = (IntentId(2), CallId(3));
+    fn the_workload_says_what_it_said() {
+        let i = IntentId(2);
         let lines = [
             (
                 text(WorkloadEvent::Arrives {
@@ -312,6 +312,16 @@ mod tests {
                 text(WorkloadEvent::BudgetSpent { events: 1_000_000 }),
                 "the run stops here: its budget of 1000000 events is spent, with events still pending",
             ),
+        ];
+        for (got, want) in lines {
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn the_agent_says_which_call_it_makes() {
+        let (i, c) = (IntentId(2), CallId(3));
+        let lines = [
             (
                 text(AgentEvent::Calls {
                     call: c,
@@ -342,6 +352,16 @@ mod tests {
                 }),
                 "call 3 for intent 2 (compensation of step 0 call #1), params 7",
             ),
+        ];
+        for (got, want) in lines {
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn the_agent_says_what_it_saw_and_decided() {
+        let (i, c) = (IntentId(2), CallId(3));
+        let lines = [
             (
                 text(AgentEvent::LateResult {
                     call: c,
@@ -395,7 +415,7 @@ mod tests {
     }
 
     #[test]
-    fn the_workers_and_the_operations_say_what_they_said() {
+    fn the_workers_say_what_they_said() {
         let (w, a, op, c) = (WorkerId(0), AttemptId(2), OpId(1), CallId(3));
         let reply = Reply::InProgress;
         let lines = [
@@ -459,8 +479,21 @@ mod tests {
                 }),
                 "worker 0 restarts (volatile journal) and recovers".to_string(),
             ),
+        ];
+        for (got, want) in lines {
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn the_operations_say_what_they_said() {
+        let (w, op) = (WorkerId(0), OpId(1));
+        let lines = [
             (
-                text(OpEvent::ClaimIgnored { op: OpId(4), call: CallId(9) }),
+                text(OpEvent::ClaimIgnored {
+                    op: OpId(4),
+                    call: CallId(9),
+                }),
                 "op 4: claim on call 9, which the agent never made: ignored".to_string(),
             ),
             (
@@ -474,7 +507,11 @@ mod tests {
                 "worker 0: op 1 dispatched -> confirmed (fence 2)".to_string(),
             ),
             (
-                text(OpEvent::StaleFence { worker: w, op, fence: 2 }),
+                text(OpEvent::StaleFence {
+                    worker: w,
+                    op,
+                    fence: 2,
+                }),
                 "worker 0: op 1: fence 2 is stale, result not recorded".to_string(),
             ),
             (
