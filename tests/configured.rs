@@ -114,7 +114,8 @@ fn wrong_entries_are_refused_with_the_field_and_its_position() {
 fn the_binary_compares_configured_designs_and_checks_their_expectations() {
     // `no_dedup` duplicates the lost reply's effect when the agent replans; the same design
     // under an SDK that retries a timeout under one key per call does not.
-    let dir = std::env::temp_dir().join(format!("retrylab-configured-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-configured-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let v = faults(base(), json!([{ "drop_reply": { "attempt": 1 } }]));
     let sdk = json!({ "layers": [

@@ -68,7 +68,7 @@ impl Drop for TempModel {
 
 /// `model(name, journal)` written to a file of its own.
 fn model_file(name: &str, journal: &str) -> TempModel {
-    let path: PathBuf = std::env::temp_dir().join(format!(
+    let path: PathBuf = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "retrylab-custom-design-{}-{name}.json",
         std::process::id()
     ));
@@ -120,7 +120,7 @@ fn designs_lists_the_example_after_the_built_in_ones() {
 
 #[test]
 fn designs_all_takes_in_the_example_after_the_built_in_ones() {
-    let path: PathBuf = std::env::temp_dir().join(format!(
+    let path: PathBuf = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "retrylab-custom-design-{}-all.json",
         std::process::id()
     ));
@@ -331,7 +331,7 @@ fn check_meets_the_expectations_written_for_it() {
 #[test]
 fn report_compares_the_example_with_the_built_in_designs() {
     let file = model_file("report", "durable");
-    let dir = std::env::temp_dir().join(format!(
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "retrylab-custom-design-{}-report",
         std::process::id()
     ));
@@ -469,7 +469,7 @@ fn the_property_the_design_brings_is_checked_like_a_built_in_one() {
         r#""same_key": { "hold": ["no_duplicate"] }"#,
         r#""same_key": { "hold": ["receipt_names_own_effect"] }"#,
     );
-    let path = std::env::temp_dir().join(format!(
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "retrylab-custom-design-{}-foreign.json",
         std::process::id()
     ));

@@ -33,7 +33,8 @@ struct TempModel(PathBuf);
 
 impl TempModel {
     fn new(name: &str, text: &str) -> TempModel {
-        let dir = std::env::temp_dir().join(format!("retrylab-verdicts-{}", std::process::id()));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("retrylab-verdicts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();

@@ -115,7 +115,8 @@ fn durations_are_bounded_by_max_ms() {
 /// The model of the issue: `workers.count` 4294967295 aborted with an allocation failure.
 #[test]
 fn the_binary_refuses_four_billion_workers_with_exit_2() {
-    let dir = std::env::temp_dir().join(format!("retrylab-limits-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-limits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("workers.json");
     let v = set(base(), "workers.count", json!(4_294_967_295u64));
@@ -205,7 +206,8 @@ fn a_crowded_periodic_timer_run_ends_at_the_events_budget() {
 }
 
 fn write(name: &str, v: &Value) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("retrylab-budget-{}-{name}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-budget-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();

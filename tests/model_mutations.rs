@@ -294,7 +294,8 @@ fn every_mutation_of_every_bundled_model_loads_and_runs_or_is_refused() {
 /// Invalid UTF-8 in a model file is refused when it is read, with a message.
 #[test]
 fn invalid_utf8_is_refused_with_a_message() {
-    let dir = std::env::temp_dir().join(format!("retrylab-utf8-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-utf8-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.json");
     let mut bytes = std::fs::read(cli::root().join("models/ticket_lost_response.json")).unwrap();
@@ -359,7 +360,8 @@ fn the_binary_refuses_mutations_with_exit_2_and_a_message() {
             "no_such_preset",
         ),
     ];
-    let dir = std::env::temp_dir().join(format!("retrylab-mutations-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-mutations-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (i, (what, text, needle)) in cases.iter().enumerate() {
         let path = dir.join(format!("m{i}.json"));

@@ -405,7 +405,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str, v: &Value) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("retrylab-inert-{}", std::process::id()));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("retrylab-inert-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();

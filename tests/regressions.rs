@@ -116,7 +116,7 @@ fn a_chacha8_model_draws_what_rand_chacha_draws_per_purpose() {
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "retrylab-regressions-{}-{name}",
         std::process::id()
     ));

@@ -14,7 +14,8 @@ fn lost_response() -> retrylab::model::Model {
 }
 
 fn out_dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("retrylab-report-{}-{test}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-report-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

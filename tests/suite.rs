@@ -32,6 +32,7 @@ mod identity;
 mod known_bad;
 mod lane;
 mod layering;
+mod leftovers;
 mod lost_response;
 mod model_errors;
 mod model_limits;

@@ -152,7 +152,8 @@ fn events_held_by_a_pause_come_back_in_order_and_are_chosen_among_then() {
 
 /// Writes `v` to a model file of its own.
 fn model_file(v: &Value, name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("retrylab-ties-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-ties-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, v.to_string()).unwrap();

@@ -349,7 +349,8 @@ fn repeating_sweeper() -> (PathBuf, Model) {
                 .collect::<Vec<_>>()
         ),
     );
-    let dir = std::env::temp_dir().join(format!("retrylab-trace-text-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("retrylab-trace-text-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("repeating_sweeper.json");
     std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();

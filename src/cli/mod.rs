@@ -237,6 +237,11 @@ pub fn main() -> ExitCode {
 /// `"designs": "all"` takes them in after the built-in ones; `--design` names them). A design whose name is a built-in design's (or another of `designs`) is an
 /// error at start: exit 2, naming it.
 pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
+    // Dropped last, on a return or a panic: no executor process or temporary directory
+    // outlives the command; SIGINT and SIGTERM kill and remove them too, then exit 130 or
+    // 143 (src/external/leftovers.rs).
+    let _sweep = crate::external::leftovers::Sweep;
+    crate::external::leftovers::on_signals();
     let registry = match Registry::with(designs) {
         Ok(r) => r,
         Err(e) => {

@@ -17,50 +17,30 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::leftovers::TempDir;
 use super::message::{self, FromExec};
 use super::process::{Process, RecvError};
 use super::to_exec::ToExec;
 
-/// A private directory holding the two FIFOs of one fork, removed when dropped.
+/// The two FIFOs of one fork in a private temporary directory, removed (with the
+/// directory) when dropped, on every path out of [`fork`] (leftovers.rs).
 struct Fifos {
-    dir: PathBuf,
+    _dir: TempDir,
     to_child: PathBuf,
     from_child: PathBuf,
 }
 
 impl Fifos {
     fn new() -> Result<Self, String> {
-        let template = std::env::temp_dir().join("retrylab-fork-XXXXXX");
-        let mut bytes = CString::new(template.as_os_str().as_bytes())
-            .map_err(|_| "a NUL byte in the temporary directory's path".to_string())?
-            .into_bytes_with_nul();
-        // SAFETY: a NUL-terminated template that mkdtemp rewrites in place.
-        let r = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
-        if r.is_null() {
-            return Err(format!(
-                "cannot make a private directory for a fork's FIFOs in {}: {}",
-                std::env::temp_dir().display(),
-                std::io::Error::last_os_error()
-            ));
-        }
-        bytes.pop();
-        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(&bytes));
+        let dir = TempDir::new("retrylab-fork").map_err(|e| format!("a fork's FIFOs: {e}"))?;
         let fifos = Self {
-            to_child: dir.join("in"),
-            from_child: dir.join("out"),
-            dir,
+            to_child: dir.path().join("in"),
+            from_child: dir.path().join("out"),
+            _dir: dir,
         };
         mkfifo(&fifos.to_child)?;
         mkfifo(&fifos.from_child)?;
         Ok(fifos)
-    }
-}
-
-impl Drop for Fifos {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.to_child);
-        let _ = std::fs::remove_file(&self.from_child);
-        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -130,6 +110,7 @@ pub(crate) fn fork(
         }
         Err((code, why)) => return Err(format!("{why} [{code}]\n  the line: {line}")),
     };
+    super::leftovers::forked(pid);
     super::process::record_pid(pid as u32);
     let to = open_writer(&fifos.to_child, pid, watchdog);
     let child = |to: File| Process::forked(pid, to, from, zygote, init.to_string());

@@ -17,6 +17,7 @@ pub(crate) mod determinism;
 pub(crate) mod executor;
 pub(crate) mod face;
 mod fork;
+pub(crate) mod leftovers;
 pub(crate) mod message;
 pub(crate) mod process;
 mod schema;

@@ -144,7 +144,8 @@ impl Process {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().map_err(io)?;
+        // Recorded as it starts, so that a signal's cleanup kills it (leftovers.rs).
+        let mut child = super::leftovers::spawn(&mut cmd).map_err(io)?;
         record_pid(child.id());
         // The child holds its own copies; closing ours makes EOF visible both ways.
         drop(to_child_r);
@@ -349,12 +350,14 @@ impl Process {
             Origin::Spawned(child) => {
                 let _ = child.kill();
                 let _ = child.wait();
+                super::leftovers::ended(pid);
             }
             Origin::Forked(pid) => {
                 // SAFETY: signals one process id; harmless if it is gone.
                 unsafe {
                     libc::kill(*pid, libc::SIGKILL);
                 }
+                super::leftovers::ended(*pid);
                 // Its zygote reaps it as it ends (SIGCHLD ignored), and waits for it before
                 // it is killed itself.
                 let mut dying = self.dying.lock().unwrap_or_else(|e| e.into_inner());
@@ -380,7 +383,7 @@ impl Drop for Process {
 }
 
 /// Whether process `pid` is gone: no such process, or a zombie nobody has reaped yet.
-fn gone(pid: libc::pid_t) -> bool {
+pub(crate) fn gone(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     if unsafe { libc::kill(pid, 0) } != 0 {
         return true;

@@ -5,7 +5,7 @@ import json
 import sys
 import time
 
-from rawproto import handshake, recv, send, send_raw, write_pid
+from rawproto import handshake, mark_ready, recv, send, send_raw, write_pid
 
 mode = sys.argv[1]
 if mode == "exit_at_start":
@@ -56,6 +56,7 @@ while True:
         send({"type": "result", "call": call, "issue": issue, "outcome": "ok", "receipt": "ticket-9"})
     elif mode == "hang":
         print("about to spin", file=sys.stderr, flush=True)
+        mark_ready()
         while True:
             time.sleep(0.05)
     elif mode == "ready_mid_call":

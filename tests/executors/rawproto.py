@@ -39,6 +39,16 @@ def write_pid():
             f.write(f"{os.getpid()}\n")
 
 
+def mark_ready():
+    """Writes this process's id to the file RETRYLAB_TEST_READY names, when set: the test
+    then knows that a turn is under way (tests/leftovers.rs)."""
+    path = os.environ.get("RETRYLAB_TEST_READY")
+    if path:
+        with open(path + ".part", "w") as f:
+            f.write(f"{os.getpid()}\n")
+        os.rename(path + ".part", path)
+
+
 def handshake(tools=("create",), fork=False, **extra):
     """hello, init, init_ok; with `fork`, declares "fork": true and serves `fork` messages
     (returning in each child, with its channel on the FIFOs) until another message comes."""
