@@ -25,8 +25,13 @@ pub enum Mapped {
     },
     /// Answered by the face itself, before the provider (a required header is missing).
     Local(Reply),
-    /// Nothing the provider knows: answered 404 by the face, with the reason in a warning.
+    /// Nothing the provider knows: answered 404 by the face, with the reason in a warning
+    /// (a lookup the face has no route for, as the real API answers).
     Unmapped(String),
+    /// A request the face cannot serve (to another host, or a create that matches no route
+    /// of the face): bad input, which stops the command unless the user asked for leniency;
+    /// the reason names the `provider.http` field to set.
+    Refused(String),
 }
 
 /// A face ready to map requests: the model's [`HttpFace`] with its routes parsed.
@@ -185,6 +190,19 @@ impl Incoming<'_> {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Whether the request's method and path are `route`'s (its parameters and header
+    /// aside).
+    fn path_fits(&self, route: &Route) -> bool {
+        let want: Vec<&str> = route.path.split('/').collect();
+        let got: Vec<&str> = self.path.split('/').collect();
+        self.method.eq_ignore_ascii_case(&route.method)
+            && want.len() == got.len()
+            && want
+                .iter()
+                .zip(&got)
+                .all(|(w, g)| capture(w, &decode(g, false)).is_some())
+    }
+
     /// The placeholder values if `route` matches, else `None`.
     fn matches(&self, route: &Route) -> Option<Vec<(&'static str, String)>> {
         if !self.method.eq_ignore_ascii_case(&route.method) {
@@ -293,13 +311,25 @@ impl Face {
     ) -> Mapped {
         let unmapped = |why: &str| Mapped::Unmapped(format!("{method} {url}: {why}"));
         let Some(rest) = url.strip_prefix(BASE_URL) else {
-            return unmapped(&format!(
-                "not the simulated provider (its base URL is {BASE_URL})"
+            let host = url.split_once("://").map_or(url, |(_, r)| r);
+            let host = host.split(['/', '?']).next().unwrap_or(host);
+            return Mapped::Refused(format!(
+                "{method} {url}: host {host:?} is not the simulated provider's (its base URL is \
+                 {BASE_URL}): send the provider's requests to the base_url that init gives, on \
+                 the routes of the model's provider.http ({})",
+                self.field_for(method)
             ));
         };
         let (endpoint, incoming) = self.incoming(method, rest, headers, body);
         if let Some(_caught) = self.create.as_ref().and_then(|r| incoming.matches(r)) {
             return self.map_create(now, call, endpoint, &incoming, &unmapped);
+        }
+        if self.create_shaped(&incoming) {
+            let create = &self.spec.create;
+            return Mapped::Refused(format!(
+                "{method} {url}: a create that matches no route of the provider's face: set \
+                 the model's provider.http.create to its route (now {create:?})"
+            ));
         }
         if endpoint.0 > 0 {
             return unmapped("only a create is sent to a workflow step's /steps/{k} path");
@@ -439,6 +469,40 @@ impl Face {
             request,
             key: self.key_of(incoming),
             first_sent_ms: None,
+        }
+    }
+
+    /// Whether a request that matched no route is a create: the create route's method, on
+    /// a path no route of the face has (a lookup sent with the same method, as DynamoDB's
+    /// `POST /` with another `X-Amz-Target`, shares a route's path and stays a lookup).
+    fn create_shaped(&self, incoming: &Incoming<'_>) -> bool {
+        let Some(create) = &self.create else {
+            return false;
+        };
+        let routes = [
+            &self.create,
+            &self.compensate,
+            &self.read,
+            &self.search,
+            &self.key_lookup,
+            &self.operation,
+        ];
+        incoming.method.eq_ignore_ascii_case(&create.method)
+            && !routes
+                .iter()
+                .filter_map(|r| r.as_ref())
+                .any(|r| incoming.path_fits(r))
+    }
+
+    /// The `provider.http` field(s) whose route a request of `method` would match: the
+    /// create's for the create's method, else the lookups' and the compensation's.
+    fn field_for(&self, method: &str) -> String {
+        match &self.create {
+            Some(c) if c.method.eq_ignore_ascii_case(method) => format!(
+                "set provider.http.create to the create's route; now {:?}",
+                self.spec.create
+            ),
+            _ => "set provider.http.read, search, key_lookup, operation or compensate".into(),
         }
     }
 
@@ -769,10 +833,23 @@ mod tests {
             Mapped::Unmapped(why) => why,
             m => panic!("{m:?}"),
         };
+        let refused = |m: Mapped| match m {
+            Mapped::Refused(why) => why,
+            m => panic!("{m:?}"),
+        };
         assert_eq!(
-            no(get("https://api.example.com/v1/resources")),
-            "GET https://api.example.com/v1/resources: not the simulated provider (its base URL is http://provider.sim)"
+            refused(get("https://api.example.com/v1/resources")),
+            "GET https://api.example.com/v1/resources: host \"api.example.com\" is not the simulated provider's (its base URL is http://provider.sim): send the provider's requests to the base_url that init gives, on the routes of the model's provider.http (set provider.http.read, search, key_lookup, operation or compensate)"
         );
+        assert_eq!(
+            refused(map_simple(
+                "POST",
+                "http://provider.sim/v1/charges",
+                Some("{}")
+            )),
+            "POST http://provider.sim/v1/charges: a create that matches no route of the provider's face: set the model's provider.http.create to its route (now \"POST /v1/resources\")"
+        );
+
         assert!(
             no(map_simple(
                 "POST",
