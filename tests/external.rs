@@ -715,3 +715,100 @@ fn a_forked_process_that_fails_mid_run_is_an_error_and_leaves_no_process_behind(
     // Its stderr is its zygote's: the traceback is there.
     assert!(e.contains("RuntimeError: the handler failed"), "{e}");
 }
+
+/// Runs `command` (`run`, `trace`) of `tests/executors/unservable.py MODE` on `model`, with
+/// `extra` flags.
+fn unservable(test: &str, model: &str, mode: &str, extra: &[&str], command: &str) -> Outcome {
+    let executor = format!("u=python3 tests/executors/unservable.py {mode}");
+    let mut args = vec![command, model, "--executor", &executor, "--seed", "0"];
+    args.extend_from_slice(extra);
+    without_leftovers(test, &args)
+}
+
+#[test]
+fn a_request_to_another_host_stops_the_command_naming_the_field() {
+    let out = unservable("unservable_foreign", MODEL, "foreign", &[], "run");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    let first = out.stderr.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "error: executor u (worker 0, incarnation 0, at 0 ms): POST https://api.example.com/v1/resources: host \"api.example.com\" is not the simulated provider's (its base URL is http://provider.sim): send the provider's requests to the base_url that init gives, on the routes of the model's provider.http (set provider.http.create to the create's route; now \"POST /v1/resources\"); the request cannot be served (--executor-unmapped warn answers it 404 and goes on) [protocol error 23]"
+    );
+}
+
+#[test]
+fn a_create_of_no_route_stops_the_command_naming_the_field() {
+    let out = unservable("unservable_create", MODEL, "create", &[], "run");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    let first = out.stderr.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "error: executor u (worker 0, incarnation 0, at 0 ms): POST http://provider.sim/v1/charges: a create that matches no route of the provider's face: set the model's provider.http.create to its route (now \"POST /v1/resources\"); the request cannot be served (--executor-unmapped warn answers it 404 and goes on) [protocol error 23]"
+    );
+}
+
+#[test]
+fn the_lenient_flag_answers_an_unservable_request_404_and_goes_on() {
+    let out = unservable(
+        "unservable_lenient",
+        MODEL,
+        "create",
+        &["--executor-unmapped", "warn", "--design", "u"],
+        "trace",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[4],
+        "           0 ms  executor  worker 0: u: POST http://provider.sim/v1/charges: a create that matches no route of the provider's face: set the model's provider.http.create to its route (now \"POST /v1/resources\") (--executor-unmapped warn: served as unmapped): answered 404",
+        "{}",
+        out.stdout
+    );
+    // Every intent of the executor ends unresolved, as before the refusal.
+    assert!(
+        lines.contains(&"outcome: intent 0: unresolved (no effect)"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_lookup_the_face_declares_absent_is_answered_404_with_a_warning() {
+    // The face has no read, search or key lookup, as several presets (Adyen, PayPal).
+    let mut model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(MODEL).unwrap()).unwrap();
+    model["provider"]["http"] = serde_json::json!({"read": "", "search": "", "key_lookup": ""});
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("external");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("no_lookups.json");
+    std::fs::write(&path, model.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    let out = unservable(
+        "unservable_lookup",
+        path,
+        "lookup",
+        &["--design", "u"],
+        "trace",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[4],
+        "           0 ms  executor  worker 0: u: GET http://provider.sim/v1/resources/res_1: no route of this provider's face matches (provider.http: create \"POST /v1/resources\", compensate \"DELETE /v1/resources/{id}\", operation \"GET /v1/operations/{handle}\"): answered 404",
+        "{}",
+        out.stdout
+    );
+    // The create that follows the 404 is served: the intent completes.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("outcome: intent 0: completed")),
+        "{}",
+        out.stdout
+    );
+    // `run` goes on as well (the warning goes to the process's stderr, once).
+    let out = unservable("unservable_lookup_run", path, "lookup", &[], "run");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}

@@ -163,6 +163,7 @@ fn start(
     .map_err(CliError::Input)?;
     // A design lives as long as the program, as the built-in ones do.
     let design: &'static crate::external::ExternalDesign = Box::leak(Box::new(design));
+    design.set_lenient_unmapped(cli.executor_unmapped == super::UnmappedRequests::Warn);
     added.push(design);
     ctx.externals.push(design);
     if let Some(spec) = w.spec {
@@ -182,6 +183,9 @@ fn replay_flags(cli: &Cli, ctx: &mut Ctx) {
     }
     if cli.executor_fork_restarts {
         ctx.flags.push_str(" --executor-fork-restarts");
+    }
+    if cli.executor_unmapped == super::UnmappedRequests::Warn {
+        ctx.flags.push_str(" --executor-unmapped warn");
     }
     if cli.executor_turn_timeout_ms != 10_000 {
         ctx.flags.push_str(&format!(

@@ -117,6 +117,29 @@ pub struct Cli {
         conflicts_with = "executor_fresh_restarts"
     )]
     executor_fork_restarts: bool,
+    /// What an external executor's HTTP request that the provider's face cannot serve does:
+    /// a request to another host than the provider's, or a create that matches no route of
+    /// the face. `refuse` (the default) stops the command with exit 2, naming the model's
+    /// `provider.http` field to set; `warn` answers it 404 with a warning and goes on. A
+    /// lookup the face has no route for is answered 404 with a warning either way, as the
+    /// real API answers.
+    #[arg(
+        long = "executor-unmapped",
+        value_name = "WHAT",
+        value_enum,
+        default_value_t = UnmappedRequests::Refuse,
+        global = true
+    )]
+    executor_unmapped: UnmappedRequests,
+}
+
+/// What a request the provider's face cannot serve does (`--executor-unmapped`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum UnmappedRequests {
+    /// Stop the command with exit 2.
+    Refuse,
+    /// Answer it 404 with a warning, and go on.
+    Warn,
 }
 
 /// The model files (and directories) a command reads.

@@ -83,7 +83,7 @@ impl ErrorCode {
                 "a receipt that is not a resource id this provider returned (its face's `id_prefix` and a number: `res_N`, `cus_N`)"
             }
             ErrorCode::UnmappedRequest => {
-                "an HTTP request the provider face cannot map (warned, answered 404, not fatal)"
+                "an HTTP request the provider face cannot serve: to another host, or a create that matches no route (fatal unless `--executor-unmapped warn`; a lookup of no route is warned and answered 404)"
             }
             ErrorCode::Nondeterministic => {
                 "the determinism check found two runs of the same inputs that differ"

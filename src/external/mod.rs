@@ -88,6 +88,9 @@ pub struct Shared {
     hello: Mutex<Option<Hello>>,
     /// Requests the face could not map, warned once each.
     warned: Mutex<std::collections::BTreeSet<String>>,
+    /// Requests the face cannot serve (another host, a create of no route) are warned on
+    /// and answered 404, not refused (`--executor-unmapped warn`).
+    lenient_unmapped: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -223,6 +226,12 @@ impl Shared {
         ));
     }
 
+    /// Whether a request the face cannot serve is only warned on (`--executor-unmapped warn`).
+    pub fn lenient_unmapped(&self) -> bool {
+        self.lenient_unmapped
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Warns once on stderr, whatever the number of runs that meet the same thing.
     pub fn warn_once(&self, what: &str) {
         let mut w = self.warned.lock().unwrap_or_else(|e| e.into_inner());
@@ -288,6 +297,7 @@ impl ExternalDesign {
             zygotes: Mutex::new(Vec::new()),
             hello: Mutex::new(None),
             warned: Mutex::new(Default::default()),
+            lenient_unmapped: Default::default(),
         });
         let mut probe = shared
             .take_process("")
@@ -346,6 +356,15 @@ impl ExternalDesign {
 
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// Only warns on a request its provider's face cannot serve (another host, a create
+    /// that matches no route), answering it 404 as unmapped, instead of stopping the
+    /// command (`--executor-unmapped warn`).
+    pub fn set_lenient_unmapped(&self, lenient: bool) {
+        self.shared
+            .lenient_unmapped
+            .store(lenient, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Stops the processes started ahead for workers that never came (those of workers are

@@ -43,14 +43,22 @@ impl External {
             req.body.as_deref(),
         );
         match mapped {
-            Mapped::Unmapped(why) => {
-                self.shared.warn_unmapped(&why);
-                let name = self.shared.name.clone();
-                ctx.note_about(Some(g.op), Some(g.call.call), || {
-                    format!("{name}: {why}: answered 404")
-                });
-                self.answer_here(ctx, req.msg_id, None)
+            Mapped::Refused(why) if !self.shared.lenient_unmapped() => {
+                self.fail(
+                    ctx,
+                    ErrorCode::UnmappedRequest,
+                    format!(
+                        "{why}; the request cannot be served (--executor-unmapped warn answers \
+                         it 404 and goes on)"
+                    ),
+                );
+                Next::End
             }
+            Mapped::Refused(why) => {
+                let why = format!("{why} (--executor-unmapped warn: served as unmapped)");
+                self.answer_unmapped(ctx, g, req.msg_id, why)
+            }
+            Mapped::Unmapped(why) => self.answer_unmapped(ctx, g, req.msg_id, why),
             Mapped::Local(reply) => {
                 let status = self.face.answer(reply, None).status;
                 let (name, method, url) = (self.shared.name.clone(), &req.method, &req.url);
@@ -69,6 +77,22 @@ impl External {
                 self.send_request(ctx, g, &req, request, key, timeout)
             }
         }
+    }
+
+    /// A request the face could not map (`why`): warned once, noted, answered 404.
+    fn answer_unmapped(
+        &mut self,
+        ctx: &mut ExecCtx<'_>,
+        g: Given,
+        msg_id: u64,
+        why: String,
+    ) -> Next {
+        self.shared.warn_unmapped(&why);
+        let name = self.shared.name.clone();
+        ctx.note_about(Some(g.op), Some(g.call.call), || {
+            format!("{name}: {why}: answered 404")
+        });
+        self.answer_here(ctx, msg_id, None)
     }
 
     /// The call a request serves and its timeout (`None`: the model's; [`NO_TIMEOUT`]:
