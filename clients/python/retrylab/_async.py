@@ -201,7 +201,9 @@ class AsyncRuntime(Runtime):
         super().__init__(channel, handlers, on_reset)
         self.cancel_tasks = cancel_tasks
         self.backend = _AsyncBackend(self)  # type: ignore[assignment]
-        self.loop = VirtualLoop(self)
+        #: The event loop, made by :meth:`serve` once the process is past its zygote phase
+        #: (a zygote makes none: its forked children each make their own).
+        self.loop: VirtualLoop
         #: Outstanding ``http`` requests: msg_id -> the future its answer resolves.
         self.requests: dict[int, asyncio.Future[dict[str, Any]]] = {}
         #: Outstanding ``sleep``s: msg_id -> the timer its ``wake`` runs.
@@ -276,41 +278,52 @@ class AsyncRuntime(Runtime):
 
     def serve(self, hello: dict[str, Any]) -> None:
         self.handshake(hello)
+        # A zygote serves its `fork`s inside this first recv() and never gets past it; a
+        # forked child (or a process that was never forked) returns with its first message.
+        # The event loop is made only then: a zygote forks with no loop, no selector and no
+        # thread, so that each child starts its own loop from the state after `init_ok`.
+        message = self.recv()
+        self.loop = VirtualLoop(self)
         asyncio.events._set_running_loop(self.loop)
         self.loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]
         while True:
+            self.serve_one(message)
             message = self.recv()
-            kind = message["type"]
-            if kind == "start":
-                if self.started is not None and message["reset"]:
-                    self.abandon()
-                self.start(message)
-                self.send({"type": "ready"})
-                continue
-            if kind == "invoke":
-                self.invoke_async(message)
-            elif kind in ("http_response", "http_error"):
-                future = self.requests.pop(message["in_reply_to"], None)
-                if future is None:
-                    raise self._fail(ProtocolError(f"`{kind}` in reply to no outstanding http: {_short(message)}"))
-                if not future.cancelled():
-                    future.set_result(message)
-            elif kind == "wake":
-                handle = self.timers.pop(message["in_reply_to"], None)
-                if handle is None:
-                    raise self._fail(ProtocolError(f"`wake` in reply to no outstanding sleep: {_short(message)}"))
-                self.loop.wake(handle)
-            elif kind == "cancel":
-                self.note_cancel(message)
-            else:
-                raise self._fail(
-                    ProtocolError(
-                        "between turns, expected `start`, `invoke`, `http_response`, `http_error`, "
-                        f"`wake`, `cancel` or `shutdown`, got: {_short(message)}"
-                    )
+
+    def serve_one(self, message: dict[str, Any]) -> None:
+        """One message between turns: a ``start`` is answered ``ready``; anything else runs
+        the loop's ready callbacks and ends the turn with ``idle``."""
+        kind = message["type"]
+        if kind == "start":
+            if self.started is not None and message["reset"]:
+                self.abandon()
+            self.start(message)
+            self.send({"type": "ready"})
+            return
+        if kind == "invoke":
+            self.invoke_async(message)
+        elif kind in ("http_response", "http_error"):
+            future = self.requests.pop(message["in_reply_to"], None)
+            if future is None:
+                raise self._fail(ProtocolError(f"`{kind}` in reply to no outstanding http: {_short(message)}"))
+            if not future.cancelled():
+                future.set_result(message)
+        elif kind == "wake":
+            handle = self.timers.pop(message["in_reply_to"], None)
+            if handle is None:
+                raise self._fail(ProtocolError(f"`wake` in reply to no outstanding sleep: {_short(message)}"))
+            self.loop.wake(handle)
+        elif kind == "cancel":
+            self.note_cancel(message)
+        else:
+            raise self._fail(
+                ProtocolError(
+                    "between turns, expected `start`, `invoke`, `http_response`, `http_error`, "
+                    f"`wake`, `cancel` or `shutdown`, got: {_short(message)}"
                 )
-            self.loop.run_ready()
-            self.send({"type": "idle"})
+            )
+        self.loop.run_ready()
+        self.send({"type": "idle"})
 
     def note_cancel(self, message: dict[str, Any]) -> None:
         key = (message["call"], message["issue"])

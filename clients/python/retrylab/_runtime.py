@@ -10,6 +10,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -483,6 +484,14 @@ class Runtime:
                     f"forked itself: {_short(message)}"
                 )
             )
+        hazard = fork_hazard()
+        if hazard is not None:
+            raise self._fail(
+                RetrylabError(
+                    f"`fork`, but this process is no longer safe to fork: {hazard} (it was at `hello`: something started it since); "
+                    "serve with retrylab.run(fork=False)"
+                )
+            )
         # Children are reaped by the kernel as they end: the zygote never waits for them.
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)
         sys.stdout.flush()
@@ -783,6 +792,33 @@ def _note_receipt(ctx: Context, body: bytes) -> None:
         ctx.receipt = value["id"]
 
 
+def fork_hazard() -> str | None:
+    """Why this process may not be a zygote, or ``None``: a fork copies only the forking
+    thread, so another Python thread (started at import) would be missing from every child;
+    an asyncio event loop already running or set (``asyncio.set_event_loop``, or
+    ``asyncio.get_event_loop()`` at import) holds a selector and a wake-up socket pair that
+    the zygote's children would share. Threads a C library starts natively are not seen."""
+    others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+    if others:
+        return (
+            f"{len(others)} other thread{'s' if len(others) > 1 else ''} running ({', '.join(others)}): "
+            "a fork copies only the forking thread"
+        )
+    aio = sys.modules.get("asyncio")
+    if aio is None:
+        return None  # never imported: no event loop exists
+    if aio.events._get_running_loop() is not None:
+        return "an asyncio event loop is running (retrylab.run() was called from inside one)"
+    policy = getattr(aio.events, "_event_loop_policy", None)
+    loop = getattr(getattr(policy, "_local", None), "_loop", None)
+    if loop is not None and not loop.is_closed():
+        return (
+            "an asyncio event loop was set (asyncio.set_event_loop, or asyncio.get_event_loop() "
+            "outside a loop, at import): its selector would be shared by the zygote's children"
+        )
+    return None
+
+
 _ACTIVE: Runtime | None = None
 
 
@@ -848,11 +884,17 @@ def run(
     after a strict-mode violation; raises :class:`ProtocolError` on anything the protocol
     does not allow.
 
-    ``fork`` (default: in sync mode): declare ``"fork": true`` in ``hello``, so that with
+    ``fork`` (default: true): declare ``"fork": true`` in ``hello``, so that with
     ``--executor-fork-restarts`` this process is a zygote whose forked children run the
     worker lives: nothing from an earlier life (module-level state) reaches a later one, and
-    ``on_reset`` is not needed. Pass ``fork=False`` for a program that starts threads at
-    import (a fork copies only the forking thread). Async mode does not fork yet.
+    ``on_reset`` is not needed. A zygote forks after ``init`` and before any call; in async
+    mode, before its event loop exists: each child makes its own. Pass ``fork=False`` for a
+    program that starts threads or opens connections at import (a fork copies only the
+    forking thread; the children would share a connection), or creates an asyncio event
+    loop at import. A Python thread other than this one, or an asyncio loop running or set,
+    is found at ``hello``: with the default, ``fork`` is then not declared (a note on stderr
+    says why; every worker life is a new process); ``fork=True`` raises
+    :class:`RetrylabError` instead.
 
     Installs the virtual clock, seeded randomness and strict mode (:func:`retrylab.install`)
     unless already installed. Outside the simulator it raises
@@ -878,9 +920,17 @@ def run(
                     "retrylab.run(mode=\"async\")"
                 )
     hello: dict[str, Any] = {"type": "hello", "protocol": PROTOCOL, "mode": mode, "client": CLIENT, "tools": tools}
-    if fork and mode != "sync":
-        raise ValueError("fork=True: only a sync-mode process forks (protocol 1, section 7)")
-    forks = (mode == "sync" if fork is None else fork) and hasattr(os, "fork")
+    forks = fork is not False and hasattr(os, "fork")
+    hazard = fork_hazard() if forks else None
+    if hazard is not None:
+        if fork:
+            raise RetrylabError(f"fork=True, but this process is not safe to fork: {hazard}; pass fork=False")
+        sys.stderr.write(
+            f"retrylab: this process does not offer to fork ({hazard}): every worker life runs in a "
+            "new process; retrylab.run(fork=False) says so without this note\n"
+        )
+        sys.stderr.flush()
+        forks = False
     if forks:
         hello["fork"] = True
     if hello_assumptions is not None:

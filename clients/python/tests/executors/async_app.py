@@ -1,10 +1,17 @@
-"""An async-mode executor the tests run under the fake simulator (retrylab.run(mode="async"))."""
+"""An async-mode executor the tests run under the fake simulator (retrylab.run(mode="async")).
+
+    python async_app.py [--keep-tasks] [--no-on-reset] [--fork | --no-fork]
+                        [--thread-at-import] [--loop-at-import] [--report-fork]
+    python async_app.py sync             the same tools in sync mode (refused: async handlers)
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+import threading
 import time
 import uuid
 from typing import Any
@@ -12,6 +19,7 @@ from typing import Any
 import httpx
 
 import retrylab
+from retrylab._runtime import active_runtime
 
 http = retrylab.httpx_async_client(timeout=5.0, base_url="https://provider.example")
 sync_http = retrylab.httpx_client(timeout=5.0)
@@ -97,7 +105,31 @@ def plain(args: dict[str, Any], ctx: retrylab.Context) -> str:
     return "done"
 
 
+def _before_fork() -> None:
+    """What the zygote holds as it forks (on stderr): a running asyncio loop, the client's
+    event loop, the threads."""
+    rt = active_runtime()
+    sys.stderr.write(
+        f"before fork: running loop {asyncio.events._get_running_loop()!r}, "
+        f"runtime loop {'loop' in vars(rt) if rt is not None else None}, "
+        f"threads {threading.active_count()}\n"
+    )
+    sys.stderr.flush()
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["sync"]:
+    argv = sys.argv[1:]
+    if argv == ["sync"]:
         retrylab.run()
-    retrylab.run(mode="async", on_reset=seen.clear, cancel_tasks="--keep-tasks" not in sys.argv)
+    if "--thread-at-import" in argv:
+        threading.Thread(target=threading.Event().wait, name="import-time", daemon=True).start()
+    if "--loop-at-import" in argv:
+        asyncio.set_event_loop(asyncio.new_event_loop())
+    if "--report-fork" in argv:
+        os.register_at_fork(before=_before_fork)
+    retrylab.run(
+        mode="async",
+        on_reset=None if "--no-on-reset" in argv else seen.clear,
+        cancel_tasks="--keep-tasks" not in argv,
+        fork=True if "--fork" in argv else False if "--no-fork" in argv else None,
+    )
