@@ -508,6 +508,67 @@ fn explore_certifies_async_two_intents_with_both_calls_in_flight() {
     );
 }
 
+/// `run` of async_two_intents.py on 1000 seeds of the crash model with `restarts` (a flag):
+/// the whole JSON output and the stderr.
+fn async_crash_run(restarts: &str) -> (serde_json::Value, String) {
+    let mut a = args(&[
+        "run",
+        CRASH,
+        "--design",
+        "async",
+        "--seeds",
+        "1000",
+        "--format",
+        "json",
+        restarts,
+        "--executor",
+    ]);
+    a.push(executor("async", "async_two_intents.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    (serde_json::from_str(&out.stdout).unwrap(), out.stderr)
+}
+
+#[test]
+fn async_two_intents_in_forked_lives_gives_the_fresh_processes_figures() {
+    // An async process is a zygote too: it forks before its event loop exists, and each
+    // worker life (a run's first, and the restart after each crash) is a child of it.
+    let (forked, stderr) = async_crash_run("--executor-fork-restarts");
+    assert!(!stderr.contains("does not declare \"fork\""), "{stderr}");
+    let (fresh, _) = async_crash_run("--executor-fresh-restarts");
+    assert_eq!(forked["results"], fresh["results"]);
+    let t = &forked["results"][0]["totals"];
+    assert_eq!(t["effects"], 1000);
+    assert_eq!(t["duplicate_effects"], 0);
+    assert_eq!(t["completed"], 1000);
+    assert_eq!(t["remote_calls"], 1014);
+}
+
+#[test]
+fn explore_checks_async_two_intents_forked_lives_against_fresh_processes() {
+    let mut a = args(&[
+        "explore",
+        TWO,
+        "--design",
+        "async",
+        "--executor-fork-restarts",
+        "--executor",
+    ]);
+    a.push(executor("async", "async_two_intents.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("determinism: async_two_intents: executor async: 5 seeds, each twice in fresh processes and once in a forked one: the message streams agree"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (1255 runs, complete)"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn explore_certifies_async_two_intents_through_crashes_with_journaleds_run_count() {
     let mut a = args(&["explore", CRASH, "--design", "async", "--executor"]);

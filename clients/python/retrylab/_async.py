@@ -30,6 +30,9 @@
   early) cancels every task of the old run, lets them unwind (any protocol operation they
   attempt meanwhile raises ``CancelledError`` again; nothing reaches the simulator), forgets
   their outstanding requests and timers, and starts the new run.
+- a zygote (``fork``, protocol 1 section 7) makes no event loop: it answers ``hello``,
+  ``init`` and its ``fork``s synchronously, and each forked child makes its own loop when
+  its first message arrives.
 
 Blocking calls that would freeze a real event loop are refused with
 :class:`~retrylab.RetrylabError` naming the async form: ``time.sleep``/``ctx.sleep``
