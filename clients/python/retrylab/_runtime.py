@@ -488,8 +488,8 @@ class Runtime:
         if hazard is not None:
             raise self._fail(
                 RetrylabError(
-                    f"`fork`, but this process is no longer safe to fork: {hazard} (it was at `hello`: something started it since); "
-                    "serve with retrylab.run(fork=False)"
+                    f"`fork`, but this process is no longer safe to fork: {hazard} (it was at "
+                    "`hello`: something started it since); serve with retrylab.run(fork=False)"
                 )
             )
         # Children are reaped by the kernel as they end: the zygote never waits for them.
