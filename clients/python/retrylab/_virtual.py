@@ -31,12 +31,14 @@ import os
 import random
 import secrets
 import socket
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from ._culprits import describe_thread, thread_advice
 from ._errors import OutsideHandlerError, StrictModeError
 
 __all__ = [
@@ -307,15 +309,14 @@ def _s_getaddrinfo(*args: Any, **kwargs: Any) -> Any:
 
 
 def _s_thread_start(self: threading.Thread) -> None:
-    target = getattr(self, "_target", None)
-    what = f"{self.name!r}"
-    if target is not None:
-        what += f" (target {getattr(target, '__qualname__', repr(target))})"
+    # Name the thread and, when it is a known tracing or telemetry exporter, the variable
+    # that turns it off (the executor inherits the simulator's environment).
+    what, culprit = describe_thread(self, sys._getframe(1))
     raise _violation(
         f"real thread: threading.Thread.start() of {what} - an executor runs single-threaded "
-        "under retrylab (sync mode: one call at a time, blocking in http and sleep); do the "
-        "work in the handler, or call retrylab.install(strict=False) if the thread never "
-        "touches time, randomness or I/O"
+        "under retrylab (sync mode: one call at a time, blocking in http and sleep); "
+        f"{thread_advice(culprit)}. Otherwise do the work in the handler, or call "
+        "retrylab.install(strict=False) if the thread never touches time, randomness or I/O"
     )
 
 
