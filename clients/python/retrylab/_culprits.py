@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from types import FrameType
 
-__all__ = ["Culprit", "CULPRITS", "describe_thread", "thread_advice"]
+__all__ = ["Culprit", "CULPRITS", "describe_thread", "thread_advice", "address_advice"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,10 @@ class Culprit:
     thread_names: tuple[str, ...]
     #: How to turn it off.
     switch: str
+    #: Host name suffixes its exporter sends to (a real socket or DNS lookup).
+    hosts: tuple[str, ...] = ()
+    #: Ports its exporter sends to by default (on any host).
+    ports: tuple[int, ...] = ()
 
 
 CULPRITS: tuple[Culprit, ...] = (
@@ -33,13 +37,15 @@ CULPRITS: tuple[Culprit, ...] = (
         (),
         "set LANGSMITH_TRACING=false and LANGCHAIN_TRACING_V2=false, or unset them (langsmith also "
         "reads LANGSMITH_TRACING_V2 and LANGCHAIN_TRACING: each one set must be false)",
+        hosts=("smith.langchain.com",),
     ),
     Culprit(
-        "OpenTelemetry SDK (a batch span/log processor or a periodic metric reader)",
+        "OpenTelemetry SDK (its batch processors, metric readers and OTLP exporters)",
         ("opentelemetry",),
         ("OtelBatch", "OtelPeriodicExportingMetricReader"),
         "set OTEL_SDK_DISABLED=true (code that builds its own BatchSpanProcessor starts the thread "
         "whatever the variable: skip that setup when retrylab.under_simulator())",
+        ports=(4317, 4318),  # OTLP over gRPC and over HTTP
     ),
     Culprit(
         "OpenAI Agents SDK tracing",
@@ -52,12 +58,14 @@ CULPRITS: tuple[Culprit, ...] = (
         ("sentry_sdk", "raven"),
         ("sentry-sdk.", "raven-sentry."),
         "unset SENTRY_DSN (sentry_sdk.init() without a dsn reads it; with neither, the SDK sends nothing)",
+        hosts=("sentry.io",),
     ),
     Culprit(
         "PostHog usage telemetry (embedded by libraries such as Chroma and browser-use)",
         ("posthog",),
         (),
         "set ANONYMIZED_TELEMETRY=false (Chroma, browser-use) or the embedding library's own opt-out",
+        hosts=("posthog.com",),
     ),
 )
 
@@ -128,3 +136,18 @@ def thread_advice(culprit: Culprit | None) -> str:
         "if no code of yours starts it, a tracing or telemetry exporter switched on by the "
         f"environment (which the executor inherits) may: {known}"
     )
+
+
+def address_advice(host: object, port: object) -> str:
+    """For a real socket or DNS lookup: `` - this looks like <culprit>: <switch>`` when the
+    address is a known exporter's (its host, or OTLP's default ports), else ``""``."""
+    name = host.lower().rstrip(".") if isinstance(host, str) else ""
+    for culprit in CULPRITS:
+        if any(name == h or name.endswith("." + h) for h in culprit.hosts) or (
+            isinstance(port, int) and port in culprit.ports
+        ):
+            return (
+                f"; this looks like {culprit.name}, switched on by the environment the executor "
+                f"inherits: {culprit.switch}"
+            )
+    return ""

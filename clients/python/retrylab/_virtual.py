@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ._culprits import describe_thread, thread_advice
+from ._culprits import address_advice, describe_thread, thread_advice
 from ._errors import OutsideHandlerError, StrictModeError
 
 __all__ = [
@@ -292,20 +292,34 @@ def _fmt_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _culprit_of(address: Any) -> str:
+    """A known tracing or telemetry exporter's address, named with its switch (or "")."""
+    if isinstance(address, tuple) and len(address) >= 2:
+        return address_advice(address[0], address[1])
+    return ""
+
+
 def _s_connect(self: socket.socket, address: Any) -> None:
-    raise _violation(f"real socket: socket.connect({address!r}) - {_ROUTE_HTTP}")
+    raise _violation(f"real socket: socket.connect({address!r}) - {_ROUTE_HTTP}{_culprit_of(address)}")
 
 
 def _s_connect_ex(self: socket.socket, address: Any) -> int:
-    raise _violation(f"real socket: socket.connect_ex({address!r}) - {_ROUTE_HTTP}")
+    raise _violation(f"real socket: socket.connect_ex({address!r}) - {_ROUTE_HTTP}{_culprit_of(address)}")
 
 
 def _s_create_connection(*args: Any, **kwargs: Any) -> socket.socket:
-    raise _violation(f"real socket: socket.create_connection({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}")
+    address = args[0] if args else kwargs.get("address")
+    raise _violation(
+        f"real socket: socket.create_connection({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}{_culprit_of(address)}"
+    )
 
 
 def _s_getaddrinfo(*args: Any, **kwargs: Any) -> Any:
-    raise _violation(f"real DNS lookup: socket.getaddrinfo({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}")
+    host = args[0] if args else kwargs.get("host")
+    port = args[1] if len(args) > 1 else kwargs.get("port")
+    raise _violation(
+        f"real DNS lookup: socket.getaddrinfo({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}{_culprit_of((host, port))}"
+    )
 
 
 def _s_thread_start(self: threading.Thread) -> None:

@@ -118,7 +118,7 @@ def test_an_opentelemetry_batch_thread_is_refused_naming_otel_sdk_disabled(csim:
     text = csim.expect("log")["text"]
     assert csim.expect_eof() == 4
     assert "of 'OtelBatchSpanProcessor' (target __main__.otel_like.<locals>.<lambda>, started from __main__)" in text
-    assert "this looks like OpenTelemetry SDK (a batch span/log processor or a periodic metric reader): set OTEL_SDK_DISABLED=true" in text
+    assert "this looks like OpenTelemetry SDK (its batch processors, metric readers and OTLP exporters): set OTEL_SDK_DISABLED=true" in text
 
 
 def test_langsmith_tracing_switched_on_by_the_environment_is_named(sim_factory: object) -> None:
@@ -202,3 +202,26 @@ def test_production_calls_in_concurrent_tasks_each_see_their_own(registry: None)
         return snapshot.run(lambda: retrylab.current().call)
 
     assert prod.call("t_copy", {}, store=store, call_id="job-c").value == "job-c"
+
+
+def test_a_real_socket_to_a_known_exporter_names_it_and_its_switch() -> None:
+    import socket
+
+    retrylab.install(strict=True)
+    try:
+        with pytest.raises(retrylab.StrictModeError) as refused:
+            socket.getaddrinfo("api.smith.langchain.com", 443)
+        assert str(refused.value).endswith(
+            "; this looks like LangSmith tracing (LangChain, LangGraph), switched on by the environment the "
+            "executor inherits: set LANGSMITH_TRACING=false and LANGCHAIN_TRACING_V2=false, or unset them "
+            "(langsmith also reads LANGSMITH_TRACING_V2 and LANGCHAIN_TRACING: each one set must be false)"
+        )
+        with pytest.raises(retrylab.StrictModeError, match=r"\('localhost', 4318\).*this looks like OpenTelemetry SDK.*OTEL_SDK_DISABLED=true"):
+            socket.create_connection(("localhost", 4318))
+        with pytest.raises(retrylab.StrictModeError, match=r"this looks like Sentry.*unset SENTRY_DSN"):
+            socket.getaddrinfo("o0.ingest.sentry.io", 443)
+        # Any other address: the refusal as before, nothing guessed.
+        with pytest.raises(retrylab.StrictModeError, match=r"requests_session\(\)$"):
+            socket.getaddrinfo("api.example.com", 443)
+    finally:
+        retrylab.uninstall()
