@@ -69,3 +69,15 @@ test("production: a helper reaches the store, and concurrent calls each see thei
   assert.equal((await call("p_throw", {}, { callId: "job-3" })).detail, "Error: job-3");
   assert.throws(() => current(), NoCallError);
 });
+
+test("a real socket to an OTLP collector's port is refused naming OpenTelemetry and OTEL_SDK_DISABLED", async (t) => {
+  const sim = await started(t, APP);
+  sim.invoke("c1", "otlp_socket", {});
+  const text = (await sim.expect("log")).text;
+  assert.equal(await sim.expectEof(), 4);
+  assert.equal(
+    text,
+    'retrylab strict mode violation: real socket: net.Socket.connect({"host":"127.0.0.1","port":4318}) - use fetch (simulated under retrylab)' +
+      "; this looks like OpenTelemetry SDK (an OTLP exporter), switched on by the environment the executor inherits: set OTEL_SDK_DISABLED=true",
+  );
+});

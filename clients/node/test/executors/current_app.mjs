@@ -1,4 +1,6 @@
 // An executor whose code below the handlers reaches the call through current() (issue 40, part 6).
+import * as net from "node:net";
+
 import { current, run, tool } from "../../dist/index.js";
 
 // Outside a tool call, current() says so.
@@ -31,6 +33,11 @@ tool("outside", async (args, ctx) => {
   ctx.log(atImport);
   // What current() exposes: ctx's public fields, nothing about the intent.
   ctx.log(JSON.stringify(Object.keys(current()).sort()));
+});
+
+// An OTLP exporter's connection to its default collector port (issue 40, part 5).
+tool("otlp_socket", async () => {
+  net.connect({ host: "127.0.0.1", port: 4318 });
 });
 
 run();
