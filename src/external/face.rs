@@ -313,6 +313,13 @@ impl Face {
         let Some(rest) = url.strip_prefix(BASE_URL) else {
             let host = url.split_once("://").map_or(url, |(_, r)| r);
             let host = host.split(['/', '?']).next().unwrap_or(host);
+            if let Some((exporter, switch)) = exporter(host, url) {
+                return Mapped::Refused(format!(
+                    "{method} {url}: host {host:?} is not the simulated provider's: this looks \
+                     like {exporter}, switched on by the environment the executor inherits \
+                     (docs/your-executor.md, \"The executor's environment\"): {switch}"
+                ));
+            }
             return Mapped::Refused(format!(
                 "{method} {url}: host {host:?} is not the simulated provider's (its base URL is \
                  {BASE_URL}): send the provider's requests to the base_url that init gives, on \
@@ -764,6 +771,43 @@ pub struct HttpReply {
     pub status: u16,
     pub headers: BTreeMap<String, String>,
     pub body: String,
+}
+
+/// A tracing or telemetry exporter's request, by its host (`host[:port]`) or URL: its name
+/// and the variable that turns it off. The executor inherits retrylab's environment, where
+/// such exporters are often switched on; their requests are no provider's.
+fn exporter(host: &str, url: &str) -> Option<(&'static str, &'static str)> {
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => (name, port),
+        _ => (host, ""),
+    };
+    let name = name.rsplit('@').next().unwrap_or(name).to_ascii_lowercase();
+    let under = |suffix: &str| name == suffix || name.ends_with(&format!(".{suffix}"));
+    if under("smith.langchain.com") {
+        Some((
+            "LangSmith tracing (LangChain, LangGraph)",
+            "set LANGSMITH_TRACING=false and LANGCHAIN_TRACING_V2=false, or unset them",
+        ))
+    } else if port == "4317" || port == "4318" {
+        Some((
+            "an OpenTelemetry OTLP exporter",
+            "set OTEL_SDK_DISABLED=true",
+        ))
+    } else if name == "api.openai.com" && url.contains("/v1/traces/ingest") {
+        Some((
+            "OpenAI Agents SDK tracing",
+            "set OPENAI_AGENTS_DISABLE_TRACING=1",
+        ))
+    } else if under("sentry.io") {
+        Some(("Sentry", "unset SENTRY_DSN"))
+    } else if under("posthog.com") {
+        Some((
+            "PostHog usage telemetry",
+            "the embedding library's opt-out (ANONYMIZED_TELEMETRY=false for some)",
+        ))
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

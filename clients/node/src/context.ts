@@ -115,6 +115,12 @@ export class Context {
     this.#backend = init.backend;
   }
 
+  /** The user's authorization of the action the call serves (`args.authorization`; `null` when the call carries none). */
+  get authorization(): string | null {
+    const value = this.args.authorization;
+    return typeof value === "string" ? value : null;
+  }
+
   /** Virtual ms since the run began (production: Unix ms). */
   nowMs(): number {
     return this.#backend.nowMs();

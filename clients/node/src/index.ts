@@ -13,8 +13,12 @@
  * });
  * run();
  * ```
+ *
+ * Code below a handler that is not given `ctx` (a LangChain tool body, a library callback)
+ * reaches it with {@link current}; outside a tool call it throws {@link NoCallError}.
  */
 
+export { current, NoCallError } from "./current.js";
 export { Context, type Entry, type Kv, type OperationState, type Provider } from "./context.js";
 export { Definite, Indefinite, NotUnderSimulatorError, OutsideHandlerError, ProtocolError, RetrylabError, StrictModeError } from "./errors.js";
 export { HTTP_ERRORS, realFetch, simFetch as fetch, transportError, UNDICI_HEADERS_TIMEOUT_MS, type HttpErrorKind } from "./fetch.js";

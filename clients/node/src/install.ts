@@ -5,6 +5,7 @@
 
 import { createRequire, syncBuiltinESMExports } from "node:module";
 
+import { addressAdvice, connectAddress } from "./culprits.js";
 import { StrictModeError } from "./errors.js";
 import { simFetch } from "./fetch.js";
 import * as v from "./virtual.js";
@@ -245,18 +246,21 @@ export function install(options: { strict?: boolean } = {}): void {
       netModule.Socket.prototype,
       "connect",
       function (this: unknown, ...args: unknown[]) {
-        violation(`real socket: net.Socket.connect(${describeArgs(args)}) - use fetch (simulated under retrylab)`);
+        const [host, port] = connectAddress(args);
+        violation(`real socket: net.Socket.connect(${describeArgs(args)}) - use fetch (simulated under retrylab)${addressAdvice(host, port)}`);
       },
       out,
     );
-    const lookup = (host: unknown) => violation(`real DNS lookup: dns.lookup(${JSON.stringify(host)}) - use fetch (simulated under retrylab)`);
+    const lookup = (host: unknown) =>
+      violation(`real DNS lookup: dns.lookup(${JSON.stringify(host)}) - use fetch (simulated under retrylab)${addressAdvice(host, undefined)}`);
     patch(dnsModule, "lookup", lookup, out);
     patch(dnsModule.promises, "lookup", lookup, out);
     patch(
       workerModule,
       "Worker",
-      function Worker() {
-        violation("worker_threads.Worker - an executor runs single-threaded in sync mode");
+      function Worker(filename: unknown) {
+        // Named by its script, so that the library that starts it can be found.
+        violation(`worker_threads.Worker(${JSON.stringify(String(filename))}) - an executor runs single-threaded in sync mode`);
       },
       out,
     );
@@ -267,6 +271,8 @@ export function install(options: { strict?: boolean } = {}): void {
 
 function describeArgs(args: unknown[]): string {
   const first = args[0];
+  // net.connect() hands Socket.connect its arguments normalized: [options, callback].
+  if (Array.isArray(first)) return describeArgs(first as unknown[]);
   if (first !== null && typeof first === "object") {
     const o = first as { host?: unknown; port?: unknown; path?: unknown };
     return JSON.stringify({ host: o.host, port: o.port, path: o.path });

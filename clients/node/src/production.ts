@@ -18,6 +18,7 @@ import * as path from "node:path";
 import { setTimeout as realSleep } from "node:timers/promises";
 
 import { checkKey, checkValue, checkVersion, Context, type Entry, type Kv, type OperationState, type Provider } from "./context.js";
+import { callStorage } from "./current.js";
 import { RetrylabError } from "./errors.js";
 import { describeError, fromError, fromReturn, Result } from "./results.js";
 import { handlerOf, registeredTools } from "./runtime.js";
@@ -212,7 +213,7 @@ export async function call(tool: string, args: Record<string, unknown>, options:
     },
   });
   try {
-    const value = await handler(args, ctx);
+    const value = await callStorage.run(ctx, () => handler(args, ctx)); // current() below the handler
     try {
       return fromReturn(value, ctx.receipt, tool);
     } catch (e) {

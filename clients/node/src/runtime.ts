@@ -4,6 +4,7 @@ import * as fs from "node:fs";
 
 import { Channel, simulatorFds } from "./channel.js";
 import { checkKey, checkValue, checkVersion, Context, type Entry, type Kv, type OperationState, type Provider } from "./context.js";
+import { callStorage } from "./current.js";
 import { OutsideHandlerError, ProtocolError, RetrylabError, StrictModeError } from "./errors.js";
 import { isUtf8, setExchange, type HttpErrorKind, type SimAnswer, type SimRequest } from "./fetch.js";
 import { install, installed, onViolation, realSetImmediate, realSetTimeout } from "./install.js";
@@ -356,7 +357,7 @@ class Runtime {
     this.current = ctx;
     let result: Result | null = null;
     Promise.resolve()
-      .then(() => handler(ctx.args, ctx))
+      .then(() => callStorage.run(ctx, () => handler(ctx.args, ctx))) // current() below the handler
       .then(
         (value) => {
           try {

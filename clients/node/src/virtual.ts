@@ -3,6 +3,8 @@
  * random streams. Nothing here touches the real clock or real entropy.
  */
 
+import { AsyncResource } from "node:async_hooks";
+
 import { Prng } from "./random.js";
 
 /** The wall clock at `now_ms` 0: 2026-01-01T00:00:00Z, as the protocol says. */
@@ -68,7 +70,9 @@ export class VirtualTimeout {
     let d = Number(delay);
     if (!(d >= 1 && d <= TIMEOUT_MAX)) d = 1;
     this.#delay = Math.trunc(d);
-    this.#callback = callback;
+    // As Node's own timers do, the callback runs in the async context that set the timer, so
+    // that an AsyncLocalStorage (retrylab's current(), a tracer's) sees there what it saw here.
+    this.#callback = AsyncResource.bind(callback);
     this.#args = args;
     this.#repeat = repeat;
     this.id = nextId++;

@@ -35,6 +35,10 @@ What a handler claims (the ``result``'s outcome), in order:
 5. raising :class:`Indefinite` claims ``unknown``;
 6. raising any other ``Exception`` claims ``unknown``, detail ``"Type: message"`` (an
    exception does not prove that nothing happened).
+
+Code below the handler that is not given ``ctx`` (a LangChain ``@tool`` body, a library
+callback) reaches it with :func:`current`: ``retrylab.current().kv``, ``.call``, ``.issue``,
+``.authorization``; outside a tool call it raises :class:`NoCallError`.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import production
 from ._context import STATES, Context
+from ._current import NoCallError, current
 from ._errors import (
     Definite,
     Indefinite,
@@ -74,6 +79,7 @@ __all__ = [
     "Handler",
     "Indefinite",
     "KV",
+    "NoCallError",
     "NotUnderSimulatorError",
     "Outcome",
     "OutsideHandlerError",
@@ -82,6 +88,7 @@ __all__ = [
     "RetrylabError",
     "StrictModeError",
     "__version__",
+    "current",
     "failed",
     "httpx_async_client",
     "httpx_client",

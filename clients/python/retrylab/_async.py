@@ -52,6 +52,7 @@ from typing import Any, TypeVarTuple, Unpack
 
 from ._channel import Channel
 from ._context import Context
+from ._current import CALL
 from ._errors import OutsideHandlerError, ProtocolError, RetrylabError
 from ._results import Result, describe_exception, from_exception, from_return
 from ._runtime import (
@@ -70,8 +71,9 @@ __all__ = ["AsyncRuntime", "VirtualLoop", "current_http_async"]
 
 _Ts = TypeVarTuple("_Ts")
 
-#: The call whose handler (or a task it started) is running.
-_CURRENT: contextvars.ContextVar[Context | None] = contextvars.ContextVar("retrylab_call", default=None)
+#: The call whose handler (or a task it started) is running: the variable behind
+#: retrylab.current(), set in each call's task (a task copies its context when created).
+_CURRENT: contextvars.ContextVar[Context | None] = CALL
 
 #: How many callbacks an abandoned run may still run while its tasks unwind.
 _UNWIND_LIMIT = 100_000

@@ -31,6 +31,8 @@ class Context:
         issue: the agent's re-run count of this call (1, 2, ...).
         tool: the tool's name.
         args: the call's arguments (the dict the handler also receives).
+        authorization: the user's authorization of the action the call serves
+            (``args["authorization"]``; ``None`` when the call carries none).
         worker: the simulated worker this process is.
         incarnation: 0 for the run's first process of this worker, n after n crashes.
         redelivery: ``True`` when a restarted worker is handed again a call its crashed
@@ -81,6 +83,12 @@ class Context:
         self.provider = provider
         self.kv = kv
         self._backend = backend
+
+    @property
+    def authorization(self) -> str | None:
+        """``args["authorization"]`` when it is a str, else ``None``."""
+        value = self.args.get("authorization") if isinstance(self.args, dict) else None
+        return value if isinstance(value, str) else None
 
     def now_ms(self) -> int:
         """The current time in milliseconds: virtual milliseconds since the run began under

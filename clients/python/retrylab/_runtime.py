@@ -19,6 +19,7 @@ from typing import Any, TypeVar, Union
 from . import _virtual
 from ._channel import Channel, simulator_fds
 from ._context import Context
+from ._current import bound
 from ._errors import OutsideHandlerError, ProtocolError, RetrylabError, StrictModeError
 from ._kv import check_key, check_value, check_version
 from ._protocol import ERROR_CODE_NAMES, FROM_EXEC_FIELDS, PROTOCOL_VERSION, TO_EXEC_FIELDS, Spec
@@ -736,7 +737,8 @@ class Runtime:
         self.current = ctx
         try:
             try:
-                value = handler(ctx.args, ctx)
+                with bound(ctx):  # retrylab.current() below the handler
+                    value = handler(ctx.args, ctx)
             except Exception as e:
                 result = from_exception(e)
             else:

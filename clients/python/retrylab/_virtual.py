@@ -31,12 +31,14 @@ import os
 import random
 import secrets
 import socket
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from ._culprits import address_advice, describe_thread, thread_advice
 from ._errors import OutsideHandlerError, StrictModeError
 
 __all__ = [
@@ -290,32 +292,45 @@ def _fmt_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _culprit_of(address: Any) -> str:
+    """A known tracing or telemetry exporter's address, named with its switch (or "")."""
+    if isinstance(address, tuple) and len(address) >= 2:
+        return address_advice(address[0], address[1])
+    return ""
+
+
 def _s_connect(self: socket.socket, address: Any) -> None:
-    raise _violation(f"real socket: socket.connect({address!r}) - {_ROUTE_HTTP}")
+    raise _violation(f"real socket: socket.connect({address!r}) - {_ROUTE_HTTP}{_culprit_of(address)}")
 
 
 def _s_connect_ex(self: socket.socket, address: Any) -> int:
-    raise _violation(f"real socket: socket.connect_ex({address!r}) - {_ROUTE_HTTP}")
+    raise _violation(f"real socket: socket.connect_ex({address!r}) - {_ROUTE_HTTP}{_culprit_of(address)}")
 
 
 def _s_create_connection(*args: Any, **kwargs: Any) -> socket.socket:
-    raise _violation(f"real socket: socket.create_connection({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}")
+    address = args[0] if args else kwargs.get("address")
+    raise _violation(
+        f"real socket: socket.create_connection({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}{_culprit_of(address)}"
+    )
 
 
 def _s_getaddrinfo(*args: Any, **kwargs: Any) -> Any:
-    raise _violation(f"real DNS lookup: socket.getaddrinfo({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}")
+    host = args[0] if args else kwargs.get("host")
+    port = args[1] if len(args) > 1 else kwargs.get("port")
+    raise _violation(
+        f"real DNS lookup: socket.getaddrinfo({_fmt_args(args, kwargs)}) - {_ROUTE_HTTP}{_culprit_of((host, port))}"
+    )
 
 
 def _s_thread_start(self: threading.Thread) -> None:
-    target = getattr(self, "_target", None)
-    what = f"{self.name!r}"
-    if target is not None:
-        what += f" (target {getattr(target, '__qualname__', repr(target))})"
+    # Name the thread and, when it is a known tracing or telemetry exporter, the variable
+    # that turns it off (the executor inherits the simulator's environment).
+    what, culprit = describe_thread(self, sys._getframe(1))
     raise _violation(
         f"real thread: threading.Thread.start() of {what} - an executor runs single-threaded "
-        "under retrylab (sync mode: one call at a time, blocking in http and sleep); do the "
-        "work in the handler, or call retrylab.install(strict=False) if the thread never "
-        "touches time, randomness or I/O"
+        "under retrylab (sync mode: one call at a time, blocking in http and sleep); "
+        f"{thread_advice(culprit)}. Otherwise do the work in the handler, or call "
+        "retrylab.install(strict=False) if the thread never touches time, randomness or I/O"
     )
 
 

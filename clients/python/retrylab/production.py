@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ._context import Context
+from ._current import bound
 from ._errors import RetrylabError
 from ._kv import KV, check_key, check_value, check_version
 from ._results import Result, describe_exception, from_exception, from_return
@@ -261,7 +262,8 @@ def call(
         backend=_ProductionBackend(),
     )
     try:
-        value = handler(args, ctx)
+        with bound(ctx):  # retrylab.current() below the handler
+            value = handler(args, ctx)
     except Exception as e:
         return from_exception(e)
     try:

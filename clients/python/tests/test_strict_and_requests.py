@@ -28,7 +28,8 @@ def test_a_thread_start_is_refused(sim: FakeSim) -> None:
     log = sim.expect("log")
     assert log["text"].startswith(
         "retrylab strict mode violation: real thread: threading.Thread.start() of 'worker-thread' "
-        "(target strict_thread.<locals>.<lambda>) - an executor runs single-threaded under retrylab"
+        "(target __main__.strict_thread.<locals>.<lambda>, started from __main__) - an executor runs "
+        "single-threaded under retrylab"
     )
     assert sim.expect_eof() == 4
 

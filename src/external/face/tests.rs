@@ -72,6 +72,36 @@ fn lookups_and_what_does_not_map() {
         refused(get("https://api.example.com/v1/resources")),
         "GET https://api.example.com/v1/resources: host \"api.example.com\" is not the simulated provider's (its base URL is http://provider.sim): send the provider's requests to the base_url that init gives, on the routes of the model's provider.http (set provider.http.read, search, key_lookup, operation or compensate)"
     );
+    // A tracing exporter's request, sent through the simulated transport (Node's fetch).
+    assert_eq!(
+        refused(map_simple(
+            "POST",
+            "https://api.smith.langchain.com/runs/multipart",
+            Some("{}")
+        )),
+        "POST https://api.smith.langchain.com/runs/multipart: host \"api.smith.langchain.com\" is not the simulated provider's: this looks like LangSmith tracing (LangChain, LangGraph), switched on by the environment the executor inherits (docs/your-executor.md, \"The executor's environment\"): set LANGSMITH_TRACING=false and LANGCHAIN_TRACING_V2=false, or unset them"
+    );
+    assert!(refused(map_simple("POST", "http://localhost:4318/v1/traces", Some("{}")))
+        .ends_with("like an OpenTelemetry OTLP exporter, switched on by the environment the executor inherits (docs/your-executor.md, \"The executor's environment\"): set OTEL_SDK_DISABLED=true"));
+    assert!(
+        refused(map_simple(
+            "POST",
+            "https://api.openai.com/v1/traces/ingest",
+            Some("{}")
+        ))
+        .ends_with("set OPENAI_AGENTS_DISABLE_TRACING=1")
+    );
+    assert!(
+        refused(get("https://api.openai.com/v1/models")).contains("send the provider's requests")
+    );
+    assert!(
+        refused(map_simple(
+            "POST",
+            "https://o1.ingest.sentry.io/api/1/envelope/",
+            Some("{}")
+        ))
+        .ends_with("unset SENTRY_DSN")
+    );
     assert_eq!(
         refused(map_simple(
             "POST",
