@@ -10,7 +10,7 @@
 //!   model, one process reused across seeds;
 //! - `restart/fresh_process`, `restart/reused_process` and `restart/forked_process`: a
 //!   worker restart on a new process (its interpreter's start and imports), on a process
-//!   reset by its `start`, or on a fork of a zygote (`--executor-fork-restarts`: every
+//!   reset by its `start`, or on a fork of a zygote (`--executor-lives fork`: every
 //!   worker life, the first of each seed too, is a fork: two forks per seed here);
 //! - once, not sampled: `explore` of examples/python/journaled.py within 2 faults on
 //!   models/bad/crash_after_send_rare.json, in seconds.
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrylab::design::Design;
 use retrylab::external::Process;
-use retrylab::external::{ExternalDesign, Restarts};
+use retrylab::external::{ExternalDesign, Lives};
 use retrylab::model::Model;
 
 /// Round trips per iteration of the protocol benchmarks.
@@ -48,7 +48,7 @@ fn design(
     name: &str,
     script: &str,
     params: serde_json::Value,
-    restarts: Restarts,
+    restarts: Lives,
 ) -> &'static dyn Design {
     let (py, _) = python();
     let d = ExternalDesign::new(
@@ -92,7 +92,7 @@ fn protocol(c: &mut Criterion) {
             "kv_loop",
             "benches/executors/kv_loop.py",
             serde_json::json!({ "reads": TRIPS }),
-            Restarts::Reuse,
+            Lives::Reuse,
         );
         let mut seed = 0;
         group.bench_function("kv_round_trip", |b| {
@@ -118,7 +118,7 @@ fn runs(c: &mut Criterion) {
         "naive",
         "examples/python/naive_retry.py",
         serde_json::json!({}),
-        Restarts::Reuse,
+        Lives::Reuse,
     );
     let mut group = c.benchmark_group("runs");
     const SEEDS: u64 = 100;
@@ -139,9 +139,9 @@ fn runs(c: &mut Criterion) {
     let mut group = c.benchmark_group("restart");
     group.throughput(Throughput::Elements(10));
     for (name, restarts) in [
-        ("fresh_process", Restarts::Fresh),
-        ("reused_process", Restarts::Reuse),
-        ("forked_process", Restarts::Fork),
+        ("fresh_process", Lives::Fresh),
+        ("reused_process", Lives::Reuse),
+        ("forked_process", Lives::Fork),
     ] {
         let d = design(
             name,
@@ -164,7 +164,7 @@ fn runs(c: &mut Criterion) {
         "journaled",
         "examples/python/journaled.py",
         serde_json::json!({}),
-        Restarts::Reuse,
+        Lives::Reuse,
     );
     let t = Instant::now();
     let found = retrylab::explore::explore(

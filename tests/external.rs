@@ -358,7 +358,17 @@ fn explore_refuses_an_executor_with_real_entropy() {
 
 #[test]
 fn explore_refuses_an_executor_whose_state_leaks_between_runs() {
-    let out = explore_with("leaky");
+    // Reused processes are opt-in: the check compares them with new ones.
+    let out = retrylab(&[
+        "explore",
+        MODEL,
+        "--executor",
+        "e=python3 tests/executors/leaky.py",
+        "--design",
+        "e",
+        "--executor-lives",
+        "reuse",
+    ]);
     assert_eq!(out.code, 2, "{}", out.stdout);
     let e = &out.stderr;
     assert!(e.contains("\"idempotency-key\":\"k1\""), "{e}");
@@ -413,7 +423,7 @@ fn a_models_designs_may_list_an_external_executor_for_check() {
     for line in [
         "  ok    naive                    violate  no_duplicate               1000 of 1000 seeds violate it",
         "  ok    naive                    hold     no_false_success           0 of 1000 seeds violate it",
-        "  ok    naive                    explore  certified within 2 faults: 160 runs; no fault choice in the model; held fixed: the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated), and restarts in reused processes told to reset (the determinism check compares them with new ones, on a few seeds)",
+        "  ok    naive                    explore  certified within 2 faults: 35 runs; no fault choice in the model; held fixed: the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated), and every worker life (a run's first and each restart) in a new process",
     ] {
         assert!(out.stdout.contains(line), "{line}\n{}", out.stdout);
     }
@@ -628,32 +638,58 @@ fn naive_totals(test: &str, command: &str, flags: &[&str]) -> serde_json::Value 
 #[test]
 fn forked_lives_give_the_reused_processes_figures_and_leave_no_process_behind() {
     let fork = "naive=python3 tests/executors/naive.py --fork";
-    let forked = naive_totals("naive_forked", fork, &["--executor-fork-restarts"]);
-    assert_eq!(forked, naive_totals("naive_reused", fork, &[]));
+    // Forked lives are the default; the old flag is an alias of it.
+    let forked = naive_totals("naive_forked", fork, &[]);
+    assert_eq!(
+        forked,
+        naive_totals("naive_reused", fork, &["--executor-lives", "reuse"])
+    );
+    assert_eq!(
+        forked,
+        naive_totals("naive_fork_alias", fork, &["--executor-fork-restarts"])
+    );
     assert_eq!(forked["effects"], 100);
     assert_eq!(forked["duplicate_effects"], 50);
     assert_eq!(forked["remote_calls"], 100);
 }
 
 #[test]
-fn fork_restarts_without_the_capability_run_new_processes_with_the_same_figures() {
+fn fork_lives_without_the_capability_run_new_processes_with_the_same_figures() {
     let plain = "naive=python3 tests/executors/naive.py";
+    let no_fork = naive_totals("naive_no_fork", plain, &[]);
     assert_eq!(
-        naive_totals("naive_no_fork", plain, &["--executor-fork-restarts"]),
-        naive_totals("naive_plain", plain, &[])
+        no_fork,
+        naive_totals("naive_fresh", plain, &["--executor-lives", "fresh"])
+    );
+    assert_eq!(
+        no_fork,
+        naive_totals("naive_fresh_alias", plain, &["--executor-fresh-restarts"])
+    );
+    assert_eq!(
+        no_fork,
+        naive_totals("naive_plain", plain, &["--executor-lives", "reuse"])
     );
 }
 
 #[test]
-fn fork_and_fresh_restarts_are_exclusive() {
-    let out = retrylab(&[
-        "run",
-        MODEL,
-        "--executor-fork-restarts",
-        "--executor-fresh-restarts",
-    ]);
+fn the_lives_flag_and_its_old_aliases_are_exclusive() {
+    for flags in [
+        ["--executor-fork-restarts", "--executor-fresh-restarts"],
+        ["--executor-fork-restarts", "--executor-lives=reuse"],
+        ["--executor-fresh-restarts", "--executor-lives=fork"],
+    ] {
+        let out = retrylab(&["run", MODEL, flags[0], flags[1]]);
+        assert_eq!(out.code, 2, "{flags:?}: {}", out.stderr);
+        assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+    }
+    let out = retrylab(&["run", MODEL, "--executor-lives", "forked"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("invalid value 'forked' for '--executor-lives <LIVES>'"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -661,6 +697,7 @@ fn explore_accepts_the_leaky_executor_when_every_life_is_a_fork() {
     // Its counter lives in the zygote, which never runs a call: each forked life starts at
     // 0, as a new process does, so the determinism check passes where reuse is refused
     // (explore_refuses_an_executor_whose_state_leaks_between_runs) and the search runs.
+    // Forked lives are the default.
     let out = retrylab(&[
         "explore",
         MODEL,
@@ -668,7 +705,6 @@ fn explore_accepts_the_leaky_executor_when_every_life_is_a_fork() {
         "e=python3 tests/executors/leaky.py",
         "--design",
         "e",
-        "--executor-fork-restarts",
     ]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert!(
@@ -682,10 +718,14 @@ fn explore_accepts_the_leaky_executor_when_every_life_is_a_fork() {
         "{}",
         out.stdout
     );
+    let replay = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("replay: "))
+        .expect("a replay command");
     assert!(
-        out.stdout.contains("--executor-fork-restarts"),
-        "the replay carries the flag: {}",
-        out.stdout
+        !replay.contains("--executor-lives") && !replay.contains("restarts"),
+        "the default needs no flag in the replay: {replay}"
     );
 }
 
@@ -703,7 +743,7 @@ fn a_forked_process_that_fails_mid_run_is_an_error_and_leaves_no_process_behind(
             "bad",
             "--seeds",
             "3",
-            "--executor-fork-restarts",
+            "--executor-lives=fork",
         ],
     );
     assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);

@@ -104,7 +104,7 @@ fn a_run_with_fork_restarts_through_crashes_leaves_nothing() {
             "200",
             "--format",
             "json",
-            "--executor-fork-restarts",
+            "--executor-lives=fork",
             "--executor",
             &spec,
         ])
@@ -133,7 +133,7 @@ fn a_protocol_error_in_a_forked_process_leaves_nothing() {
             "bad",
             "--seeds",
             "3",
-            "--executor-fork-restarts",
+            "--executor-lives=fork",
             "--executor",
             "bad=python3 tests/executors/misbehave.py fork_raise_mid_run",
         ])
@@ -158,7 +158,7 @@ fn the_watchdog_leaves_nothing() {
             "3",
             "--executor-turn-timeout-ms",
             "1500",
-            "--executor-fork-restarts",
+            "--executor-lives=fork",
             "--executor",
             "bad=python3 tests/executors/misbehave.py fork_hang",
         ])
@@ -224,6 +224,6 @@ fn sigint_mid_turn_of_a_forked_process_leaves_nothing() {
         "sigint_fork",
         libc::SIGINT,
         "fork_hang",
-        &["--executor-fork-restarts"],
+        &["--executor-lives=fork"],
     );
 }

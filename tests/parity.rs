@@ -34,7 +34,7 @@ use std::time::Duration;
 use retrylab::check::counters::COUNTERS;
 use retrylab::check::{IntentVerdict, Metrics, Outcome, Property, RunSummary, intent_verdicts};
 use retrylab::design;
-use retrylab::external::{ExternalDesign, Restarts};
+use retrylab::external::{ExternalDesign, Lives};
 use retrylab::model::Model;
 use retrylab::sim::{Choice, Millis, Recorder};
 use retrylab::vocab::ids::{IntentId, OpId};
@@ -62,7 +62,7 @@ fn port(name: &str, script: &str) -> ExternalDesign {
         serde_json::json!({}),
         Duration::from_secs(10),
         false,
-        Restarts::Reuse,
+        Lives::Reuse,
     )
     .unwrap_or_else(|e| panic!("{e}"))
 }

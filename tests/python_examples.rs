@@ -310,7 +310,9 @@ fn journaled_keeps_one_ticket_through_crashes_after_the_send() {
 }
 
 #[test]
-fn journaled_in_forked_processes_gives_the_reused_processes_totals() {
+fn journaled_in_reused_processes_gives_the_forked_processes_totals() {
+    // journaled.py keeps nothing in memory that its on_reset would have to clear: the
+    // opt-in reuse mode gives the default forked lives' figures.
     let mut a = args(&[
         "run",
         CRASH,
@@ -320,7 +322,8 @@ fn journaled_in_forked_processes_gives_the_reused_processes_totals() {
         "1000",
         "--format",
         "json",
-        "--executor-fork-restarts",
+        "--executor-lives",
+        "reuse",
         "--executor",
     ]);
     a.push(executor("journaled", "journaled.py"));
@@ -355,7 +358,7 @@ fn explore_certifies_journaled_within_two_faults() {
     );
     // The scope says what the search held fixed: the certificate claims no more.
     assert!(
-        out.stdout.contains("; the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated); restarts in reused processes told to reset"),
+        out.stdout.contains("; the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated); every worker life in a process forked from a zygote that ran its imports, hello and init and no call"),
         "{}",
         out.stdout
     );
@@ -491,8 +494,16 @@ fn async_two_intents_survives_crashes_after_the_send_as_journaled_does() {
 }
 
 #[test]
-fn explore_certifies_async_two_intents_with_both_calls_in_flight() {
-    let mut a = args(&["explore", TWO, "--design", "async", "--executor"]);
+fn explore_certifies_async_two_intents_with_both_calls_in_flight_in_reused_processes() {
+    let mut a = args(&[
+        "explore",
+        TWO,
+        "--design",
+        "async",
+        "--executor-lives",
+        "reuse",
+        "--executor",
+    ]);
     a.push(executor("async", "async_two_intents.py"));
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -533,9 +544,9 @@ fn async_crash_run(restarts: &str) -> (serde_json::Value, String) {
 fn async_two_intents_in_forked_lives_gives_the_fresh_processes_figures() {
     // An async process is a zygote too: it forks before its event loop exists, and each
     // worker life (a run's first, and the restart after each crash) is a child of it.
-    let (forked, stderr) = async_crash_run("--executor-fork-restarts");
+    let (forked, stderr) = async_crash_run("--executor-lives=fork");
     assert!(!stderr.contains("does not declare \"fork\""), "{stderr}");
-    let (fresh, _) = async_crash_run("--executor-fresh-restarts");
+    let (fresh, _) = async_crash_run("--executor-lives=fresh");
     assert_eq!(forked["results"], fresh["results"]);
     let t = &forked["results"][0]["totals"];
     assert_eq!(t["effects"], 1000);
@@ -546,14 +557,7 @@ fn async_two_intents_in_forked_lives_gives_the_fresh_processes_figures() {
 
 #[test]
 fn explore_checks_async_two_intents_forked_lives_against_fresh_processes() {
-    let mut a = args(&[
-        "explore",
-        TWO,
-        "--design",
-        "async",
-        "--executor-fork-restarts",
-        "--executor",
-    ]);
+    let mut a = args(&["explore", TWO, "--design", "async", "--executor"]);
     a.push(executor("async", "async_two_intents.py"));
     let out = retrylab(&a);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);

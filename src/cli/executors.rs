@@ -127,14 +127,17 @@ fn add_flag_executors(cli: &Cli, wanted: &mut Vec<Wanted>) -> Result<(), CliErro
     Ok(())
 }
 
-/// How a crashed executor comes back, as the flags choose (reuse the process by default).
-fn restarts(cli: &Cli) -> crate::external::Restarts {
-    if cli.executor_fork_restarts {
-        crate::external::Restarts::Fork
-    } else if cli.executor_fresh_restarts {
-        crate::external::Restarts::Fresh
-    } else {
-        crate::external::Restarts::Reuse
+/// Which process a worker life runs in, as the flags choose (a fork by default).
+fn lives(cli: &Cli) -> crate::external::Lives {
+    use super::ExecutorLives as L;
+    use crate::external::Lives;
+    if cli.executor_fresh_restarts {
+        return Lives::Fresh;
+    }
+    match cli.executor_lives {
+        L::Fork => Lives::Fork,
+        L::Fresh => Lives::Fresh,
+        L::Reuse => Lives::Reuse,
     }
 }
 
@@ -158,7 +161,7 @@ fn start(
         w.params,
         std::time::Duration::from_millis(cli.executor_turn_timeout_ms),
         cli.executor_output,
-        restarts(cli),
+        lives(cli),
     )
     .map_err(CliError::Input)?;
     // A design lives as long as the program, as the built-in ones do.
@@ -178,11 +181,10 @@ fn start(
 /// The executor flags other than `--executor` that a replay needs to run the same way
 /// (those left at their default are left out).
 fn replay_flags(cli: &Cli, ctx: &mut Ctx) {
-    if cli.executor_fresh_restarts {
-        ctx.flags.push_str(" --executor-fresh-restarts");
-    }
-    if cli.executor_fork_restarts {
-        ctx.flags.push_str(" --executor-fork-restarts");
+    let lives = lives(cli);
+    if lives != crate::external::Lives::Fork {
+        ctx.flags
+            .push_str(&format!(" --executor-lives {}", lives.name()));
     }
     if cli.executor_unmapped == super::UnmappedRequests::Warn {
         ctx.flags.push_str(" --executor-unmapped warn");

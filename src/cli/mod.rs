@@ -102,19 +102,36 @@ pub struct Cli {
     /// standard error.
     #[arg(long = "executor-output", global = true)]
     executor_output: bool,
-    /// Give every restarted worker of an external executor a new process. By default a
-    /// restart (and each new run) reuses a process whose worker is gone, reset by its
-    /// `start`: the determinism check verifies that a reset process behaves as a fresh one.
-    #[arg(long = "executor-fresh-restarts", global = true)]
+    /// Which process each worker life of an external executor (a run's first, and each
+    /// restart after a crash) runs in. `fork` (the default): a fork of a zygote that did its
+    /// imports, `hello` and `init` and never ran a call, so nothing of an earlier life
+    /// survives, as when a real process dies; a process whose hello does not declare
+    /// `"fork": true` (Node, a program with a thread at import) gets `fresh` instead.
+    /// `fresh`: a new process each life (slower: an interpreter's start each). `reuse`: a
+    /// process whose worker is gone, told to reset by its `start` (fastest; true only as far
+    /// as the executor's `on_reset` is, which the determinism check puts to the test).
+    #[arg(
+        long = "executor-lives",
+        value_name = "LIVES",
+        value_enum,
+        default_value_t = ExecutorLives::Fork,
+        global = true
+    )]
+    executor_lives: ExecutorLives,
+    /// The same as `--executor-lives fresh` (the flag's former name).
+    #[arg(
+        long = "executor-fresh-restarts",
+        global = true,
+        hide = true,
+        conflicts_with_all = ["executor_fork_restarts", "executor_lives"]
+    )]
     executor_fresh_restarts: bool,
-    /// Run every worker life of an external executor (a run's first and each restart) in a
-    /// process forked from a zygote that did its imports, `hello` and `init` and never ran
-    /// a call: nothing of an earlier life can leak, at a cost near reuse. Needs
-    /// `"fork": true` in the executor's hello; without it, new processes (with a warning).
+    /// The same as `--executor-lives fork` (the flag's former name).
     #[arg(
         long = "executor-fork-restarts",
         global = true,
-        conflicts_with = "executor_fresh_restarts"
+        hide = true,
+        conflicts_with = "executor_lives"
     )]
     executor_fork_restarts: bool,
     /// What an external executor's HTTP request that the provider's face cannot serve does:
@@ -131,6 +148,17 @@ pub struct Cli {
         global = true
     )]
     executor_unmapped: UnmappedRequests,
+}
+
+/// Which process a worker life of an external executor runs in (`--executor-lives`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ExecutorLives {
+    /// A fork of a zygote that ran no call (new processes for one that cannot fork).
+    Fork,
+    /// A new process.
+    Fresh,
+    /// A process whose worker is gone, told to reset.
+    Reuse,
 }
 
 /// What a request the provider's face cannot serve does (`--executor-unmapped`).

@@ -77,7 +77,7 @@ const CAPABILITIES: &[Capability] = &[
     row(
         "Executor::snapshot",
         &[],
-        "no message: a process's memory cannot be copied; a search re-runs an external executor's runs from their start (`--executor-fork-restarts` forks a process that ran no call, not a run)",
+        "no message: a process's memory cannot be copied; a search re-runs an external executor's runs from their start (`--executor-lives fork` forks a process that ran no call, not a run)",
     ),
     // What an executor asks of the world: the methods of `ExecCtx`, messages from the process.
     row(
@@ -200,7 +200,7 @@ const CAPABILITIES: &[Capability] = &[
     row(
         "",
         &["fork", "forked"],
-        "process lives (`--executor-fork-restarts`): a Rust design has no process",
+        "process lives (`--executor-lives`): a Rust design has no process",
     ),
     row(
         "",

@@ -574,13 +574,14 @@ impl Executor for External {
         true
     }
 
-    /// Keeps the process: the next `start` tells it to reset. With fork restarts, gives it
-    /// back (it is killed) instead: the next `start` runs in a new fork.
+    /// With `--executor-lives reuse`, keeps the process: the next `start` tells it to reset.
+    /// Otherwise gives it back (it is killed): the next run's `start` runs in a new life.
     fn reset(&mut self) -> bool {
         if self.dead || !self.process.as_ref().is_some_and(|p| p.initialized) {
             return false;
         }
-        if self.shared.restarts == super::Restarts::Fork
+        // A new run's first life is a new life: only a reused process carries over.
+        if self.shared.lives != super::Lives::Reuse
             && let Some(p) = self.process.take()
         {
             self.shared.give_back(p);

@@ -52,17 +52,32 @@ pub struct Hello {
     pub fork: bool,
 }
 
-/// Which process a worker life runs in (docs/executor-protocol.md, section 7).
+/// Which process a worker life runs in (`--executor-lives`; docs/executor-protocol.md,
+/// section 7).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Restarts {
-    /// A process whose worker is gone, told to reset by its `start` (the default).
+pub enum Lives {
+    /// Every worker life (a run's first and each restart) a fork of a zygote that ran its
+    /// imports, `hello` and `init` and no call; a process whose hello does not declare
+    /// `fork` gets [`Lives::Fresh`] instead. The default: no life sees another's memory, as
+    /// when a real process dies.
     #[default]
-    Reuse,
-    /// Always a new process (`--executor-fresh-restarts`).
-    Fresh,
-    /// Every worker life a fork of a zygote that ran its imports, `hello` and `init` and no
-    /// call (`--executor-fork-restarts`).
     Fork,
+    /// Every worker life a new process (`--executor-lives fresh`).
+    Fresh,
+    /// A process whose worker is gone, told to reset by its `start` (`--executor-lives
+    /// reuse`): faster, and true only as far as the executor's reset is.
+    Reuse,
+}
+
+impl Lives {
+    /// The flag's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lives::Fork => "fork",
+            Lives::Fresh => "fresh",
+            Lives::Reuse => "reuse",
+        }
+    }
 }
 
 /// What the executors of one external design share: the command, the first protocol error,
@@ -80,9 +95,9 @@ pub struct Shared {
     spare: Mutex<Vec<process::Process>>,
     /// Processes of workers that are gone, to be reset and reused.
     idle: Mutex<Vec<process::Process>>,
-    /// Which process a restarted worker (or a new run's) gets.
-    pub restarts: Restarts,
-    /// With fork restarts: one zygote per `init` line.
+    /// Which process a worker life (a run's first, or a restart) gets.
+    pub lives: Lives,
+    /// With fork lives: one zygote per `init` line.
     zygotes: Mutex<Vec<process::Process>>,
     /// What the first process said in its `hello`.
     hello: Mutex<Option<Hello>>,
@@ -112,13 +127,13 @@ impl Shared {
     /// A process for a worker: one a finished worker left (it resets at its next `start`),
     /// else a spare started ahead, with another started in its place, so that a restart
     /// does not wait for an interpreter's imports. Only fresh processes while `fresh` (the
-    /// determinism check's fresh runs) or with `--executor-fresh-restarts`.
+    /// determinism check's fresh runs) or with `--executor-lives fresh`.
     /// A reused process is one initialized with `init` (a process keeps the model it was
     /// initialized for: another model's world, in `report`, starts its own).
-    /// With fork restarts, a fork of the zygote for `init` (started first if none).
+    /// With fork lives, a fork of the zygote for `init` (started first if none).
     pub fn take_process(&self, init: &str) -> Result<process::Process, String> {
-        let fresh = self.restarts == Restarts::Fresh || determinism::fresh_only();
-        if !fresh && self.restarts == Restarts::Fork && !init.is_empty() {
+        let fresh = self.lives == Lives::Fresh || determinism::fresh_only();
+        if !fresh && self.lives == Lives::Fork && !init.is_empty() {
             return self.fork(init);
         }
         if !fresh {
@@ -146,9 +161,9 @@ impl Shared {
 
     /// Takes back the process of a worker that is gone (a crash, the end of a sweep): the
     /// next worker resets it with its `start`, which the determinism check has verified is
-    /// the same as a fresh process. Killed instead with `--executor-fresh-restarts`.
+    /// the same as a fresh process. Killed instead unless lives are `reuse`.
     pub fn give_back(&self, p: process::Process) {
-        if self.restarts != Restarts::Reuse || !p.initialized {
+        if self.lives != Lives::Reuse || !p.initialized {
             drop(p);
             return;
         }
@@ -270,7 +285,7 @@ impl ExternalDesign {
         params: serde_json::Value,
         turn_timeout: Duration,
         echo: bool,
-        restarts: Restarts,
+        lives: Lives,
     ) -> Result<Self, String> {
         if name.is_empty()
             || name
@@ -293,7 +308,7 @@ impl ExternalDesign {
             failure: Mutex::new(None),
             spare: Mutex::new(Vec::new()),
             idle: Mutex::new(Vec::new()),
-            restarts,
+            lives,
             zygotes: Mutex::new(Vec::new()),
             hello: Mutex::new(None),
             warned: Mutex::new(Default::default()),
@@ -327,13 +342,12 @@ impl ExternalDesign {
                 .unwrap_or_default()
         );
         let (assumptions, guarantee) = (hello.assumptions.clone(), hello.guarantee.clone());
-        if restarts == Restarts::Fork && !hello.fork {
-            eprintln!(
-                "warning: executor {name}: --executor-fork-restarts: its hello does not declare \"fork\": true; every worker life runs in a new process instead (as with --executor-fresh-restarts)"
-            );
+        if lives == Lives::Fork && !hello.fork {
+            // A process that cannot be a zygote (Node, a program with a thread at import):
+            // every life a new process, as true and slower; its caveat says so.
             // Only `new` holds the Arc yet.
             if let Some(s) = Arc::get_mut(&mut shared) {
-                s.restarts = Restarts::Fresh;
+                s.lives = Lives::Fresh;
             }
         }
         shared.set_hello(hello);
@@ -428,18 +442,18 @@ impl Design for ExternalDesign {
     }
 
     fn certificate_caveats(&self) -> Vec<String> {
-        let restarts = match self.shared.restarts {
-            Restarts::Fresh => "restarts in new processes",
-            Restarts::Fork => {
+        let lives = match self.shared.lives {
+            Lives::Fresh => "every worker life (a run's first and each restart) in a new process",
+            Lives::Fork => {
                 "every worker life in a process forked from a zygote that ran its imports, hello and init and no call (the determinism check compares forked with new processes, on a few seeds)"
             }
-            Restarts::Reuse => {
-                "restarts in reused processes told to reset (the determinism check compares them with new ones, on a few seeds)"
+            Lives::Reuse => {
+                "worker lives in reused processes told to reset (`--executor-lives reuse`: true only as far as the executor's reset is; the determinism check compares reused processes with new ones, on a few seeds with a crash)"
             }
         };
         vec![
             "the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated)".into(),
-            restarts.into(),
+            lives.into(),
         ]
     }
 

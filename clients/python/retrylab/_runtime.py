@@ -881,15 +881,16 @@ def run(
     ``hello_assumptions``/``guarantee`` when given), answers ``init`` and then each
     ``start`` (``ready``; on ``reset: true`` the client forgets its clock, random state,
     message ids and pending cancels, and calls ``on_reset()`` for the application's own
-    state) and each ``invoke`` (the handler's ``result``). Exits with status 0 on
+    state: ``reset`` comes only with the opt-in ``--executor-lives reuse``, for which
+    ``on_reset`` is a speed hook) and each ``invoke`` (the handler's ``result``). Exits with status 0 on
     ``shutdown`` or EOF, 3 after the simulator's ``error`` message (printed to stderr), 4
     after a strict-mode violation; raises :class:`ProtocolError` on anything the protocol
     does not allow.
 
-    ``fork`` (default: true): declare ``"fork": true`` in ``hello``, so that with
-    ``--executor-fork-restarts`` this process is a zygote whose forked children run the
-    worker lives: nothing from an earlier life (module-level state) reaches a later one, and
-    ``on_reset`` is not needed. A zygote forks after ``init`` and before any call; in async
+    ``fork`` (default: true): declare ``"fork": true`` in ``hello``, so that this process is
+    a zygote whose forked children run the worker lives (``--executor-lives fork``, the
+    default): nothing from an earlier life (module-level state) reaches a later one, as when
+    a real process dies. A zygote forks after ``init`` and before any call; in async
     mode, before its event loop exists: each child makes its own. Pass ``fork=False`` for a
     program that starts threads or opens connections at import (a fork copies only the
     forking thread; the children would share a connection), or creates an asyncio event
