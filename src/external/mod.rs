@@ -482,7 +482,7 @@ impl Design for ExternalDesign {
     }
 
     /// Runs the determinism check for `model`'s `init` line the first time it is asked
-    /// ([`determinism::check`]); later, the same answer without its line.
+    /// (`determinism::check`); later, the same answer without its line.
     fn check_determinism(
         &self,
         model: &crate::model::Model,
