@@ -80,6 +80,23 @@ impl Lives {
     }
 }
 
+/// A zygote (initialized with its `init`), and the fork it was told for the next worker
+/// life, begun ahead of need (fork.rs).
+struct Zygote {
+    process: process::Process,
+    ahead: Option<fork::Pending>,
+    watchdog: Duration,
+}
+
+impl Drop for Zygote {
+    /// The child forked ahead is killed first, for its zygote to reap before it is killed.
+    fn drop(&mut self) {
+        if let Some(p) = self.ahead.take() {
+            fork::abandon(p, &mut self.process, self.watchdog);
+        }
+    }
+}
+
 /// What the executors of one external design share: the command, the first protocol error,
 /// and the processes started ahead for the next worker that needs one.
 pub struct Shared {
@@ -97,8 +114,8 @@ pub struct Shared {
     idle: Mutex<Vec<process::Process>>,
     /// Which process a worker life (a run's first, or a restart) gets.
     pub lives: Lives,
-    /// With fork lives: one zygote per `init` line.
-    zygotes: Mutex<Vec<process::Process>>,
+    /// With fork lives: one zygote per `init` line, each with the next life's fork begun.
+    zygotes: Mutex<Vec<Zygote>>,
     /// What the first process said in its `hello`.
     hello: Mutex<Option<Hello>>,
     /// Requests the face could not map, warned once each.
@@ -171,24 +188,37 @@ impl Shared {
     }
 
     /// A child of the zygote for `init`, which is started (a spare, its `hello` and `init`)
-    /// when there is none yet.
+    /// when there is none yet: the one forked ahead, if any, and the next one's fork begun.
     fn fork(&self, init: &str) -> Result<process::Process, String> {
         let mut zygotes = self.zygotes.lock().unwrap_or_else(|e| e.into_inner());
-        let i = match zygotes.iter().position(|z| z.init == init) {
+        let watchdog = executor::HELLO_TIMEOUT.max(self.turn_timeout);
+        let i = match zygotes.iter().position(|z| z.process.init == init) {
             Some(i) => i,
             None => {
-                zygotes.push(self.zygote(init)?);
+                zygotes.push(Zygote {
+                    process: self.zygote(init)?,
+                    ahead: None,
+                    watchdog,
+                });
                 zygotes.len() - 1
             }
         };
         let z = &mut zygotes[i];
-        match fork::fork(z, init, executor::HELLO_TIMEOUT.max(self.turn_timeout)) {
+        let forked = match z.ahead.take() {
+            Some(pending) => Ok(pending),
+            None => fork::begin(&mut z.process),
+        }
+        .and_then(|pending| fork::finish(pending, &mut z.process, init, watchdog));
+        match forked {
             Ok(p) => {
                 determinism::note_fork();
+                // The next life's process: forked while this one runs. A zygote that cannot
+                // be told `fork` now fails the next life's own begin, which says why.
+                z.ahead = fork::begin(&mut z.process).ok();
                 Ok(p)
             }
             Err(e) => {
-                let (pid, tail) = (z.pid(), z.tail());
+                let (pid, tail) = (z.process.pid(), z.process.tail());
                 // Killed: a later worker starts another.
                 zygotes.remove(i);
                 Err(format!("its zygote (pid {pid}): {e}\n{tail}"))
@@ -359,6 +389,21 @@ impl ExternalDesign {
         })
     }
 
+    /// The `init` line its executor in `model`'s world sends its process: with fork lives,
+    /// the key of the zygote every worker life of that world is forked from, so that
+    /// `self.shared().take_process(&design.init_line(model))` is one worker life as the
+    /// world takes it (benches/lives.rs measures that against the world's runs).
+    pub fn init_line(&self, model: &crate::model::Model) -> String {
+        self.external_in(model).init().line()
+    }
+
+    /// Its executor in `model`'s world, with the model's provider face.
+    fn external_in(&self, model: &crate::model::Model) -> executor::External {
+        let mut face = face::Face::new(&model.provider.http);
+        face.should_retry = model.provider.should_retry.clone();
+        executor::External::new(Arc::clone(&self.shared), &model.executor, face)
+    }
+
     /// The first protocol error of any of its processes, with the executor named.
     pub fn failure(&self) -> Option<String> {
         self.shared
@@ -421,13 +466,7 @@ impl Design for ExternalDesign {
     }
 
     fn executor_in(&self, model: &crate::model::Model) -> Box<dyn Executor> {
-        let mut face = face::Face::new(&model.provider.http);
-        face.should_retry = model.provider.should_retry.clone();
-        Box::new(executor::External::new(
-            Arc::clone(&self.shared),
-            &model.executor,
-            face,
-        ))
+        Box::new(self.external_in(model))
     }
 
     fn assumptions(&self) -> Vec<Assumption> {

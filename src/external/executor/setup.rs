@@ -17,14 +17,7 @@ impl External {
             self.dead = true;
             return false;
         }
-        let init = ToExec::Init {
-            protocol: crate::external::PROTOCOL,
-            executor: self.shared.name.clone(),
-            config: self.config.clone(),
-            params: self.shared.params.clone(),
-            provider: self.face.describe(),
-            tools: vec!["create".into(), "compensate".into()],
-        };
+        let init = self.init();
         let init_line = init.line();
         if self.process.is_none() {
             match self.shared.take_process(&init_line) {
@@ -80,6 +73,20 @@ impl External {
                 false
             }
             None => false,
+        }
+    }
+}
+
+impl External {
+    /// The `init` its process is given (the key of its zygote with fork lives).
+    pub(crate) fn init(&self) -> ToExec {
+        ToExec::Init {
+            protocol: crate::external::PROTOCOL,
+            executor: self.shared.name.clone(),
+            config: self.config.clone(),
+            params: self.shared.params.clone(),
+            provider: self.face.describe(),
+            tools: vec!["create".into(), "compensate".into()],
         }
     }
 }
