@@ -2,13 +2,13 @@
 //! did its imports, its `hello` and its `init`, and never ran a call, is told `fork`; its
 //! child is the new worker's process, with nothing left from an earlier life.
 //!
-//! The child's channel is two FIFOs in a private temporary directory, opened in an order
+//! The child's channel is two FIFOs in its zygote's private temporary directory, opened in an order
 //! that cannot deadlock: we open the child's output (`out`) for reading without blocking
 //! before sending `fork`; the child opens `out` for writing (our reader is there: it does
 //! not block), then its input (`in`) for reading, which blocks until we open `in` for
 //! writing: we retry that without blocking while the child is alive, and once it succeeds
-//! the child holds both ends, so the names are unlinked at once and nothing is left in the
-//! temporary directory.
+//! the child holds both ends, so the names are unlinked at once; the directory goes with its
+//! zygote.
 //!
 //! A fork is two halves, [`begin`] (the FIFOs, `fork` sent) and [`finish`] (`forked` read,
 //! the child's input opened), so that the design can fork the next life's process ahead of
@@ -29,25 +29,47 @@ use super::message::{self, FromExec};
 use super::process::{Process, RecvError};
 use super::to_exec::ToExec;
 
-/// The two FIFOs of one fork in a private temporary directory, removed (with the
-/// directory) when dropped, on every path out of [`fork`] (leftovers.rs).
+/// The private temporary directory (mode 0700) of a zygote's FIFOs, made once for all its
+/// forks and removed with what it holds when dropped (leftovers.rs records it meanwhile):
+/// a worker life makes and removes two FIFOs, not a directory.
+pub(crate) struct FifoDir {
+    dir: TempDir,
+    /// The number of the next fork's pair, `in-N` and `out-N`.
+    next: u64,
+}
+
+impl FifoDir {
+    pub(crate) fn new() -> Result<Self, String> {
+        let dir = TempDir::new("retrylab-fork").map_err(|e| format!("a fork's FIFOs: {e}"))?;
+        Ok(Self { dir, next: 0 })
+    }
+}
+
+/// The two FIFOs of one fork, unlinked when dropped, on every path out of a fork: once the
+/// child holds both ends, or when it failed.
 struct Fifos {
-    _dir: TempDir,
     to_child: PathBuf,
     from_child: PathBuf,
 }
 
 impl Fifos {
-    fn new() -> Result<Self, String> {
-        let dir = TempDir::new("retrylab-fork").map_err(|e| format!("a fork's FIFOs: {e}"))?;
+    fn new(dir: &mut FifoDir) -> Result<Self, String> {
+        let n = dir.next;
+        dir.next += 1;
         let fifos = Self {
-            to_child: dir.path().join("in"),
-            from_child: dir.path().join("out"),
-            _dir: dir,
+            to_child: dir.dir.path().join(format!("in-{n}")),
+            from_child: dir.dir.path().join(format!("out-{n}")),
         };
         mkfifo(&fifos.to_child)?;
         mkfifo(&fifos.from_child)?;
         Ok(fifos)
+    }
+}
+
+impl Drop for Fifos {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.to_child);
+        let _ = std::fs::remove_file(&self.from_child);
     }
 }
 
@@ -95,10 +117,10 @@ pub(crate) struct Pending {
     from: File,
 }
 
-/// Steps 1 and 2 of a fork (docs/executor-protocol.md, section 7): the FIFOs, our reader
-/// of `out`, and `fork` sent to `zygote`.
-pub(crate) fn begin(zygote: &mut Process) -> Result<Pending, String> {
-    let fifos = Fifos::new()?;
+/// Steps 1 and 2 of a fork (docs/executor-protocol.md, section 7): the FIFOs (in `dir`, the
+/// zygote's), our reader of `out`, and `fork` sent to `zygote`.
+pub(crate) fn begin(zygote: &mut Process, dir: &mut FifoDir) -> Result<Pending, String> {
+    let fifos = Fifos::new(dir)?;
     let from = open_nonblocking(&fifos.from_child, libc::O_RDONLY)
         .map_err(|e| format!("cannot open the FIFO {}: {e}", fifos.from_child.display()))?;
     let msg = ToExec::Fork {

@@ -86,6 +86,8 @@ struct Zygote {
     process: process::Process,
     ahead: Option<fork::Pending>,
     watchdog: Duration,
+    /// Where its children's FIFOs are made: removed after it (fields drop in order).
+    fifos: fork::FifoDir,
 }
 
 impl Drop for Zygote {
@@ -199,6 +201,7 @@ impl Shared {
                     process: self.zygote(init)?,
                     ahead: None,
                     watchdog,
+                    fifos: fork::FifoDir::new()?,
                 });
                 zygotes.len() - 1
             }
@@ -206,7 +209,7 @@ impl Shared {
         let z = &mut zygotes[i];
         let forked = match z.ahead.take() {
             Some(pending) => Ok(pending),
-            None => fork::begin(&mut z.process),
+            None => fork::begin(&mut z.process, &mut z.fifos),
         }
         .and_then(|pending| fork::finish(pending, &mut z.process, init, watchdog));
         match forked {
@@ -214,7 +217,7 @@ impl Shared {
                 determinism::note_fork();
                 // The next life's process: forked while this one runs. A zygote that cannot
                 // be told `fork` now fails the next life's own begin, which says why.
-                z.ahead = fork::begin(&mut z.process).ok();
+                z.ahead = fork::begin(&mut z.process, &mut z.fifos).ok();
                 Ok(p)
             }
             Err(e) => {
