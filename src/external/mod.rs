@@ -348,15 +348,23 @@ impl ExternalDesign {
             lenient_unmapped: Default::default(),
         });
         let mut probe = shared
-            .take_process("")
+            .spawn()
             .map_err(|e| format!("executor {name}: {e}"))?;
+        // A next worker's process, its imports under way beside the probe's; with fork lives
+        // only once the probe's hello says it cannot be a zygote: one that can becomes the
+        // zygote, and every life a fork of it (the fresh runs of a determinism check start
+        // their own processes).
+        let early = (lives != Lives::Fork)
+            .then(|| shared.spawn().ok())
+            .flatten();
         let hello = executor::read_hello(&shared, &mut probe)?;
-        // The probe has read nothing but its hello: it goes back as a spare, handshake done.
-        shared
-            .spare
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(probe);
+        let next = early.or_else(|| (!hello.fork).then(|| shared.spawn().ok()).flatten());
+        // The probe has read nothing but its hello: it goes back as a spare, handshake done,
+        // the first to be taken.
+        let mut spare = shared.spare.lock().unwrap_or_else(|e| e.into_inner());
+        spare.extend(next);
+        spare.push(probe);
+        drop(spare);
         for a in &hello.assumptions {
             if crate::design::assumptions::by_name(a).is_none() {
                 return Err(format!(
