@@ -1,7 +1,7 @@
 //! What a worker life costs with the default `--executor-lives fork` (issue 40, part 8),
 //! against what a process life cannot cost less than, in the same run and on one core: the
-//! bench pins itself to one CPU (`RETRYLAB_BENCH_CPU`, 0 by default) before it starts any
-//! process, so that the simulator, the zygote and every child it forks (which inherit the
+//! bench pins itself to one CPU (`RETRYLAB_BENCH_CPU`, by default the first it may run on)
+//! before it starts any process, so that the simulator, the zygote and every child it forks (which inherit the
 //! affinity) share that core, and a life's cost is all of its work, nobody's idle time.
 //!
 //! - `lives/anchor`: one worker life and nothing else, with the crate's own fork
@@ -59,18 +59,28 @@ fn design(python: &str, name: &str, script: &str, lives: Lives) -> &'static Exte
     Box::leak(Box::new(d))
 }
 
-/// Pins this thread, and so every thread and process it starts from now on, to one CPU.
+/// Pins this thread, and so every thread and process it starts from now on, to one CPU:
+/// `RETRYLAB_BENCH_CPU`, else the first this process may run on.
 fn pin() -> usize {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: a zeroed cpu_set_t is an empty set, which sched_getaffinity fills (0: this
+    // thread) and CPU_ISSET reads within.
+    let first = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::sched_getaffinity(0, size, &mut set);
+        (0..libc::CPU_SETSIZE as usize).find(|&c| libc::CPU_ISSET(c, &set))
+    };
     let cpu: usize = std::env::var("RETRYLAB_BENCH_CPU")
         .ok()
         .and_then(|c| c.parse().ok())
+        .or(first)
         .unwrap_or(0);
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it, and
     // sched_setaffinity reads it (0: this thread).
     let r = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        libc::sched_setaffinity(0, size, &set)
     };
     if r != 0 {
         panic!(
