@@ -314,8 +314,12 @@ fn cause(d: &Divergence) -> (Option<String>, String) {
         return (None, by_kind.into());
     };
     let field = first.trim_start_matches('.').to_string();
-    // The shape of the value decides before the process kind: a random-looking key differs
-    // between two new processes as between a new one and a reused one.
+    // A reused or forked process is blamed only once two new ones agreed on the seed
+    // (`check`): then the kind of process is the cause, whatever the value's shape (a key
+    // an earlier life drew and kept in memory looks random too).
+    if d.second != Second::New {
+        return (Some(field), by_kind.into());
+    }
     if looks_random(x) || looks_random(y) {
         return (
             Some(field.clone()),
@@ -435,16 +439,20 @@ mod tests {
                 r#"{{"type":"http","msg_id":1,"body":"{{\"n\":1}}","headers":{{"idempotency-key":"{k}"}}}}"#
             )
         };
-        let (field, why) = cause_of(
-            &key("ad65c147-1111-4c2b-9a51-0d8a4a3f2e10"),
-            &key("bb742483-2222-4c2b-9a51-0d8a4a3f2e10"),
-            Second::Reused,
+        let (one, two) = (
+            key("ad65c147-1111-4c2b-9a51-0d8a4a3f2e10"),
+            key("bb742483-2222-4c2b-9a51-0d8a4a3f2e10"),
         );
+        let (field, why) = cause_of(&one, &two, Second::New);
         assert_eq!(field.as_deref(), Some("headers.idempotency-key"));
         assert!(
             why.starts_with("headers.idempotency-key holds a key-shaped value that differs: an entropy source the client does not seed"),
             "{why}"
         );
+        // The same difference where two new processes agreed: a key an earlier life kept.
+        let (field, why) = cause_of(&one, &two, Second::Reused);
+        assert_eq!(field.as_deref(), Some("headers.idempotency-key"));
+        assert!(why.starts_with("state left from an earlier life in a reused process"));
         // A JSON body inside a string: its own fields' paths.
         let (field, _) = cause_of(
             r#"{"type":"http","body":"{\"ref\":\"7f3a9c2e11b04d6e8a5f\"}"}"#,

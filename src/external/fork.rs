@@ -2,13 +2,20 @@
 //! did its imports, its `hello` and its `init`, and never ran a call, is told `fork`; its
 //! child is the new worker's process, with nothing left from an earlier life.
 //!
-//! The child's channel is two FIFOs in a private temporary directory, opened in an order
+//! The child's channel is two FIFOs in its zygote's private temporary directory, opened in an order
 //! that cannot deadlock: we open the child's output (`out`) for reading without blocking
 //! before sending `fork`; the child opens `out` for writing (our reader is there: it does
 //! not block), then its input (`in`) for reading, which blocks until we open `in` for
 //! writing: we retry that without blocking while the child is alive, and once it succeeds
-//! the child holds both ends, so the names are unlinked at once and nothing is left in the
-//! temporary directory.
+//! the child holds both ends, so the names are unlinked at once; the directory goes with its
+//! zygote.
+//!
+//! A fork is two halves, [`begin`] (the FIFOs, `fork` sent) and [`finish`] (`forked` read,
+//! the child's input opened), so that the design can fork the next life's process ahead of
+//! need: the zygote's fork and the child's opens then overlap the simulation (on another
+//! core, or while the simulator waits for an executor), and a worker life that needs a
+//! process finds it there. A zygote's forks are all alike (it runs no call between them),
+//! so a child forked ahead is the child a later fork would have made.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -22,25 +29,47 @@ use super::message::{self, FromExec};
 use super::process::{Process, RecvError};
 use super::to_exec::ToExec;
 
-/// The two FIFOs of one fork in a private temporary directory, removed (with the
-/// directory) when dropped, on every path out of [`fork`] (leftovers.rs).
+/// The private temporary directory (mode 0700) of a zygote's FIFOs, made once for all its
+/// forks and removed with what it holds when dropped (leftovers.rs records it meanwhile):
+/// a worker life makes and removes two FIFOs, not a directory.
+pub(crate) struct FifoDir {
+    dir: TempDir,
+    /// The number of the next fork's pair, `in-N` and `out-N`.
+    next: u64,
+}
+
+impl FifoDir {
+    pub(crate) fn new() -> Result<Self, String> {
+        let dir = TempDir::new("retrylab-fork").map_err(|e| format!("a fork's FIFOs: {e}"))?;
+        Ok(Self { dir, next: 0 })
+    }
+}
+
+/// The two FIFOs of one fork, unlinked when dropped, on every path out of a fork: once the
+/// child holds both ends, or when it failed.
 struct Fifos {
-    _dir: TempDir,
     to_child: PathBuf,
     from_child: PathBuf,
 }
 
 impl Fifos {
-    fn new() -> Result<Self, String> {
-        let dir = TempDir::new("retrylab-fork").map_err(|e| format!("a fork's FIFOs: {e}"))?;
+    fn new(dir: &mut FifoDir) -> Result<Self, String> {
+        let n = dir.next;
+        dir.next += 1;
         let fifos = Self {
-            to_child: dir.path().join("in"),
-            from_child: dir.path().join("out"),
-            _dir: dir,
+            to_child: dir.dir.path().join(format!("in-{n}")),
+            from_child: dir.dir.path().join(format!("out-{n}")),
         };
         mkfifo(&fifos.to_child)?;
         mkfifo(&fifos.from_child)?;
         Ok(fifos)
+    }
+}
+
+impl Drop for Fifos {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.to_child);
+        let _ = std::fs::remove_file(&self.from_child);
     }
 }
 
@@ -80,14 +109,18 @@ fn open_nonblocking(path: &Path, flags: libc::c_int) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// Makes `zygote` (initialized with `init`) fork a child for a new worker life, waiting at
-/// most `watchdog` for each step.
-pub(crate) fn fork(
-    zygote: &mut Process,
-    init: &str,
-    watchdog: Duration,
-) -> Result<Process, String> {
-    let fifos = Fifos::new()?;
+/// A `fork` sent to a zygote and not yet answered: the child's FIFOs and our reading end
+/// of its output. The zygote forks, and the child opens its FIFOs, while we do something
+/// else ([`begin`] ahead of need, [`finish`] when a worker life needs the child).
+pub(crate) struct Pending {
+    fifos: Fifos,
+    from: File,
+}
+
+/// Steps 1 and 2 of a fork (docs/executor-protocol.md, section 7): the FIFOs (in `dir`, the
+/// zygote's), our reader of `out`, and `fork` sent to `zygote`.
+pub(crate) fn begin(zygote: &mut Process, dir: &mut FifoDir) -> Result<Pending, String> {
+    let fifos = Fifos::new(dir)?;
     let from = open_nonblocking(&fifos.from_child, libc::O_RDONLY)
         .map_err(|e| format!("cannot open the FIFO {}: {e}", fifos.from_child.display()))?;
     let msg = ToExec::Fork {
@@ -95,6 +128,49 @@ pub(crate) fn fork(
         out: fifos.from_child.display().to_string(),
     };
     zygote.send(&msg.line())?;
+    Ok(Pending { fifos, from })
+}
+
+/// The rest of the fork [`begin`] started: the zygote's `forked` read (waiting at most
+/// `watchdog`), the child recorded, its input opened once it has opened it; the child, a
+/// process initialized with `init`.
+pub(crate) fn finish(
+    pending: Pending,
+    zygote: &mut Process,
+    init: &str,
+    watchdog: Duration,
+) -> Result<Process, String> {
+    let Pending { fifos, from } = pending;
+    let pid = forked(zygote, watchdog)?;
+    let to = open_writer(&fifos.to_child, pid, watchdog);
+    let child = |to: File| Process::forked(pid, to, from, zygote, init.to_string());
+    match to {
+        Ok(to) => Ok(child(to)),
+        Err(e) => {
+            // Killed (its group and itself) as the process it would have been is when dropped.
+            if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+                drop(child(null));
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Ends a fork [`begin`] started whose child no worker will run (the zygote is being
+/// stopped): the child, once announced, is killed as any forked process is, so that its
+/// zygote reaps it before it is killed itself and none is left behind.
+pub(crate) fn abandon(pending: Pending, zygote: &mut Process, watchdog: Duration) {
+    let Pending { fifos, from } = pending;
+    if let Ok(pid) = forked(zygote, watchdog)
+        && let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null")
+    {
+        drop(Process::forked(pid, null, from, zygote, String::new()));
+    }
+    drop(fifos);
+}
+
+/// Reads the zygote's `forked` and records the child it names.
+fn forked(zygote: &mut Process, watchdog: Duration) -> Result<libc::pid_t, String> {
     let line = zygote.recv(watchdog).map_err(|e| match e {
         RecvError::Closed(s) => format!("the zygote closed its channel after `fork`: {s}"),
         RecvError::Watchdog(d) => format!("no `forked` within {} ms of `fork`", d.as_millis()),
@@ -112,18 +188,7 @@ pub(crate) fn fork(
     };
     super::leftovers::forked(pid);
     super::process::record_pid(pid as u32);
-    let to = open_writer(&fifos.to_child, pid, watchdog);
-    let child = |to: File| Process::forked(pid, to, from, zygote, init.to_string());
-    match to {
-        Ok(to) => Ok(child(to)),
-        Err(e) => {
-            // Killed (its group and itself) as the process it would have been is when dropped.
-            if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
-                drop(child(null));
-            }
-            Err(e)
-        }
-    }
+    Ok(pid)
 }
 
 /// Opens the child's input for writing once the child has opened it for reading.
@@ -147,6 +212,12 @@ fn open_writer(path: &Path, pid: libc::pid_t, watchdog: Duration) -> Result<File
                 watchdog.as_millis()
             ));
         }
-        std::thread::sleep(Duration::from_micros(100));
+        // The child is about to open it: let it run first (on one core it cannot otherwise),
+        // then, if it is still not there, wait a little.
+        if start.elapsed() < Duration::from_millis(1) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(100));
+        }
     }
 }

@@ -80,6 +80,25 @@ impl Lives {
     }
 }
 
+/// A zygote (initialized with its `init`), and the fork it was told for the next worker
+/// life, begun ahead of need (fork.rs).
+struct Zygote {
+    process: process::Process,
+    ahead: Option<fork::Pending>,
+    watchdog: Duration,
+    /// Where its children's FIFOs are made: removed after it (fields drop in order).
+    fifos: fork::FifoDir,
+}
+
+impl Drop for Zygote {
+    /// The child forked ahead is killed first, for its zygote to reap before it is killed.
+    fn drop(&mut self) {
+        if let Some(p) = self.ahead.take() {
+            fork::abandon(p, &mut self.process, self.watchdog);
+        }
+    }
+}
+
 /// What the executors of one external design share: the command, the first protocol error,
 /// and the processes started ahead for the next worker that needs one.
 pub struct Shared {
@@ -97,8 +116,8 @@ pub struct Shared {
     idle: Mutex<Vec<process::Process>>,
     /// Which process a worker life (a run's first, or a restart) gets.
     pub lives: Lives,
-    /// With fork lives: one zygote per `init` line.
-    zygotes: Mutex<Vec<process::Process>>,
+    /// With fork lives: one zygote per `init` line, each with the next life's fork begun.
+    zygotes: Mutex<Vec<Zygote>>,
     /// The determinism check's outcome per `init` line: it runs once per command.
     checked: Mutex<Vec<(String, Result<String, String>)>>,
     /// The check was switched off (`--no-determinism-check`): certificates say so.
@@ -184,21 +203,37 @@ impl Shared {
     }
 
     /// A child of the zygote for `init`, which is started (a spare, its `hello` and `init`)
-    /// when there is none yet.
+    /// when there is none yet: the one forked ahead, if any, and the next one's fork begun.
     fn fork(&self, init: &str) -> Result<process::Process, String> {
         let mut zygotes = self.zygotes.lock().unwrap_or_else(|e| e.into_inner());
-        let i = match zygotes.iter().position(|z| z.init == init) {
+        let watchdog = executor::HELLO_TIMEOUT.max(self.turn_timeout);
+        let i = match zygotes.iter().position(|z| z.process.init == init) {
             Some(i) => i,
             None => {
-                zygotes.push(self.zygote(init)?);
+                zygotes.push(Zygote {
+                    process: self.zygote(init)?,
+                    ahead: None,
+                    watchdog,
+                    fifos: fork::FifoDir::new()?,
+                });
                 zygotes.len() - 1
             }
         };
         let z = &mut zygotes[i];
-        match fork::fork(z, init, executor::HELLO_TIMEOUT.max(self.turn_timeout)) {
-            Ok(p) => Ok(p),
+        let forked = match z.ahead.take() {
+            Some(pending) => Ok(pending),
+            None => fork::begin(&mut z.process, &mut z.fifos),
+        }
+        .and_then(|pending| fork::finish(pending, &mut z.process, init, watchdog));
+        match forked {
+            Ok(p) => {
+                // The next life's process: forked while this one runs. A zygote that cannot
+                // be told `fork` now fails the next life's own begin, which says why.
+                z.ahead = fork::begin(&mut z.process, &mut z.fifos).ok();
+                Ok(p)
+            }
             Err(e) => {
-                let (pid, tail) = (z.pid(), z.tail());
+                let (pid, tail) = (z.process.pid(), z.process.tail());
                 // Killed: a later worker starts another.
                 zygotes.remove(i);
                 Err(format!("its zygote (pid {pid}): {e}\n{tail}"))
@@ -327,15 +362,23 @@ impl ExternalDesign {
             lenient_unmapped: Default::default(),
         });
         let mut probe = shared
-            .take_process("")
+            .spawn()
             .map_err(|e| format!("executor {name}: {e}"))?;
+        // A next worker's process, its imports under way beside the probe's; with fork lives
+        // only once the probe's hello says it cannot be a zygote: one that can becomes the
+        // zygote, and every life a fork of it (the fresh runs of a determinism check start
+        // their own processes).
+        let early = (lives != Lives::Fork)
+            .then(|| shared.spawn().ok())
+            .flatten();
         let hello = executor::read_hello(&shared, &mut probe)?;
-        // The probe has read nothing but its hello: it goes back as a spare, handshake done.
-        shared
-            .spare
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(probe);
+        let next = early.or_else(|| (!hello.fork).then(|| shared.spawn().ok()).flatten());
+        // The probe has read nothing but its hello: it goes back as a spare, handshake done,
+        // the first to be taken.
+        let mut spare = shared.spare.lock().unwrap_or_else(|e| e.into_inner());
+        spare.extend(next);
+        spare.push(probe);
+        drop(spare);
         for a in &hello.assumptions {
             if crate::design::assumptions::by_name(a).is_none() {
                 return Err(format!(
@@ -369,6 +412,21 @@ impl ExternalDesign {
             assumptions,
             guarantee,
         })
+    }
+
+    /// The `init` line its executor in `model`'s world sends its process: with fork lives,
+    /// the key of the zygote every worker life of that world is forked from, so that
+    /// `self.shared().take_process(&design.init_line(model))` is one worker life as the
+    /// world takes it (benches/lives.rs measures that against the world's runs).
+    pub fn init_line(&self, model: &crate::model::Model) -> String {
+        self.external_in(model).init().line()
+    }
+
+    /// Its executor in `model`'s world, with the model's provider face.
+    fn external_in(&self, model: &crate::model::Model) -> executor::External {
+        let mut face = face::Face::new(&model.provider.http);
+        face.should_retry = model.provider.should_retry.clone();
+        executor::External::new(Arc::clone(&self.shared), &model.executor, face)
     }
 
     /// The first protocol error of any of its processes, with the executor named.
@@ -433,13 +491,7 @@ impl Design for ExternalDesign {
     }
 
     fn executor_in(&self, model: &crate::model::Model) -> Box<dyn Executor> {
-        let mut face = face::Face::new(&model.provider.http);
-        face.should_retry = model.provider.should_retry.clone();
-        Box::new(executor::External::new(
-            Arc::clone(&self.shared),
-            &model.executor,
-            face,
-        ))
+        Box::new(self.external_in(model))
     }
 
     fn assumptions(&self) -> Vec<Assumption> {
@@ -500,11 +552,7 @@ impl Design for ExternalDesign {
                 )
             }));
         }
-        let mut face = face::Face::new(&model.provider.http);
-        face.should_retry = model.provider.should_retry.clone();
-        let init = executor::External::new(Arc::clone(&self.shared), &model.executor, face)
-            .init_message()
-            .line();
+        let init = self.init_line(model);
         let known = self
             .shared
             .checked

@@ -385,6 +385,8 @@ class Runtime:
         self.fork_capable = False
         #: Whether this process is a zygote's child (it is never told ``fork`` itself).
         self.forked = False
+        #: Whether this zygote warmed the HTTP library's code before its first fork.
+        self.warmed = False
 
     # -- sending and receiving --
 
@@ -497,6 +499,13 @@ class Runtime:
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)
         sys.stdout.flush()
         sys.stderr.flush()
+        if not self.warmed:
+            # Once, before the first fork: the HTTP library's request path run on a throwaway
+            # client (retrylab.httpx.warm), if the executor uses retrylab's httpx transport.
+            self.warmed = True
+            warm = getattr(sys.modules.get("retrylab.httpx"), "warm", None)
+            if warm is not None:
+                warm()
         # The zygote's objects to the permanent generation: a child's collections then do
         # not touch (and copy) the pages the imports filled.
         gc.freeze()

@@ -197,3 +197,17 @@ def test_a_process_unsafe_to_fork_does_not_offer_to_and_fork_true_refuses(sim_fa
     assert loud.recv() is None
     assert loud.wait() != 0
     assert f"RetrylabError: fork=True, but this process is not safe to fork: {why}" in loud.stderr()
+
+
+def test_warming_httpx_before_the_first_fork_logs_nothing_and_leaves_the_logger_as_it_was(caplog) -> None:
+    # A zygote runs retrylab.httpx.warm() once before its first fork (the lives above are
+    # forks of a warmed zygote, the same as a fresh process's): a throwaway client on a mock
+    # transport, whose requests must not reach a log an application configured.
+    import logging
+
+    import retrylab.httpx as sim_httpx
+
+    caplog.set_level(logging.INFO, logger="httpx")
+    sim_httpx.warm(rounds=3)
+    assert [r for r in caplog.records if r.name.startswith("httpx")] == []
+    assert logging.getLogger("httpx").disabled is False
