@@ -451,9 +451,9 @@ mod leaky {
     use retrylab::vocab::ids::{AttemptId, OpId};
     use retrylab::vocab::protocol::{Response, ToolCall, ToolResult};
 
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-
-    pub struct Leaky;
+    /// Its counter: a static of the test that uses it (two tests sharing one would see
+    /// each other's calls).
+    pub struct Leaky(pub &'static AtomicU64);
 
     impl Design for Leaky {
         fn name(&self) -> &str {
@@ -463,13 +463,13 @@ mod leaky {
             "answers from a counter that survives across runs"
         }
         fn executor(&self, _: &ExecutorModel) -> Box<dyn Executor> {
-            Box::new(Leaky)
+            Box::new(Leaky(self.0))
         }
     }
 
     impl Executor for Leaky {
         fn on_call(&mut self, ctx: &mut ExecCtx<'_>, call: ToolCall) {
-            let result = match CALLS.fetch_add(1, Ordering::Relaxed) % 2 {
+            let result = match self.0.fetch_add(1, Ordering::Relaxed) % 2 {
                 0 => ToolResult::Success { resource: None },
                 _ => ToolResult::Failure,
             };
@@ -484,10 +484,37 @@ mod leaky {
 }
 
 #[test]
+fn a_failed_self_check_refuses_the_run_with_exit_2_and_no_table() {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static LEAKY: leaky::Leaky = leaky::Leaky(&CALLS);
+    let m = model_path("ticket_lost_response.json");
+    let out = retrylab::cli::run_with(
+        [
+            "retrylab",
+            "run",
+            &m,
+            "--design",
+            "leaky",
+            "--seeds",
+            "50",
+            "--check-determinism",
+        ],
+        &[&LEAKY],
+    );
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "error: ticket_lost_response: determinism: leaky seed 0: tracing changed the run\n"
+    );
+}
+
+#[test]
 fn determinism_self_check_catches_state_that_outlives_a_run() {
     use retrylab::explore::determinism::{sample, self_check};
     let model = load("ticket_lost_response.json");
-    let err = self_check(&model, &leaky::Leaky, &sample(0, 99)).unwrap_err();
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let err = self_check(&model, &leaky::Leaky(&CALLS), &sample(0, 99)).unwrap_err();
     assert_eq!((err.design.as_str(), err.seed), ("leaky", 0));
     assert_eq!(err.what, "tracing changed the run");
     // A real design passes on the same seeds.

@@ -348,9 +348,13 @@ fn explore_refuses_an_executor_with_real_entropy() {
     let out = explore_with("entropy");
     assert_eq!(out.code, 2, "{}", out.stdout);
     let e = &out.stderr;
-    assert!(e.starts_with("error: executor e is not deterministic (model ticket_lost_response, seed 0, worker 0) [protocol error 30]\n  two runs with the same inputs diverged at message #4 (executor -> simulator):\n    run 1: "), "{e}");
+    assert!(e.starts_with("error: executor e is not deterministic (model ticket_lost_response, seed 0, worker 0) [protocol error 30]\n  two runs with the same inputs diverged at message #4 (executor -> simulator), first at field headers.idempotency-key:\n    run 1: "), "{e}");
     assert!(
-        e.contains("likely cause: a value from an unseeded entropy source"),
+        e.contains("diverged at message #4 (executor -> simulator), first at field headers.idempotency-key:\n"),
+        "{e}"
+    );
+    assert!(
+        e.contains("likely cause: headers.idempotency-key holds a key-shaped value that differs: an entropy source the client does not seed"),
         "{e}"
     );
     assert_eq!(out.stdout, "");
@@ -374,8 +378,9 @@ fn explore_refuses_an_executor_whose_state_leaks_between_runs() {
     assert!(e.contains("\"idempotency-key\":\"k1\""), "{e}");
     assert!(e.contains("reused process: {"), "{e}");
     assert!(e.contains("\"idempotency-key\":\"k3\""), "{e}");
+    assert!(e.contains("first at field headers.idempotency-key:"), "{e}");
     assert!(
-        e.contains("likely cause: state left from the previous run in a reused process"),
+        e.contains("likely cause: state left from an earlier life in a reused process"),
         "{e}"
     );
 }
@@ -384,7 +389,7 @@ fn explore_refuses_an_executor_whose_state_leaks_between_runs() {
 fn explore_finds_the_naive_executors_duplicate_with_a_replay_that_reproduces_it() {
     let out = explore_with("naive");
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.starts_with("determinism: ticket_lost_response: executor e: 5 seeds, each twice in fresh processes and once in a reused one: the message streams agree\n"), "{}", out.stderr);
+    assert!(out.stderr.starts_with("determinism: ticket_lost_response: executor e: 3 seeds (the model makes no worker crash to restart from), each twice in new processes: the message streams agree\n"), "{}", out.stderr);
     assert!(
         out.stdout.contains("violates: no_duplicate"),
         "{}",
@@ -429,7 +434,7 @@ fn a_models_designs_may_list_an_external_executor_for_check() {
     }
     assert!(
         out.stderr
-            .contains("determinism: external_naive: executor naive: 5 seeds"),
+            .contains("determinism: external_naive: executor naive: 3 seeds ("),
         "{}",
         out.stderr
     );
@@ -708,7 +713,7 @@ fn explore_accepts_the_leaky_executor_when_every_life_is_a_fork() {
     ]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stderr.contains("determinism: ticket_lost_response: executor e: 5 seeds, each twice in fresh processes and once in a forked one: the message streams agree"),
+        out.stderr.contains("determinism: ticket_lost_response: executor e: 3 seeds (the model makes no worker crash to restart from), each in new processes and in forked ones, the first twice in new ones: the message streams agree"),
         "{}",
         out.stderr
     );
@@ -744,6 +749,8 @@ fn a_forked_process_that_fails_mid_run_is_an_error_and_leaves_no_process_behind(
             "--seeds",
             "3",
             "--executor-lives=fork",
+            // The check's new processes would meet the failure first.
+            "--no-determinism-check",
         ],
     );
     assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
@@ -851,4 +858,195 @@ fn a_lookup_the_face_declares_absent_is_answered_404_with_a_warning() {
     // `run` goes on as well (the warning goes to the process's stderr, once).
     let out = unservable("unservable_lookup_run", path, "lookup", &[], "run");
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// A model file under the test's temporary directory: external_naive.json with its
+/// executor's command `command`, and without its explore bound unless `explore`.
+fn model_with(name: &str, command: &[&str], explore: bool) -> String {
+    let text = std::fs::read_to_string("tests/fixtures/external_naive.json").unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["designs"][1]["command"] = serde_json::json!(command);
+    if !explore {
+        v.as_object_mut().unwrap().remove("explore");
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("determinism-models");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn every_command_refuses_a_nondeterministic_executor_before_its_verdict() {
+    let exec = "e=python3 tests/executors/entropy.py";
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("determinism-refusals");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out_dir, part) = (
+        dir.join("report").display().to_string(),
+        dir.join("part-1.json").display().to_string(),
+    );
+    let checked = model_with(
+        "entropy_explored",
+        &["python3", "tests/executors/entropy.py"],
+        true,
+    );
+    let unexplored = model_with(
+        "entropy_run",
+        &["python3", "tests/executors/entropy.py"],
+        false,
+    );
+    let commands: Vec<Vec<&str>> = vec![
+        vec![
+            "run",
+            MODEL,
+            "--executor",
+            exec,
+            "--design",
+            "e",
+            "--seeds",
+            "5",
+        ],
+        vec![
+            "run",
+            MODEL,
+            "--executor",
+            exec,
+            "--seeds",
+            "5",
+            "--shard",
+            "1/2",
+            "--out",
+            &part,
+        ],
+        vec![
+            "trace",
+            MODEL,
+            "--executor",
+            exec,
+            "--design",
+            "e",
+            "--seed",
+            "3",
+        ],
+        vec![
+            "replay",
+            MODEL,
+            "--executor",
+            exec,
+            "--design",
+            "e",
+            "--choices",
+            "0",
+        ],
+        vec!["explore", MODEL, "--executor", exec, "--design", "e"],
+        vec![
+            "report",
+            MODEL,
+            "--executor",
+            exec,
+            "--seeds",
+            "5",
+            "--out",
+            &out_dir,
+        ],
+        vec!["check", &checked],
+        vec!["check", &unexplored, "--seeds", "5"],
+        vec![
+            "check",
+            &unexplored,
+            "--seeds",
+            "5",
+            "--shard",
+            "1/2",
+            "--out",
+            &part,
+        ],
+    ];
+    for c in &commands {
+        let out = retrylab(c);
+        assert_eq!(out.code, 2, "{c:?}\n{}\n{}", out.stdout, out.stderr);
+        assert_eq!(out.stdout, "", "{c:?}: no verdict");
+        let e = &out.stderr;
+        assert!(
+            e.contains("is not deterministic (model ") && e.contains("[protocol error 30]"),
+            "{c:?}: {e}"
+        );
+        assert!(
+            e.contains("first at field headers.idempotency-key:")
+                && e.contains("likely cause: headers.idempotency-key holds a key-shaped value that differs: an entropy source the client does not seed"),
+            "{c:?}: {e}"
+        );
+    }
+    assert!(
+        !Path::new(&part).exists(),
+        "a refused shard writes no partial"
+    );
+}
+
+#[test]
+fn the_determinism_check_switched_off_runs_and_says_so() {
+    let exec = "e=python3 tests/executors/entropy.py";
+    let out = retrylab(&[
+        "run",
+        MODEL,
+        "--executor",
+        exec,
+        "--design",
+        "e",
+        "--seeds",
+        "5",
+        "--no-determinism-check",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "warning: executor e: determinism not checked (--no-determinism-check): its figures, replays and certificates assume an executor that is a function of its messages\n"
+    );
+    assert!(out.stdout.contains("\ne  "), "{}", out.stdout);
+    let out = retrylab(&[
+        "explore",
+        MODEL,
+        "--executor",
+        exec,
+        "--design",
+        "e",
+        "--property",
+        "no_false_success",
+        "--no-determinism-check",
+    ]);
+    assert!(
+        out.stdout
+            .contains("the executor's determinism assumed, not checked (--no-determinism-check)"),
+        "the certificate's scope says so: {}\n{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
+#[test]
+fn the_check_runs_once_per_executor_and_init_in_a_command() {
+    // Two models with the same executor section and provider: one init line, one check.
+    let out = retrylab(&[
+        "report",
+        MODEL,
+        "models/ticket_lost_response.json",
+        "--executor",
+        "e=python3 tests/executors/naive.py",
+        "--seeds",
+        "2",
+        "--out",
+        &Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("determinism-once")
+            .display()
+            .to_string(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stderr
+            .matches("determinism: ticket_lost_response: executor e:")
+            .count(),
+        1,
+        "{}",
+        out.stderr
+    );
 }

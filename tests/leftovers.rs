@@ -134,6 +134,8 @@ fn a_protocol_error_in_a_forked_process_leaves_nothing() {
             "--seeds",
             "3",
             "--executor-lives=fork",
+            // In a forked life, not in the determinism check's new processes.
+            "--no-determinism-check",
             "--executor",
             "bad=python3 tests/executors/misbehave.py fork_raise_mid_run",
         ])
@@ -159,6 +161,8 @@ fn the_watchdog_leaves_nothing() {
             "--executor-turn-timeout-ms",
             "1500",
             "--executor-lives=fork",
+            // In a forked life, not in the determinism check's new processes.
+            "--no-determinism-check",
             "--executor",
             "bad=python3 tests/executors/misbehave.py fork_hang",
         ])
@@ -224,6 +228,6 @@ fn sigint_mid_turn_of_a_forked_process_leaves_nothing() {
         "sigint_fork",
         libc::SIGINT,
         "fork_hang",
-        &["--executor-lives=fork"],
+        &["--executor-lives=fork", "--no-determinism-check"],
     );
 }

@@ -109,6 +109,7 @@ pub(super) fn check(a: CheckArgs, ctx: &Ctx) -> Result<(), CliError> {
         once,
         max_runs: a.max_runs,
         check_determinism: a.check_determinism,
+        check_externals: ctx.determinism_check,
     };
     let progress = ctx.progress(suite.work(), "seeds");
     let run = run_block(&suite, &progress, &|line| ctx.eprintln(line));
@@ -157,6 +158,10 @@ pub(super) fn render(ctx: &Ctx, o: &CheckOptions, blocks: Vec<CheckData>) -> Res
         &props,
     )
     .map_err(damaged)?;
+    // A design that does not repeat itself gets no table: its figures mean nothing.
+    if let Some(Err(m)) = determinism.into_iter().flatten().find(|r| r.is_err()) {
+        return Err(CliError::Input(m.clone()));
+    }
     warnings::print(ctx, &all.skipped);
     let mut warned = Vec::new();
     for (model, view) in all.models.iter().zip(&views) {
@@ -251,7 +256,7 @@ impl<'a> ModelView<'a> {
 /// first), 3 not certified, with why on stderr.
 fn exit(tally: &Tally, determinism: Option<&Vec<Result<String, String>>>) -> Result<(), CliError> {
     if let Some(Err(m)) = determinism.into_iter().flatten().find(|r| r.is_err()) {
-        return Err(CliError::Failed(m.clone()));
+        return Err(CliError::Input(m.clone()));
     }
     match tally.verdict() {
         Verdict::Pass => Ok(()),

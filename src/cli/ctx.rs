@@ -29,6 +29,9 @@ pub(super) struct Ctx {
     /// In a shard, the warnings about the models it loads, kept for its partial: the merge
     /// prints them, as the unsharded command prints them when it loads the models.
     pub(super) deferred: Mutex<Option<Vec<String>>>,
+    /// Whether external executors' determinism is checked before their runs (not with
+    /// `--no-determinism-check`).
+    pub(super) determinism_check: bool,
     pub(super) io: Io,
 }
 
@@ -72,6 +75,26 @@ impl Ctx {
             }
             Io::Captured(m) => m.lock().unwrap_or_else(|e| e.into_inner()).1.push_str(text),
         }
+    }
+
+    /// The determinism check of every external executor among `designs` on `model`, before
+    /// any of its runs (once per executor and `init` line in a command): its line on
+    /// stderr; a refusal is bad input (exit 2). With `--no-determinism-check`, a warning
+    /// that says so instead.
+    pub(super) fn check_externals(
+        &self,
+        model: &Model,
+        designs: &[&dyn Design],
+    ) -> Result<(), CliError> {
+        for d in designs.iter().filter(|d| d.is_external()) {
+            if let Some(line) = d
+                .check_determinism(model, self.determinism_check)
+                .map_err(CliError::Input)?
+            {
+                self.eprintln(&line);
+            }
+        }
+        Ok(())
     }
 
     /// Writes `line` and a newline on standard error.

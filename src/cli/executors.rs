@@ -186,6 +186,9 @@ fn replay_flags(cli: &Cli, ctx: &mut Ctx) {
         ctx.flags
             .push_str(&format!(" --executor-lives {}", lives.name()));
     }
+    if cli.no_determinism_check {
+        ctx.flags.push_str(" --no-determinism-check");
+    }
     if cli.executor_unmapped == super::UnmappedRequests::Warn {
         ctx.flags.push_str(" --executor-unmapped warn");
     }

@@ -96,18 +96,11 @@ fn preamble(
     if a.shard.is_none() {
         super::warnings::print(ctx, &warnings);
     }
-    let mut determinism = None;
-    if design.is_external() {
-        let line = crate::external::determinism::check(
-            model,
-            design,
-            &crate::external::determinism::SEEDS,
-        )
+    let determinism = design
+        .check_determinism(model, ctx.determinism_check)
         .map_err(CliError::Input)?;
-        if a.shard.is_none() {
-            ctx.eprintln(&line);
-        }
-        determinism = Some(line);
+    if let (None, Some(line)) = (a.shard, &determinism) {
+        ctx.eprintln(line);
     }
     Ok((warnings, determinism))
 }

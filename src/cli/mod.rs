@@ -134,6 +134,14 @@ pub struct Cli {
         conflicts_with = "executor_lives"
     )]
     executor_fork_restarts: bool,
+    /// Run external executors without their determinism check. By default every command
+    /// that runs one (run, check, report, trace, replay, explore, shards) first compares a
+    /// few seeds' message streams in new processes with each other and with the worker
+    /// lives the command uses, and refuses (exit 2) an executor that is not a function of its
+    /// messages. Switched off, a warning says so and certificates' scopes say the
+    /// executor's determinism was assumed.
+    #[arg(long = "no-determinism-check", global = true)]
+    no_determinism_check: bool,
     /// What an external executor's HTTP request that the provider's face cannot serve does:
     /// a request to another host than the provider's, or a create that matches no route of
     /// the face. `refuse` (the default) stops the command with exit 2, naming the model's
@@ -197,6 +205,7 @@ fn command_models(command: &Command) -> Vec<PathBuf> {
 /// Runs the command of `cli`: its result, unless an external executor broke the protocol
 /// on the way (then its figures mean nothing: the error, exit 2).
 fn execute_cli(cli: Cli, ctx: &mut Ctx) -> Result<(), CliError> {
+    ctx.determinism_check = !cli.no_determinism_check;
     add_executors(&cli, ctx)?;
     if !ctx.externals.is_empty() {
         ctx.held = Some(Mutex::new(Default::default()));
@@ -310,6 +319,7 @@ pub fn main_with(designs: &[&'static dyn Design]) -> ExitCode {
         from_flags: Vec::new(),
         held: None,
         deferred: Mutex::new(None),
+        determinism_check: true,
         io: Io::Std,
     };
     let result = execute_cli(cli, &mut ctx);
@@ -364,6 +374,7 @@ where
         from_flags: Vec::new(),
         held: None,
         deferred: Mutex::new(None),
+        determinism_check: true,
         io: Io::Captured(Mutex::new((String::new(), String::new()))),
     };
     let code = match Registry::with(designs) {
@@ -427,7 +438,7 @@ fn print_determinism(ctx: &Ctx, result: &Result<String, String>) -> Result<(), C
             ctx.eprintln(line);
             Ok(())
         }
-        Err(m) => Err(CliError::Failed(m.clone())),
+        Err(m) => Err(CliError::Input(m.clone())),
     }
 }
 

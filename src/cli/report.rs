@@ -108,6 +108,13 @@ pub(super) fn report(a: ReportArgs, ctx: &Ctx) -> Result<(), CliError> {
             .collect(),
         ctx.designs.all(),
     );
+    // Every external executor checked before any of its runs, on each model it runs on.
+    for s in &scenarios {
+        ctx.check_externals(&s.model, &s.designs)?;
+    }
+    for (_, model) in &matrix {
+        ctx.check_externals(model, ctx.designs.all())?;
+    }
     let options = report_options(&a, baseline, (first, last));
     let (block, once) = shard::block_of(a.shard, (first, last));
     let replay = replay_template(ctx);

@@ -110,13 +110,19 @@ pub(super) fn run(a: RunArgs, ctx: &Ctx) -> Result<(), CliError> {
     };
     let options = run_options(&a, &fail_on, (first, last));
     let (block, once) = shard::block_of(a.shard.shard, (first, last));
+    ctx.check_externals(&model, &designs)?;
+    // Before the sweep: a design that does not repeat itself gets no table.
+    let determinism = (a.check_determinism && once)
+        .then(|| crate::explore::determinism::check_model(&model, &designs, (first, last)));
+    if let Some(Err(e)) = &determinism {
+        return Err(CliError::Input(e.clone()));
+    }
     let results = sweep(ctx, &model, &designs, &fail_on, block, a.show_failures);
     let data = RunData {
         model: model.name.clone(),
         faults: warnings::described_faults(&model),
         results,
-        determinism: (a.check_determinism && once)
-            .then(|| crate::explore::determinism::check_model(&model, &designs, (first, last))),
+        determinism,
     };
     match (a.shard.shard, &a.shard.out) {
         (Some(s), Some(out)) => {

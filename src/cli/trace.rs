@@ -160,6 +160,7 @@ pub(super) struct ReplayArgs {
 pub(super) fn trace(a: TraceArgs, ctx: &Ctx) -> Result<(), CliError> {
     let model = ctx.load_as(&a.run.model, a.run.provider.as_deref())?;
     let d = ctx.find_design(&a.run.design)?;
+    ctx.check_externals(&model, &[d])?;
     let traced = run_traced(&model, d, &mut model.chooser(a.seed));
     a.filter.check(&traced)?;
     let header = format!(
@@ -214,6 +215,7 @@ pub(super) fn pictured(
 pub(super) fn replay(a: ReplayArgs, ctx: &Ctx) -> Result<(), CliError> {
     let model = ctx.load_as(&a.run.model, a.run.provider.as_deref())?;
     let d = ctx.find_design(&a.run.design)?;
+    ctx.check_externals(&model, &[d])?;
     let key: ReplayKey = a
         .choices
         .parse()

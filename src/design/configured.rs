@@ -58,6 +58,13 @@ impl Design for Configured {
     fn is_external(&self) -> bool {
         self.base.is_external()
     }
+    fn check_determinism(
+        &self,
+        model: &crate::model::Model,
+        run: bool,
+    ) -> Result<Option<String>, String> {
+        self.base.check_determinism(model, run)
+    }
     fn parts(&self) -> crate::sim::Parts {
         self.base.parts()
     }

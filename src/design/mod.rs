@@ -100,6 +100,19 @@ pub trait Design: Send + Sync {
     fn is_external(&self) -> bool {
         false
     }
+
+    /// An external executor's determinism check for `model` (`run`), or the note that it
+    /// was switched off (`!run`, `--no-determinism-check`): `Ok(Some(line))` the first time
+    /// it passes for the model's `init`, `Ok(None)` when it already ran in this command (or
+    /// the design is not external), `Err` the refusal. Run by every command before it runs
+    /// the design.
+    fn check_determinism(
+        &self,
+        _model: &crate::model::Model,
+        _run: bool,
+    ) -> Result<Option<String>, String> {
+        Ok(None)
+    }
     /// The parts of the world its executors' callbacks read or write
     /// (`sim::por`), for the independence of events a search relies on. An
     /// executor that reaches the world only through its [`ExecCtx`] (the journal, sends,

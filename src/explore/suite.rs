@@ -169,6 +169,9 @@ pub struct Suite<'a> {
     pub max_runs: Option<u64>,
     /// Whether to run the determinism self-check (with `once`).
     pub check_determinism: bool,
+    /// Whether external executors' determinism is checked before their runs (every block;
+    /// not with `--no-determinism-check`).
+    pub check_externals: bool,
 }
 
 impl Suite<'_> {
@@ -248,6 +251,11 @@ fn design_check(
     progress: &dyn Progress,
     note: &dyn Fn(&str),
 ) -> Result<DesignCheck, String> {
+    // An external executor's runs, and a search of it, rely on its determinism: checked
+    // first (once per command and `init` line).
+    if let Some(line) = d.check_determinism(model, s.check_externals)? {
+        note(&line);
+    }
     let (judged, unfired, metrics) = if s.block.1 == 0 {
         (
             model
@@ -271,14 +279,6 @@ fn design_check(
         let judged = judged.iter().map(|j| judged_data(j, &named)).collect();
         (judged, unfired, metrics)
     };
-    // A search of an external executor relies on its determinism: checked first.
-    if s.once && model.explore.is_some() && d.is_external() {
-        note(&crate::external::determinism::check(
-            model,
-            d,
-            &crate::external::determinism::SEEDS,
-        )?);
-    }
     let explore = if s.once {
         model
             .explore

@@ -581,7 +581,8 @@ impl Executor for External {
             return false;
         }
         // A new run's first life is a new life: only a reused process carries over.
-        if self.shared.lives != super::Lives::Reuse
+        // The determinism check's reused runs hand every process to another worker.
+        if (self.shared.lives != super::Lives::Reuse || super::determinism::rotating())
             && let Some(p) = self.process.take()
         {
             self.shared.give_back(p);

@@ -99,6 +99,10 @@ pub struct Shared {
     pub lives: Lives,
     /// With fork lives: one zygote per `init` line.
     zygotes: Mutex<Vec<process::Process>>,
+    /// The determinism check's outcome per `init` line: it runs once per command.
+    checked: Mutex<Vec<(String, Result<String, String>)>>,
+    /// The check was switched off (`--no-determinism-check`): certificates say so.
+    unchecked: std::sync::atomic::AtomicBool,
     /// What the first process said in its `hello`.
     hello: Mutex<Option<Hello>>,
     /// Requests the face could not map, warned once each.
@@ -138,7 +142,16 @@ impl Shared {
         }
         if !fresh {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(i) = idle.iter().rposition(|p| p.init == init) {
+            // The determinism check's reused runs pass processes between workers: the
+            // second of those left (worker i takes worker i + 1's), else the last.
+            let mut matching = idle.iter().enumerate().filter(|(_, p)| p.init == init);
+            let at = if determinism::rotating() {
+                let first = matching.next().map(|(i, _)| i);
+                matching.next().map(|(i, _)| i).or(first)
+            } else {
+                matching.next_back().map(|(i, _)| i)
+            };
+            if let Some(i) = at {
                 return Ok(idle.remove(i));
             }
             // None initialized for this model: those of other models (a report moves from
@@ -183,10 +196,7 @@ impl Shared {
         };
         let z = &mut zygotes[i];
         match fork::fork(z, init, executor::HELLO_TIMEOUT.max(self.turn_timeout)) {
-            Ok(p) => {
-                determinism::note_fork();
-                Ok(p)
-            }
+            Ok(p) => Ok(p),
             Err(e) => {
                 let (pid, tail) = (z.pid(), z.tail());
                 // Killed: a later worker starts another.
@@ -310,6 +320,8 @@ impl ExternalDesign {
             idle: Mutex::new(Vec::new()),
             lives,
             zygotes: Mutex::new(Vec::new()),
+            checked: Mutex::new(Vec::new()),
+            unchecked: std::sync::atomic::AtomicBool::new(false),
             hello: Mutex::new(None),
             warned: Mutex::new(Default::default()),
             lenient_unmapped: Default::default(),
@@ -451,14 +463,66 @@ impl Design for ExternalDesign {
                 "worker lives in reused processes told to reset (`--executor-lives reuse`: true only as far as the executor's reset is; the determinism check compares reused processes with new ones, on a few seeds with a crash)"
             }
         };
-        vec![
-            "the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated)".into(),
+        let mut caveats = vec![
+            "the executor's own random draws as seeded per worker and incarnation (one seed each, not enumerated)".to_string(),
             lives.into(),
-        ]
+        ];
+        if self
+            .shared
+            .unchecked
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            caveats.push("the executor's determinism assumed, not checked (--no-determinism-check): a certificate of an executor that is not a function of its messages means nothing".into());
+        }
+        caveats
     }
 
     fn is_external(&self) -> bool {
         true
+    }
+
+    /// Runs the determinism check for `model`'s `init` line the first time it is asked
+    /// (`determinism::check`); later, the same answer without its line.
+    fn check_determinism(
+        &self,
+        model: &crate::model::Model,
+        run: bool,
+    ) -> Result<Option<String>, String> {
+        if !run {
+            let before = self
+                .shared
+                .unchecked
+                .swap(true, std::sync::atomic::Ordering::Relaxed);
+            return Ok((!before).then(|| {
+                format!(
+                    "warning: executor {}: determinism not checked (--no-determinism-check): its figures, replays and certificates assume an executor that is a function of its messages",
+                    self.shared.name
+                )
+            }));
+        }
+        let mut face = face::Face::new(&model.provider.http);
+        face.should_retry = model.provider.should_retry.clone();
+        let init = executor::External::new(Arc::clone(&self.shared), &model.executor, face)
+            .init_message()
+            .line();
+        let known = self
+            .shared
+            .checked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(i, _)| *i == init)
+            .map(|(_, r)| r.clone());
+        if let Some(r) = known {
+            return r.map(|_| None);
+        }
+        let r = determinism::check(model, self, self.shared.lives, &determinism::SEEDS);
+        self.shared
+            .checked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((init, r.clone()));
+        r.map(Some)
     }
 }
 

@@ -10,6 +10,19 @@ use crate::external::to_exec::ToExec;
 use crate::external::{Hello, Shared};
 
 impl External {
+    /// The `init` message of this worker's processes: one zygote, and one determinism check,
+    /// per distinct line.
+    pub(crate) fn init_message(&self) -> ToExec {
+        ToExec::Init {
+            protocol: crate::external::PROTOCOL,
+            executor: self.shared.name.clone(),
+            config: self.config.clone(),
+            params: self.shared.params.clone(),
+            provider: self.face.describe(),
+            tools: vec!["create".into(), "compensate".into()],
+        }
+    }
+
     /// A process for this incarnation, its `hello` read and `init` exchanged.
     pub(super) fn ensure_process(&mut self, ctx: &ExecCtx<'_>) -> bool {
         // Once one process of the design broke the protocol, no run of it means anything.
@@ -17,14 +30,7 @@ impl External {
             self.dead = true;
             return false;
         }
-        let init = ToExec::Init {
-            protocol: crate::external::PROTOCOL,
-            executor: self.shared.name.clone(),
-            config: self.config.clone(),
-            params: self.shared.params.clone(),
-            provider: self.face.describe(),
-            tools: vec!["create".into(), "compensate".into()],
-        };
+        let init = self.init_message();
         let init_line = init.line();
         if self.process.is_none() {
             match self.shared.take_process(&init_line) {
