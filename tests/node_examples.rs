@@ -17,7 +17,7 @@ use crate::common::executors;
 
 use executors::{args, assert_lines, retrylab};
 
-fn node() -> String {
+pub(crate) fn node() -> String {
     std::env::var("RETRYLAB_NODE").unwrap_or_else(|_| "node".to_string())
 }
 
@@ -70,8 +70,9 @@ fn npm_ci(dir: &Path) {
     std::fs::write(&stamp, lock).unwrap();
 }
 
-/// The stage: target/tmp/node-stage/{clients,examples}/node, installed and built.
-fn stage() -> &'static Path {
+/// The stage: target/tmp/node-stage/{clients,examples}/node, installed and built (tests/corpus.rs
+/// runs its Node executors from a directory of its own inside the examples' stage).
+pub(crate) fn stage() -> &'static Path {
     static STAGE: OnceLock<PathBuf> = OnceLock::new();
     STAGE.get_or_init(|| {
         let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-stage");

@@ -17,6 +17,7 @@ mod assumptions;
 mod bundled_models;
 mod check_verdicts;
 mod configured;
+mod corpus;
 mod custom_design_example;
 mod designs;
 mod diagrams;
