@@ -29,6 +29,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use retrylab::design::Design;
 use retrylab::external::{ExternalDesign, Lives};
 use retrylab::model::Model;
 
@@ -222,6 +223,36 @@ fn lives(c: &mut Criterion, python: &str, measure_once: bool) {
     );
 }
 
+/// `determinism/check_fork` and `determinism/check_reuse`: the determinism check every
+/// command runs first (docs/executor-protocol.md, section 8) for examples/python/journaled.py
+/// on models/bad/crash_after_send_rare.json (one worker; every seed crashes once, forced):
+/// new interpreters for the reference runs, then forks or reused processes. Each iteration
+/// is a new design (the check runs once per design and `init` line); its start (the first
+/// process's `hello`) and its shutdown are not timed. On the pinned core, so the
+/// interpreters' starts do not overlap.
+fn determinism(c: &mut Criterion, python: &str) {
+    let m = model("models/bad/crash_after_send_rare.json");
+    let mut g = c.benchmark_group("determinism");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for (name, lives) in [("check_fork", Lives::Fork), ("check_reuse", Lives::Reuse)] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    let d = design(python, "j", "examples/python/journaled.py", lives);
+                    let t = Instant::now();
+                    let line = d.check_determinism(&m, true);
+                    spent += t.elapsed();
+                    assert!(matches!(line, Ok(Some(_))), "{line:?}");
+                    d.shutdown();
+                }
+                spent
+            })
+        });
+    }
+    g.finish();
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -241,5 +272,6 @@ fn main() {
         .measurement_time(Duration::from_secs(5))
         .configure_from_args();
     lives(&mut c, &python, measure_once);
+    determinism(&mut c, &python);
     c.final_summary();
 }
