@@ -198,7 +198,7 @@ fn reused_processes_without_on_reset_are_refused_and_unchecked_look_as_safe_as_t
             lines[..2],
             [
                 "error: executor mem is not deterministic (model crash_after_send_rare, seed 0, worker 0) [protocol error 30]",
-                "  two runs with the same inputs diverged at message #4 (executor -> simulator), first at field headers.idempotency-key:",
+                "  two runs with the same inputs diverged at message #8 (executor -> simulator), first at field headers.idempotency-key:",
             ],
             "{command}\n{}",
             out.stderr

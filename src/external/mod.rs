@@ -195,7 +195,9 @@ impl Shared {
     /// next worker resets it with its `start`, which the determinism check has verified is
     /// the same as a fresh process. Killed instead unless lives are `reuse`.
     pub fn give_back(&self, p: process::Process) {
-        if self.lives != Lives::Reuse || !p.initialized {
+        // The determinism check's new processes are its reference: none is reused, so that
+        // its reused runs take processes that last served another seed.
+        if self.lives != Lives::Reuse || !p.initialized || determinism::fresh_only() {
             drop(p);
             return;
         }
