@@ -9,9 +9,10 @@
 //!   kills the process in production, and the restarted worker mints another key: each must
 //!   show those duplicates with every worker life a real process life (`fork`, the default,
 //!   and `fresh`), where the same code with the key in the store (`ctx.kv`) shows none.
-//! - Entropy the client does not seed, each the source of an executor's key: what the client
-//!   patches is deterministic and is judged by its figures; what it does not is refused by
-//!   every command that runs the executor (issue 40, part 3).
+//! - Entropy, each the source of an executor's key: what the client patches or the shim
+//!   serves (issue 41: `/dev/urandom`, `getrandom` below the interpreter) is deterministic and
+//!   is judged by its figures; what neither does is refused by every command that runs the
+//!   executor (issue 40, part 3).
 //! - Requests the provider's face cannot serve: a create on a route the face does not map, a
 //!   request to another host, and a lookup the preset declares absent.
 //!
@@ -261,12 +262,14 @@ fn reused_processes_without_on_reset_are_refused_and_unchecked_look_as_safe_as_t
     );
 }
 
-// --- B. Entropy the client does not seed -------------------------------------------------
+// --- B. Entropy retrylab does not serve -------------------------------------------------
 
-/// The executors whose key comes from an entropy source the Python client does not patch:
-/// `/dev/urandom` read with open(), and a `random.SystemRandom()` made at import, before
-/// `retrylab.run()` patches the class (an instance of the real class reads the OS).
-const UNSEEDED: [&str; 2] = ["urandom_file_key.py", "system_random_key.py"];
+/// The executors whose key comes from a source retrylab does not serve: the kernel's
+/// `/proc/sys/kernel/random/uuid`, and a hash of the process id (with the virtual clock and a
+/// counter). Until issue 41's shim, `/dev/urandom` read with open() and a
+/// `random.SystemRandom()` made at import were here: they are served from the run's seed now
+/// (`c_level_entropy_is_seeded_by_the_shim`).
+const UNSEEDED: [&str; 2] = ["proc_uuid_key.py", "pid_key.py"];
 
 /// Asserts the one refusal of an executor with unseeded entropy (issue 40, part 3): exit 2,
 /// the first differing field named by its path, and the cause.
@@ -283,7 +286,7 @@ fn refused(what: &str, out: &Outcome) {
     assert_eq!(out.stdout, "", "{what}");
     assert!(
         out.stderr
-            .contains("an entropy source the client does not seed"),
+            .contains("an entropy source retrylab does not serve"),
         "{what}\n{}",
         out.stderr
     );
@@ -468,6 +471,19 @@ fn os_getrandom_is_seeded_by_the_client() {
 #[test]
 fn a_system_random_made_in_the_handler_is_seeded_by_the_client() {
     seeded_figures("sysrand", py("sysrand", "system_random_call_key.py"));
+}
+
+/// Below the interpreter (issue 41): a key read from `/dev/urandom` with open(), and one from
+/// a `random.SystemRandom()` made at import, before the client patches the class (an
+/// instance of the real class reads the OS through `os.urandom` bound in `random` at its
+/// import, then C's `getrandom`): the shim serves both from the run's seed.
+#[test]
+fn c_level_entropy_is_seeded_by_the_shim() {
+    seeded_figures("urandom", py("urandom", "urandom_file_key.py"));
+    seeded_figures(
+        "sysrand_import",
+        py("sysrand_import", "system_random_key.py"),
+    );
 }
 
 #[test]

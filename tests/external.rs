@@ -354,7 +354,7 @@ fn explore_refuses_an_executor_with_real_entropy() {
         "{e}"
     );
     assert!(
-        e.contains("likely cause: headers.idempotency-key holds a key-shaped value that differs: an entropy source the client does not seed"),
+        e.contains("likely cause: headers.idempotency-key holds a key-shaped value that differs: an entropy source retrylab does not serve"),
         "{e}"
     );
     assert_eq!(out.stdout, "");
@@ -973,7 +973,7 @@ fn every_command_refuses_a_nondeterministic_executor_before_its_verdict() {
         );
         assert!(
             e.contains("first at field headers.idempotency-key:")
-                && e.contains("likely cause: headers.idempotency-key holds a key-shaped value that differs: an entropy source the client does not seed"),
+                && e.contains("likely cause: headers.idempotency-key holds a key-shaped value that differs: an entropy source retrylab does not serve"),
             "{c:?}: {e}"
         );
     }

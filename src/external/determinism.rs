@@ -324,11 +324,11 @@ fn cause(d: &Divergence) -> (Option<String>, String) {
         return (
             Some(field.clone()),
             format!(
-                "{field} holds a key-shaped value that differs: an entropy source the client does \
-                 not seed (a read of /dev/urandom, a function bound before the client's patches such \
-                 as `from os import urandom` at import, a C extension's own generator); draw it from \
-                 what the client seeds (random, uuid.uuid4, os.urandom, secrets; Node's crypto) or \
-                 derive it from the call"
+                "{field} holds a key-shaped value that differs: an entropy source retrylab does \
+                 not serve (the kernel's /proc/sys/kernel/random/uuid, a system call made without \
+                 libc, the CPU's RDRAND instruction, a process id or a memory address); draw it \
+                 from what retrylab serves from the run's seed (random, uuid.uuid4, os.urandom, \
+                 secrets, /dev/urandom, getrandom; Node's crypto) or derive it from the call"
             ),
         );
     }
@@ -336,9 +336,9 @@ fn cause(d: &Divergence) -> (Option<String>, String) {
         return (
             Some(field.clone()),
             format!(
-                "{field} holds a time-shaped value that differs: a clock the client does not serve \
-                 (one read before the client's patches, or by a C extension or a thread), or jitter \
-                 from an unseeded generator"
+                "{field} holds a time-shaped value that differs: a clock retrylab does not serve \
+                 (a system call made without libc, a vDSO page read directly, a static binary), or \
+                 jitter from an entropy source retrylab does not serve"
             ),
         );
     }
@@ -360,8 +360,8 @@ fn kind_cause(second: Second) -> &'static str {
         }
         Second::New => {
             "the order, the number or the content of messages differs between two new \
-             processes: threads, hash order, real I/O, an unseeded entropy source or a clock \
-             the client does not serve"
+             processes: threads, hash order, real I/O, the process's id, an entropy source or \
+             a clock retrylab does not serve"
         }
     }
 }
@@ -446,7 +446,7 @@ mod tests {
         let (field, why) = cause_of(&one, &two, Second::New);
         assert_eq!(field.as_deref(), Some("headers.idempotency-key"));
         assert!(
-            why.starts_with("headers.idempotency-key holds a key-shaped value that differs: an entropy source the client does not seed"),
+            why.starts_with("headers.idempotency-key holds a key-shaped value that differs: an entropy source retrylab does not serve"),
             "{why}"
         );
         // The same difference where two new processes agreed: a key an earlier life kept.
@@ -468,7 +468,7 @@ mod tests {
         assert_eq!(field.as_deref(), Some("ms"));
         assert!(
             why.starts_with(
-                "ms holds a time-shaped value that differs: a clock the client does not serve"
+                "ms holds a time-shaped value that differs: a clock retrylab does not serve"
             ),
             "{why}"
         );

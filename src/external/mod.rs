@@ -21,6 +21,7 @@ pub(crate) mod leftovers;
 pub(crate) mod message;
 pub(crate) mod process;
 mod schema;
+pub(crate) mod shim;
 pub(crate) mod to_exec;
 
 pub use capability::{Capability, capabilities, capabilities_markdown};

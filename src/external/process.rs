@@ -127,6 +127,8 @@ impl Process {
             // No .pyc beside the user's scripts: a run leaves their tree as it was.
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .process_group(0);
+        // Clocks and entropy below the interpreter: the simulator's (shim.rs).
+        cmd.env("LD_PRELOAD", super::shim::preload()?);
         for (k, v) in env {
             cmd.env(k, v);
         }

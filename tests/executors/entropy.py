@@ -1,5 +1,6 @@
-"""An executor that mints its key with the real entropy of the machine (os.urandom): the
-determinism check must refuse it."""
+"""An executor that mints its key with the real entropy of the machine, from a source
+retrylab does not serve (the kernel's /proc/sys/kernel/random/uuid; os.urandom would be
+served from the run's seed by the shim): the determinism check must refuse it."""
 import json
 import os
 
@@ -15,7 +16,8 @@ while True:
     if m["type"] != "invoke":
         continue
     msg_id += 1
-    key = os.urandom(16).hex()
+    with open("/proc/sys/kernel/random/uuid") as f:
+        key = f.read().strip()
     send({"type": "http", "msg_id": msg_id, "call": m["call"], "method": "POST",
           "url": "http://provider.sim/v1/resources", "headers": {"idempotency-key": key},
           "body": json.dumps(m["args"]), "timeout_ms": 5000})

@@ -18,10 +18,19 @@
 - in strict mode, ``socket.socket.connect``/``connect_ex``, ``socket.create_connection``,
   ``socket.getaddrinfo`` and ``threading.Thread.start`` raise :class:`StrictModeError`.
 
-Not patched: clocks read by C extensions without going through these functions,
-``time.process_time``/``thread_time``/``clock_gettime``, and names bound by ``from time
-import monotonic`` *before* :func:`install` ran (they keep the real function: call
-``retrylab.install()`` before importing such modules, or import the module, not the name).
+- ``time.clock_gettime``/``clock_gettime_ns`` (the wall and monotonic clocks as above, the
+  CPU-time clocks 0), ``time.process_time``/``thread_time`` (0: a handler's computation
+  takes no virtual time);
+- ``threading.Condition.wait`` with a timeout in a process with one thread (hence
+  ``threading.Event.wait`` and ``queue.Queue.get``): a virtual sleep of the timeout, since
+  nothing can notify.
+
+Below these patches, under the simulator, retrylab's shim (preloaded into the process;
+docs/executor-protocol.md, section 9) serves libc's clocks and entropy from the same virtual
+time and the run's seed: names bound by ``from time import monotonic`` before
+:func:`install`, clocks read by C extensions or through ``ctypes``, ``/dev/urandom``, and a
+C library's ``getrandom``. Outside the simulator (this client's tests, ``production``
+mode), only the patches apply.
 """
 
 from __future__ import annotations
@@ -169,6 +178,66 @@ def _v_sleep(seconds: float) -> None:
             "time or in on_reset"
         )
     hook(float(seconds))
+
+
+_WALL_CLOCKS = {
+    getattr(time, n) for n in ("CLOCK_REALTIME", "CLOCK_TAI") if hasattr(time, n)
+}
+_CPU_CLOCKS = {
+    getattr(time, n) for n in ("CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID") if hasattr(time, n)
+}
+_MONOTONIC_CLOCKS = {
+    getattr(time, n)
+    for n in ("CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW", "CLOCK_BOOTTIME", "CLOCK_HIGHRES", "CLOCK_UPTIME")
+    if hasattr(time, n)
+}
+_real_clock_gettime_ns = getattr(time, "clock_gettime_ns", None)
+#: TAI is ahead of UTC by 37 s (as the shim serves it).
+_TAI_OFFSET_NS = 37_000_000_000
+
+
+def _v_clock_gettime_ns(clk_id: int) -> int:
+    """``time.clock_gettime_ns``: the wall clocks and the monotonic ones as ``time.time_ns``
+    and ``time.monotonic_ns`` read; the CPU-time clocks 0 (a handler's computation takes no
+    virtual time); another clock id as the real function answers it."""
+    if clk_id in _MONOTONIC_CLOCKS:
+        return _v_monotonic_ns()
+    if clk_id in _WALL_CLOCKS:
+        tai = getattr(time, "CLOCK_TAI", None)
+        return _v_time_ns() + (_TAI_OFFSET_NS if clk_id == tai else 0)
+    if clk_id in _CPU_CLOCKS:
+        return 0
+    assert _real_clock_gettime_ns is not None
+    return _real_clock_gettime_ns(clk_id)
+
+
+def _v_clock_gettime(clk_id: int) -> float:
+    return _v_clock_gettime_ns(clk_id) / 1e9
+
+
+def _v_cpu_time() -> float:
+    return 0.0
+
+
+def _v_cpu_time_ns() -> int:
+    return 0
+
+
+_real_condition_wait = threading.Condition.wait
+
+
+def _v_condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
+    """``threading.Condition.wait`` (hence ``Event.wait``, ``Condition.wait_for``,
+    ``queue.Queue.get`` with a timeout): in a process with one thread, where nothing can
+    notify, a wait with a timeout is a virtual sleep of that timeout, then ``False``; with
+    other threads (non-strict mode), the real wait."""
+    if timeout is None or threading.active_count() > 1 or _state.sleep_hook is None:
+        return _real_condition_wait(self, timeout)
+    if not self._is_owned():  # type: ignore[attr-defined]
+        raise RuntimeError("cannot wait on un-acquired lock")
+    if timeout > 0:
+        _v_sleep(float(timeout))
+    return False
 
 
 # --- datetime -----------------------------------------------------------------------------
@@ -380,8 +449,16 @@ def install(strict: bool = True) -> None:
         ("ctime", _v_ctime),
         ("asctime", _v_asctime),
         ("strftime", _v_strftime),
+        ("clock_gettime", _v_clock_gettime),
+        ("clock_gettime_ns", _v_clock_gettime_ns),
+        ("process_time", _v_cpu_time),
+        ("process_time_ns", _v_cpu_time_ns),
+        ("thread_time", _v_cpu_time),
+        ("thread_time_ns", _v_cpu_time_ns),
     ):
-        _patch(time, name, fn)
+        if hasattr(time, name):
+            _patch(time, name, fn)
+    _patch(threading.Condition, "wait", _v_condition_wait)
     _patch(_datetime_module, "datetime", VirtualDatetime)
     _patch(_datetime_module, "date", VirtualDate)
     _patch(random.Random, "seed", _v_random_seed)

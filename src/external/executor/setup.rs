@@ -138,7 +138,16 @@ pub fn read_hello(shared: &Shared, p: &mut Process) -> Result<Hello, String> {
         Ok(m) => Err(format!("the first message must be hello, not {}", m.kind())),
         Err((code, why)) => Err(format!("{why} [{code}]")),
     };
-    hello.or_else(|why| bad(p, why))
+    let hello = hello.or_else(|why| bad(p, why))?;
+    // Its clocks and entropy below the interpreter are the simulator's only with the shim.
+    super::super::shim::check_loaded(p.pid()).map_err(|why| {
+        format!(
+            "executor {name}: `{}`: {why}\n{}",
+            shared.command.join(" "),
+            p.tail()
+        )
+    })?;
+    Ok(hello)
 }
 
 /// What a `hello` says, if this retrylab takes it: its mode and the properties of its

@@ -1,0 +1,784 @@
+/*
+ * retrylab's shim: preloaded (LD_PRELOAD) into every executor process the simulator starts,
+ * so that the clocks and the entropy a program reads below its interpreter are the
+ * simulator's (docs/executor-protocol.md, section 9; docs/your-executor.md, "Clocks and
+ * entropy below the interpreter").
+ *
+ * - The virtual time is read from the protocol itself: every message the simulator sends
+ *   carries `now_ms`, and the shim watches the bytes the process reads from its channel
+ *   (fd RETRYLAB_FD_IN, 3), so that any executor speaking the protocol gets it, whatever its
+ *   language, with no call into the shim. Until the first message, `now_ms` is 0.
+ * - Clocks that are read: `clock_gettime` for every clock id (the wall clocks read
+ *   2026-01-01T00:00:00Z + now_ms, the monotonic and boot clocks now_ms, the CPU-time clocks
+ *   0: a handler's computation takes no virtual time), `gettimeofday`, `time`,
+ *   `timespec_get`, `clock`, and the same through `syscall()`.
+ * - Clocks that are given a deadline: the timed waits (condition variables, semaphores,
+ *   mutexes, absolute `clock_nanosleep`, `timerfd`/`timer_settime` with an absolute time)
+ *   get a deadline computed on the virtual clock; the shim turns it into the same remaining
+ *   time on the real clock, so that a thread's timed wait (CPython's GIL, V8's workers)
+ *   waits as long as it asked. A sleep of the protocol thread (the process's main thread)
+ *   for a positive time is refused: the process exits with status 4 and says where the
+ *   sleep came from (a handler sleeps through the protocol: the clients' `time.sleep`).
+ * - Entropy: `getrandom`, `getentropy`, `arc4random*`, `syscall(SYS_getrandom)` and reads of
+ *   `/dev/urandom` and `/dev/random` (open, openat, fopen) draw from a generator seeded at
+ *   every `start` with its `seed` (a function of the run's seed, the worker and the
+ *   incarnation), and with 0 before the first `start`.
+ *
+ * Not served (listed in the docs): a system call made without libc's wrappers (inline
+ * assembly, a static binary), a vDSO page read directly, the CPU's own RDRAND, `times()` and
+ * `getrusage()`.
+ *
+ * Only libc's async-signal-safe calls are used on the paths a signal handler may reach; no
+ * allocation: the shim runs inside malloc's callers.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The null checks below are the kernel's EFAULT, kept although glibc declares the pointers
+ * non-null. */
+#pragma GCC diagnostic ignored "-Wnonnull-compare"
+
+/* 2026-01-01T00:00:00Z: the wall clock at now_ms 0 (the clients' EPOCH). */
+#define EPOCH_S 1767225600LL
+/* TAI is ahead of UTC by 37 s since 2017. */
+#define TAI_OFFSET_S 37LL
+/* The exit status of a strict-mode violation (the Python client's EXIT_STRICT_VIOLATION). */
+#define EXIT_REFUSED 4
+
+EXPORT const char retrylab_shim_version[] = "retrylab-shim 1";
+
+/* ---- the kernel's entry, without libc's wrappers (which this shim replaces) ---- */
+
+static long raw6(long n, long a, long b, long c, long d, long e, long f) {
+    long r;
+#if defined(__x86_64__)
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = n;
+    register long x0 __asm__("x0") = a;
+    register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c;
+    register long x3 __asm__("x3") = d;
+    register long x4 __asm__("x4") = e;
+    register long x5 __asm__("x5") = f;
+    __asm__ volatile("svc 0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
+    r = x0;
+#else
+#error "retrylab's shim: Linux on x86-64 or aarch64"
+#endif
+    if (r < 0 && r > -4096) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+static long raw_n(long n, long a, long b, long c, long d) {
+    return raw6(n, a, b, c, d, 0, 0);
+}
+
+/* ---- the virtual clock ---- */
+
+static volatile int64_t now_ms = 0;
+static int fd_in = 3;
+
+static int64_t virtual_ns(clockid_t id, int *known) {
+    int64_t ms = __atomic_load_n(&now_ms, __ATOMIC_ACQUIRE);
+    *known = 1;
+    switch (id) {
+    case CLOCK_REALTIME:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_REALTIME_ALARM:
+        return (EPOCH_S * 1000 + ms) * 1000000LL;
+    case CLOCK_TAI:
+        return ((EPOCH_S + TAI_OFFSET_S) * 1000 + ms) * 1000000LL;
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_BOOTTIME:
+    case CLOCK_BOOTTIME_ALARM:
+        return ms * 1000000LL;
+    case CLOCK_PROCESS_CPUTIME_ID:
+    case CLOCK_THREAD_CPUTIME_ID:
+        return 0;
+    default:
+        /* Negative ids: a process's or thread's CPU clock (clock_getcpuclockid), or a
+         * dynamic clock of a device (the low bits 3: CLOCKFD), which stays real. */
+        if (id < 0 && (id & 7) != 3)
+            return 0;
+        *known = 0;
+        return 0;
+    }
+}
+
+static void to_timespec(int64_t ns, struct timespec *tp) {
+    tp->tv_sec = ns / 1000000000LL;
+    tp->tv_nsec = ns % 1000000000LL;
+}
+
+static int64_t from_timespec(const struct timespec *tp) {
+    return (int64_t)tp->tv_sec * 1000000000LL + tp->tv_nsec;
+}
+
+/* The real clock, without libc's (interposed) wrapper. */
+static int64_t real_ns(clockid_t id) {
+    struct timespec ts;
+    if (raw_n(SYS_clock_gettime, id, (long)&ts, 0, 0) != 0)
+        return 0;
+    return from_timespec(&ts);
+}
+
+EXPORT int clock_gettime(clockid_t id, struct timespec *tp) {
+    int known;
+    int64_t ns = virtual_ns(id, &known);
+    if (!known)
+        return (int)raw_n(SYS_clock_gettime, id, (long)tp, 0, 0);
+    if (tp == NULL) {
+        errno = EFAULT;
+        return -1;
+    }
+    to_timespec(ns, tp);
+    return 0;
+}
+
+EXPORT int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
+    (void)tz;
+    if (tv != NULL) {
+        int known;
+        int64_t ns = virtual_ns(CLOCK_REALTIME, &known);
+        tv->tv_sec = ns / 1000000000LL;
+        tv->tv_usec = (ns % 1000000000LL) / 1000;
+    }
+    return 0;
+}
+
+EXPORT time_t time(time_t *t) {
+    int known;
+    time_t s = (time_t)(virtual_ns(CLOCK_REALTIME, &known) / 1000000000LL);
+    if (t != NULL)
+        *t = s;
+    return s;
+}
+
+EXPORT int timespec_get(struct timespec *ts, int base) {
+    if (base != TIME_UTC)
+        return 0;
+    clock_gettime(CLOCK_REALTIME, ts);
+    return base;
+}
+
+EXPORT clock_t clock(void) {
+    return 0;
+}
+
+/* ---- refusals ---- */
+
+static int is_main_thread(void) {
+    return raw_n(SYS_gettid, 0, 0, 0, 0) == raw_n(SYS_getpid, 0, 0, 0, 0);
+}
+
+static void write_all(int fd, const char *s) {
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = raw_n(SYS_write, fd, (long)s, (long)n, 0);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static void refuse_sleep(const char *what, int64_t ns) {
+    char line[400];
+    snprintf(line, sizeof line,
+             "retrylab strict mode violation: %s for %lld ms on the protocol thread, below the "
+             "interpreter: a real sleep while virtual time stands still (sleep through the "
+             "client: Python's time.sleep once retrylab is imported, ctx.sleep, or await "
+             "asyncio.sleep; a C extension that sleeps cannot run under the simulator); the "
+             "executor exits with status 4\n",
+             what, (long long)((ns + 999999) / 1000000));
+    write_all(2, line);
+    _exit(EXIT_REFUSED);
+}
+
+/* ---- timed waits: a virtual deadline to the same remaining real time ---- */
+
+/* The real deadline on clock `id` that leaves as long as `abs` (virtual, on `id`) does. */
+static struct timespec real_deadline(clockid_t id, const struct timespec *abs) {
+    int known;
+    int64_t vnow = virtual_ns(id, &known);
+    struct timespec out;
+    if (!known) {
+        out = *abs;
+        return out;
+    }
+    int64_t left = from_timespec(abs) - vnow;
+    if (left < 0)
+        left = 0;
+    to_timespec(real_ns(id) + left, &out);
+    return out;
+}
+
+/* A deadline for a wait whose clock the caller chose when it made the object (a condition
+ * variable's attribute): a wall-clock deadline is far above any monotonic reading the
+ * simulator gives (now_ms of a run is far below 50 years). */
+static clockid_t clock_of_deadline(const struct timespec *abs) {
+    return abs->tv_sec > EPOCH_S / 2 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+}
+
+#define REAL(ret, name, ...)                                                                   \
+    static ret (*real_##name)(__VA_ARGS__);                                                    \
+    static ret (*get_##name(void))(__VA_ARGS__) {                                              \
+        if (real_##name == NULL)                                                               \
+            real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name);                        \
+        return real_##name;                                                                    \
+    }
+
+REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
+REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t,
+     const struct timespec *)
+REAL(int, sem_timedwait, sem_t *, const struct timespec *)
+REAL(int, sem_clockwait, sem_t *, clockid_t, const struct timespec *)
+REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *)
+REAL(int, pthread_mutex_clocklock, pthread_mutex_t *, clockid_t, const struct timespec *)
+REAL(int, timerfd_settime, int, int, const struct itimerspec *, struct itimerspec *)
+REAL(int, timer_settime, timer_t, int, const struct itimerspec *, struct itimerspec *)
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs) {
+    struct timespec d = real_deadline(clock_of_deadline(abs), abs);
+    return get_pthread_cond_timedwait()(c, m, &d);
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t id,
+                                  const struct timespec *abs) {
+    struct timespec d = real_deadline(id, abs);
+    return get_pthread_cond_clockwait()(c, m, id, &d);
+}
+
+/* The number of threads of this process (/proc/self/status), 0 if unknown. */
+static int threads(void) {
+    char buf[4096];
+    int fd = (int)raw_n(SYS_openat, AT_FDCWD, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    ssize_t n = raw_n(SYS_read, fd, (long)buf, sizeof buf - 1, 0);
+    raw_n(SYS_close, fd, 0, 0, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *t = strstr(buf, "\nThreads:");
+    return t != NULL ? atoi(t + 9) : 0;
+}
+
+/* A timed wait of the protocol thread on a lock that is taken, in a process with no other
+ * thread: nothing can release it, so it can only time out, after a real wait while virtual
+ * time stands still. Refused, as a sleep is. */
+static void refuse_lone_wait(const char *what, clockid_t id, const struct timespec *abs) {
+    if (!is_main_thread() || threads() != 1)
+        return;
+    int known;
+    int64_t left = from_timespec(abs) - virtual_ns(id, &known);
+    if (!known || left <= 0)
+        return;
+    char line[600];
+    snprintf(line, sizeof line,
+             "retrylab strict mode violation: %s with a deadline %lld ms away on a lock that is "
+             "taken, in a process with no other thread: nothing can release it, so the wait can "
+             "only time out, after a real wait while virtual time stands still (wait through the "
+             "client: threading.Event.wait and Condition.wait sleep in virtual time, or "
+             "time.sleep); the executor exits with status 4\n",
+             what, (long long)((left + 999999) / 1000000));
+    write_all(2, line);
+    _exit(EXIT_REFUSED);
+}
+
+EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs) {
+    if (sem_trywait(s) == 0)
+        return 0;
+    refuse_lone_wait("sem_timedwait", CLOCK_REALTIME, abs);
+    struct timespec d = real_deadline(CLOCK_REALTIME, abs);
+    return get_sem_timedwait()(s, &d);
+}
+
+EXPORT int sem_clockwait(sem_t *s, clockid_t id, const struct timespec *abs) {
+    if (sem_trywait(s) == 0)
+        return 0;
+    refuse_lone_wait("a timed lock acquire (sem_clockwait)", id, abs);
+    struct timespec d = real_deadline(id, abs);
+    return get_sem_clockwait()(s, id, &d);
+}
+
+EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs) {
+    if (pthread_mutex_trylock(m) == 0)
+        return 0;
+    refuse_lone_wait("pthread_mutex_timedlock", CLOCK_REALTIME, abs);
+    struct timespec d = real_deadline(CLOCK_REALTIME, abs);
+    return get_pthread_mutex_timedlock()(m, &d);
+}
+
+EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t id, const struct timespec *abs) {
+    if (pthread_mutex_trylock(m) == 0)
+        return 0;
+    refuse_lone_wait("pthread_mutex_clocklock", id, abs);
+    struct timespec d = real_deadline(id, abs);
+    return get_pthread_mutex_clocklock()(m, id, &d);
+}
+
+/* An absolute timer becomes a relative one of the same remaining time. */
+static int relative_timer(clockid_t id, int *flags, int abs_flag, const struct itimerspec *in,
+                          struct itimerspec *out) {
+    *out = *in;
+    if (!(*flags & abs_flag) || (in->it_value.tv_sec == 0 && in->it_value.tv_nsec == 0))
+        return 0;
+    int known;
+    int64_t left = from_timespec(&in->it_value) - virtual_ns(id, &known);
+    if (!known)
+        return 0;
+    if (left < 1)
+        left = 1; /* already due: at once (0 would disarm it) */
+    to_timespec(left, &out->it_value);
+    *flags &= ~abs_flag;
+    return 0;
+}
+
+/* timerfd's clock is the one it was made with; the deadline's size says which it is. */
+EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *v, struct itimerspec *old) {
+    struct itimerspec r;
+    relative_timer(clock_of_deadline(&v->it_value), &flags, TFD_TIMER_ABSTIME, v, &r);
+    return get_timerfd_settime()(fd, flags, &r, old);
+}
+
+EXPORT int timer_settime(timer_t t, int flags, const struct itimerspec *v, struct itimerspec *old) {
+    struct itimerspec r;
+    relative_timer(clock_of_deadline(&v->it_value), &flags, TIMER_ABSTIME, v, &r);
+    return get_timer_settime()(t, flags, &r, old);
+}
+
+/* ---- sleeps ---- */
+
+static int real_sleep(const struct timespec *req, struct timespec *rem) {
+    return (int)raw_n(SYS_nanosleep, (long)req, (long)rem, 0, 0);
+}
+
+EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct timespec *rem) {
+    int64_t ns = from_timespec(req);
+    if (flags & TIMER_ABSTIME) {
+        int known;
+        int64_t vnow = virtual_ns(id, &known);
+        if (known)
+            ns -= vnow;
+        else
+            ns -= real_ns(id);
+    }
+    if (ns <= 0)
+        return 0;
+    if (is_main_thread())
+        refuse_sleep("clock_nanosleep", ns);
+    struct timespec r;
+    to_timespec(ns, &r);
+    /* clock_nanosleep returns the error, not -1 with errno. */
+    return real_sleep(&r, (flags & TIMER_ABSTIME) ? NULL : rem) == 0 ? 0 : errno;
+}
+
+EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
+    int64_t ns = from_timespec(req);
+    if (ns > 0 && is_main_thread())
+        refuse_sleep("nanosleep", ns);
+    return real_sleep(req, rem);
+}
+
+EXPORT int usleep(useconds_t us) {
+    struct timespec r = {us / 1000000, (long)(us % 1000000) * 1000};
+    return nanosleep(&r, NULL);
+}
+
+EXPORT unsigned int sleep(unsigned int s) {
+    struct timespec r = {s, 0}, rem = {0, 0};
+    if (nanosleep(&r, &rem) != 0)
+        return (unsigned int)rem.tv_sec;
+    return 0;
+}
+
+/* ---- entropy ---- */
+
+static pthread_mutex_t rng_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t rng_s[4];
+
+static uint64_t splitmix(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(uint64_t seed) {
+    /* A stream of its own: the clients' streams are seeded from the same `seed`. */
+    uint64_t x = seed ^ 0x72657472796c6162ULL; /* "retrylab" */
+    pthread_mutex_lock(&rng_lock);
+    for (int i = 0; i < 4; i++)
+        rng_s[i] = splitmix(&x);
+    pthread_mutex_unlock(&rng_lock);
+}
+
+static uint64_t rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** */
+static uint64_t rng_next_locked(void) {
+    uint64_t r = rotl(rng_s[1] * 5, 7) * 9;
+    uint64_t t = rng_s[1] << 17;
+    rng_s[2] ^= rng_s[0];
+    rng_s[3] ^= rng_s[1];
+    rng_s[1] ^= rng_s[2];
+    rng_s[0] ^= rng_s[3];
+    rng_s[2] ^= t;
+    rng_s[3] = rotl(rng_s[3], 45);
+    return r;
+}
+
+static void fill(void *buf, size_t n) {
+    unsigned char *p = buf;
+    pthread_mutex_lock(&rng_lock);
+    while (n > 0) {
+        uint64_t v = rng_next_locked();
+        size_t k = n < 8 ? n : 8;
+        memcpy(p, &v, k);
+        p += k;
+        n -= k;
+    }
+    pthread_mutex_unlock(&rng_lock);
+}
+
+EXPORT ssize_t getrandom(void *buf, size_t n, unsigned int flags) {
+    (void)flags;
+    fill(buf, n);
+    return (ssize_t)n;
+}
+
+EXPORT int getentropy(void *buf, size_t n) {
+    if (n > 256) {
+        errno = EIO;
+        return -1;
+    }
+    fill(buf, n);
+    return 0;
+}
+
+EXPORT uint32_t arc4random(void) {
+    uint32_t v;
+    fill(&v, sizeof v);
+    return v;
+}
+
+EXPORT void arc4random_buf(void *buf, size_t n) {
+    fill(buf, n);
+}
+
+EXPORT uint32_t arc4random_uniform(uint32_t bound) {
+    if (bound < 2)
+        return 0;
+    uint32_t min = -bound % bound, v;
+    do
+        v = arc4random();
+    while (v < min);
+    return v % bound;
+}
+
+/* The descriptors open on /dev/urandom or /dev/random: their reads are the generator's. */
+#define MAX_TRACKED 4096
+static unsigned char random_fd[MAX_TRACKED];
+
+static int is_random_path(const char *path) {
+    return path != NULL && (strcmp(path, "/dev/urandom") == 0 || strcmp(path, "/dev/random") == 0);
+}
+
+static int track(int fd, const char *path) {
+    if (fd >= 0 && fd < MAX_TRACKED)
+        __atomic_store_n(&random_fd[fd], is_random_path(path), __ATOMIC_RELEASE);
+    return fd;
+}
+
+static int is_random_fd(int fd) {
+    return fd >= 0 && fd < MAX_TRACKED && __atomic_load_n(&random_fd[fd], __ATOMIC_ACQUIRE);
+}
+
+static mode_t mode_arg(int flags, va_list ap) {
+    return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+EXPORT int open(const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, mode), path);
+}
+
+EXPORT int open64(const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, mode), path);
+}
+
+EXPORT int openat(int dir, const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    return track((int)raw_n(SYS_openat, dir, (long)path, flags, mode), path);
+}
+
+EXPORT int openat64(int dir, const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    return track((int)raw_n(SYS_openat, dir, (long)path, flags, mode), path);
+}
+
+/* The fortified forms (_FORTIFY_SOURCE) of open and openat. */
+EXPORT int __open_2(const char *path, int flags) {
+    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, 0), path);
+}
+
+EXPORT int __open64_2(const char *path, int flags) {
+    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, 0), path);
+}
+
+EXPORT int __openat_2(int dir, const char *path, int flags) {
+    return track((int)raw_n(SYS_openat, dir, (long)path, flags, 0), path);
+}
+
+EXPORT int __openat64_2(int dir, const char *path, int flags) {
+    return track((int)raw_n(SYS_openat, dir, (long)path, flags, 0), path);
+}
+
+static ssize_t random_read(void *cookie, char *buf, size_t n) {
+    (void)cookie;
+    fill(buf, n);
+    return (ssize_t)n;
+}
+
+REAL(FILE *, fopen, const char *, const char *)
+REAL(FILE *, fopen64, const char *, const char *)
+
+static FILE *random_file(void) {
+    cookie_io_functions_t io = {random_read, NULL, NULL, NULL};
+    return fopencookie(NULL, "r", io);
+}
+
+EXPORT FILE *fopen(const char *path, const char *mode) {
+    if (is_random_path(path))
+        return random_file();
+    return get_fopen()(path, mode);
+}
+
+EXPORT FILE *fopen64(const char *path, const char *mode) {
+    if (is_random_path(path))
+        return random_file();
+    return get_fopen64()(path, mode);
+}
+
+EXPORT int close(int fd) {
+    if (fd >= 0 && fd < MAX_TRACKED)
+        __atomic_store_n(&random_fd[fd], 0, __ATOMIC_RELEASE);
+    return (int)raw_n(SYS_close, fd, 0, 0, 0);
+}
+
+/* ---- the channel: now_ms and start.seed from the bytes the process reads ---- */
+
+/* A scanner of the newline-delimited JSON the simulator sends: the top-level keys `now_ms`
+ * and `seed` (numbers), `type` (a string); applied at each line's end. The simulator's
+ * messages are objects whose values hold no top-level-looking key: a string's quotes are
+ * escaped, nested objects are deeper. */
+static struct {
+    int depth, in_string, escape;
+    char str[16];
+    int str_len;   /* -1: the string is longer than str */
+    char key[16];  /* the key whose value comes next (after ':' at depth 1) */
+    int in_value;  /* after ':' at depth 1, before ',' or '}' */
+    int num_active;
+    uint64_t num;
+    int have_now, have_seed, is_start;
+    uint64_t now, seed;
+} scan;
+
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void scan_end_value(void) {
+    if (scan.num_active) {
+        if (strcmp(scan.key, "now_ms") == 0) {
+            scan.have_now = 1;
+            scan.now = scan.num;
+        } else if (strcmp(scan.key, "seed") == 0) {
+            scan.have_seed = 1;
+            scan.seed = scan.num;
+        }
+    }
+    scan.num_active = 0;
+    scan.num = 0;
+    scan.in_value = 0;
+    scan.key[0] = 0;
+}
+
+static void scan_byte(unsigned char c) {
+    if (scan.in_string) {
+        if (scan.escape) {
+            scan.escape = 0;
+            scan.str_len = -1; /* no key we watch has an escape */
+        } else if (c == '\\') {
+            scan.escape = 1;
+        } else if (c == '"') {
+            scan.in_string = 0;
+            if (scan.str_len >= 0)
+                scan.str[scan.str_len] = 0;
+            else
+                scan.str[0] = 0;
+            if (scan.depth == 1 && scan.in_value && strcmp(scan.key, "type") == 0 &&
+                strcmp(scan.str, "start") == 0)
+                scan.is_start = 1;
+        } else if (scan.str_len >= 0) {
+            if (scan.str_len < (int)sizeof scan.str - 1)
+                scan.str[scan.str_len++] = (char)c;
+            else
+                scan.str_len = -1;
+        }
+        return;
+    }
+    switch (c) {
+    case '\n':
+        if (scan.depth == 0) {
+            if (scan.is_start && scan.have_seed)
+                rng_seed(scan.seed);
+            if (scan.have_now)
+                __atomic_store_n(&now_ms, (int64_t)scan.now, __ATOMIC_RELEASE);
+        }
+        memset(&scan, 0, sizeof scan);
+        return;
+    case '"':
+        scan.in_string = 1;
+        scan.str_len = 0;
+        return;
+    case '{':
+    case '[':
+        scan.depth++;
+        return;
+    case '}':
+    case ']':
+        if (scan.depth == 1)
+            scan_end_value();
+        scan.depth--;
+        return;
+    case ':':
+        if (scan.depth == 1 && !scan.in_value) {
+            memcpy(scan.key, scan.str, sizeof scan.key);
+            scan.in_value = 1;
+        }
+        return;
+    case ',':
+        if (scan.depth == 1)
+            scan_end_value();
+        return;
+    default:
+        if (scan.depth == 1 && scan.in_value && c >= '0' && c <= '9') {
+            scan.num_active = 1;
+            scan.num = scan.num * 10 + (uint64_t)(c - '0');
+        }
+        return;
+    }
+}
+
+static void scan_bytes(const void *buf, ssize_t n) {
+    if (n <= 0)
+        return;
+    pthread_mutex_lock(&scan_lock);
+    const unsigned char *p = buf;
+    for (ssize_t i = 0; i < n; i++)
+        scan_byte(p[i]);
+    pthread_mutex_unlock(&scan_lock);
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n) {
+    if (is_random_fd(fd)) {
+        fill(buf, n);
+        return (ssize_t)n;
+    }
+    ssize_t r = raw_n(SYS_read, fd, (long)buf, (long)n, 0);
+    if (fd == fd_in)
+        scan_bytes(buf, r);
+    return r;
+}
+
+/* ---- syscall(): the clock and entropy calls made through it ---- */
+
+EXPORT long syscall(long number, ...) {
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    switch (number) {
+    case SYS_clock_gettime:
+        return clock_gettime((clockid_t)a[0], (struct timespec *)a[1]);
+    case SYS_gettimeofday:
+        return gettimeofday((struct timeval *)a[0], (void *)a[1]);
+#ifdef SYS_time
+    case SYS_time:
+        return (long)time((time_t *)a[0]);
+#endif
+    case SYS_getrandom:
+        return getrandom((void *)a[0], (size_t)a[1], (unsigned int)a[2]);
+    case SYS_read:
+        return read((int)a[0], (void *)a[1], (size_t)a[2]);
+    case SYS_nanosleep:
+        return nanosleep((const struct timespec *)a[0], (struct timespec *)a[1]);
+    case SYS_clock_nanosleep: {
+        int e = clock_nanosleep((clockid_t)a[0], (int)a[1], (const struct timespec *)a[2],
+                                (struct timespec *)a[3]);
+        if (e != 0) {
+            errno = e;
+            return -1;
+        }
+        return 0;
+    }
+    default:
+        return raw6(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+}
+
+__attribute__((constructor)) static void shim_init(void) {
+    const char *s = getenv("RETRYLAB_FD_IN");
+    if (s != NULL && *s)
+        fd_in = atoi(s);
+    rng_seed(0);
+}
