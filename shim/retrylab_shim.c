@@ -32,7 +32,9 @@
  * allocation: the shim runs inside malloc's callers.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
@@ -54,6 +57,10 @@
 /* The null checks below are the kernel's EFAULT, kept although glibc declares the pointers
  * non-null. */
 #pragma GCC diagnostic ignored "-Wnonnull-compare"
+/* A path cut at PATH_MAX fails its call with ENOENT, as the kernel's own limit would. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 /* 2026-01-01T00:00:00Z: the wall clock at now_ms 0 (the clients' EPOCH). */
 #define EPOCH_S 1767225600LL
@@ -529,6 +536,224 @@ static int is_random_fd(int fd) {
     return fd >= 0 && fd < MAX_TRACKED && __atomic_load_n(&random_fd[fd], __ATOMIC_ACQUIRE);
 }
 
+/* ---- storage: the run's own files (docs/executor-protocol.md, section 9) ----
+ *
+ * retrylab gives every run a directory of its own (a slot of RETRYLAB_STORAGE, the
+ * design's storage for the command): `run/`, shared by the run's workers, and `wN/`, worker
+ * N's (its working directory, HOME, and TMPDIR below it). At each `start` the shim reads
+ * which slot its life belongs to (the file RETRYLAB_STORAGE/lives/PID, written by retrylab
+ * before it sends `start`), enters the worker's directory and sets the variables.
+ *
+ * The directory the process was started in (the project) is seen through the worker's
+ * directory: a path in the project, or a relative one, names the worker's copy if it has
+ * one, else the project's file for reading; a write lands in the worker's directory (a
+ * project file opened for writing is copied there first). A write elsewhere, outside the
+ * run's slot, is refused in strict mode (RETRYLAB_STRICT unset or not "0"); a write before
+ * the first `start` (at import, in `init`: every life forked from this process would share
+ * the file) is refused whatever the mode. Devices, FIFOs and sockets are not stored files. */
+
+static char launch_dir[PATH_MAX]; /* where the process started: the project */
+static char storage_root[PATH_MAX];
+static char slot_dir[PATH_MAX];   /* this life's slot, once `start` came */
+static char worker_dir[PATH_MAX]; /* slot/wN */
+static volatile int started;
+
+static int strict_files(void) {
+    const char *v = getenv("RETRYLAB_STRICT");
+    return !(v != NULL && v[0] == '0');
+}
+
+static int under(const char *p, const char *dir) {
+    size_t n = strlen(dir);
+    return n > 0 && strncmp(p, dir, n) == 0 && (p[n] == 0 || p[n] == '/');
+}
+
+/* `path` (relative to `dirfd`) as an absolute path with no `.`, `..` or `//`; -1 if too long. */
+static int absolute(int dirfd, const char *path, char *out) {
+    char tmp[PATH_MAX * 2];
+    size_t n = 0;
+    if (path[0] != '/') {
+        if (dirfd == AT_FDCWD) {
+            if (raw_n(SYS_getcwd, (long)tmp, PATH_MAX, 0, 0) < 0)
+                return -1;
+        } else {
+            char link[64];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+            long r = raw_n(SYS_readlinkat, AT_FDCWD, (long)link, (long)tmp, PATH_MAX - 1);
+            if (r < 0)
+                return -1;
+            tmp[r] = 0;
+        }
+        n = strlen(tmp);
+        tmp[n++] = '/';
+    }
+    size_t len = strlen(path);
+    if (n + len + 1 > sizeof tmp)
+        return -1;
+    memcpy(tmp + n, path, len + 1);
+    /* Normalise into out: components one by one. */
+    size_t o = 0;
+    const char *c = tmp;
+    while (*c) {
+        while (*c == '/')
+            c++;
+        if (!*c)
+            break;
+        const char *e = c;
+        while (*e && *e != '/')
+            e++;
+        size_t k = (size_t)(e - c);
+        if (k == 1 && c[0] == '.') {
+        } else if (k == 2 && c[0] == '.' && c[1] == '.') {
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+        } else {
+            if (o + k + 2 > PATH_MAX)
+                return -1;
+            out[o++] = '/';
+            memcpy(out + o, c, k);
+            o += k;
+        }
+        c = e;
+    }
+    if (o == 0)
+        out[o++] = '/';
+    out[o] = 0;
+    return 0;
+}
+
+static int raw_stat(const char *p, struct stat *st) {
+    return (int)raw_n(SYS_newfstatat, AT_FDCWD, (long)p, (long)st, 0);
+}
+
+/* mkdir -p of the directories of `p` (a path in the worker's directory) whose counterparts
+ * are directories in the project. */
+static void make_parents(const char *p) {
+    char d[PATH_MAX];
+    size_t wl = strlen(worker_dir);
+    snprintf(d, sizeof d, "%s", p);
+    for (char *q = d + wl + 1; (q = strchr(q, '/')) != NULL; q++) {
+        *q = 0;
+        raw_n(SYS_mkdirat, AT_FDCWD, (long)d, 0777, 0);
+        *q = '/';
+    }
+}
+
+static void copy_file(const char *from, const char *to, mode_t mode) {
+    int in = (int)raw_n(SYS_openat, AT_FDCWD, (long)from, O_RDONLY | O_CLOEXEC, 0);
+    if (in < 0)
+        return;
+    int out = (int)raw_n(SYS_openat, AT_FDCWD, (long)to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                         mode & 07777);
+    if (out >= 0) {
+        char buf[65536];
+        long r;
+        while ((r = raw_n(SYS_read, in, (long)buf, sizeof buf, 0)) > 0) {
+            char *b = buf;
+            while (r > 0) {
+                long w = raw_n(SYS_write, out, (long)b, r, 0);
+                if (w <= 0)
+                    break;
+                b += w;
+                r -= w;
+            }
+        }
+        raw_n(SYS_close, out, 0, 0, 0);
+    }
+    raw_n(SYS_close, in, 0, 0, 0);
+}
+
+static void refuse_write(const char *what, const char *path, const char *why) {
+    char line[PATH_MAX + 900];
+    snprintf(line, sizeof line,
+             "retrylab strict mode violation: %s of %s %s (docs/executor-protocol.md, section "
+             "9); the executor exits with status 4\n",
+             what, path, why);
+    write_all(2, line);
+    _exit(EXIT_REFUSED);
+}
+
+/* The path a call should use for `path`: the same, or the project's file in `buf` for a
+ * read of a file the worker has no copy of. Refuses a write it must refuse. */
+static const char *route(int dirfd, const char *path, int write, char *buf, const char *what) {
+    if (path == NULL || storage_root[0] == 0)
+        return path;
+    char p[PATH_MAX];
+    if (absolute(dirfd, path, p) != 0)
+        return path;
+    if (under(p, "/dev") || under(p, "/proc") || under(p, "/sys"))
+        return path;
+    struct stat st;
+    int exists = raw_stat(p, &st) == 0;
+    if (write && exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        write = 0; /* a FIFO, a socket, a device: not a stored file */
+    if (write && !started)
+        refuse_write(what, p,
+                     "before the first `start` (at import or in init): every worker life forked "
+                     "from this process would share the file, as no deployed process does; open "
+                     "it when the handler runs (or on `start`)");
+    if (!started)
+        return path;
+    char mapped[PATH_MAX];
+    const char *q = p;
+    if (!under(p, storage_root) && under(p, launch_dir) && strcmp(launch_dir, "/") != 0) {
+        /* The project, as this worker sees it: its directory over the project's. */
+        snprintf(mapped, sizeof mapped, "%s%s", worker_dir, p + strlen(launch_dir));
+        q = mapped;
+        exists = raw_stat(q, &st) == 0;
+    }
+    if (write && !under(q, slot_dir)) {
+        if (strict_files())
+            refuse_write(what, p,
+                         "outside the run's storage: a file there outlives the run and is shared "
+                         "with every other run; write under RETRYLAB_WORKER_DIR (the working "
+                         "directory; relative paths land there), RETRYLAB_RUN_DIR, HOME or "
+                         "TMPDIR, or serve with strict=False to let it through");
+        return path;
+    }
+    if (!under(q, worker_dir)) {
+        if (q == mapped) {
+            snprintf(buf, PATH_MAX, "%s", q);
+            return buf;
+        }
+        return path;
+    }
+    if (exists) {
+        if (q == mapped) {
+            snprintf(buf, PATH_MAX, "%s", q);
+            return buf;
+        }
+        return path;
+    }
+    /* Not in the worker's directory: the project's, underneath. */
+    char lower[PATH_MAX];
+    snprintf(lower, sizeof lower, "%s%s", launch_dir, q + strlen(worker_dir));
+    struct stat ls;
+    int in_project = raw_stat(lower, &ls) == 0;
+    if (!write) {
+        snprintf(buf, PATH_MAX, "%s", in_project ? lower : q);
+        return buf;
+    }
+    make_parents(q);
+    if (in_project && S_ISREG(ls.st_mode))
+        copy_file(lower, q, ls.st_mode);
+    snprintf(buf, PATH_MAX, "%s", q);
+    return buf;
+}
+
+static int writes(int flags) {
+    return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0 ||
+           (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static int do_open(int dirfd, const char *path, int flags, mode_t mode) {
+    char buf[PATH_MAX];
+    const char *p = route(dirfd, path, writes(flags), buf, "an open for writing");
+    return track((int)raw_n(SYS_openat, dirfd, (long)p, flags, mode), path);
+}
+
 static mode_t mode_arg(int flags, va_list ap) {
     return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
@@ -538,7 +763,7 @@ EXPORT int open(const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, mode), path);
+    return do_open(AT_FDCWD, path, flags, mode);
 }
 
 EXPORT int open64(const char *path, int flags, ...) {
@@ -546,7 +771,7 @@ EXPORT int open64(const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, mode), path);
+    return do_open(AT_FDCWD, path, flags, mode);
 }
 
 EXPORT int openat(int dir, const char *path, int flags, ...) {
@@ -554,7 +779,7 @@ EXPORT int openat(int dir, const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    return track((int)raw_n(SYS_openat, dir, (long)path, flags, mode), path);
+    return do_open(dir, path, flags, mode);
 }
 
 EXPORT int openat64(int dir, const char *path, int flags, ...) {
@@ -562,24 +787,142 @@ EXPORT int openat64(int dir, const char *path, int flags, ...) {
     va_start(ap, flags);
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
-    return track((int)raw_n(SYS_openat, dir, (long)path, flags, mode), path);
+    return do_open(dir, path, flags, mode);
 }
 
 /* The fortified forms (_FORTIFY_SOURCE) of open and openat. */
 EXPORT int __open_2(const char *path, int flags) {
-    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, 0), path);
+    return do_open(AT_FDCWD, path, flags, 0);
 }
 
 EXPORT int __open64_2(const char *path, int flags) {
-    return track((int)raw_n(SYS_openat, AT_FDCWD, (long)path, flags, 0), path);
+    return do_open(AT_FDCWD, path, flags, 0);
 }
 
 EXPORT int __openat_2(int dir, const char *path, int flags) {
-    return track((int)raw_n(SYS_openat, dir, (long)path, flags, 0), path);
+    return do_open(dir, path, flags, 0);
 }
 
 EXPORT int __openat64_2(int dir, const char *path, int flags) {
-    return track((int)raw_n(SYS_openat, dir, (long)path, flags, 0), path);
+    return do_open(dir, path, flags, 0);
+}
+
+EXPORT int creat(const char *path, mode_t mode) {
+    return do_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+EXPORT int creat64(const char *path, mode_t mode) {
+    return do_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+/* Path calls that read: the project's file when the worker has no copy. */
+#define ROUTED(ret, name, write, params, args, path_expr, dirfd_expr)                          \
+    typedef ret(*name##_fn) params;                                                          \
+    static name##_fn real_##name;                                                            \
+    EXPORT ret name params {                                                                 \
+        if (real_##name == NULL)                                                             \
+            real_##name = (name##_fn)dlsym(RTLD_NEXT, #name);                                \
+        char buf_[PATH_MAX];                                                                 \
+        const char *routed_ = route(dirfd_expr, path_expr, write, buf_, #name);              \
+        (void)routed_;                                                                       \
+        return real_##name args;                                                             \
+    }
+
+ROUTED(int, stat, 0, (const char *path, struct stat *st), (routed_, st), path, AT_FDCWD)
+ROUTED(int, lstat, 0, (const char *path, struct stat *st), (routed_, st), path, AT_FDCWD)
+ROUTED(int, stat64, 0, (const char *path, struct stat64 *st), (routed_, st), path, AT_FDCWD)
+ROUTED(int, lstat64, 0, (const char *path, struct stat64 *st), (routed_, st), path, AT_FDCWD)
+ROUTED(int, fstatat, 0, (int d, const char *path, struct stat *st, int f), (d, routed_, st, f), path, d)
+ROUTED(int, fstatat64, 0, (int d, const char *path, struct stat64 *st, int f), (d, routed_, st, f),
+       path, d)
+ROUTED(int, __xstat, 0, (int v, const char *path, struct stat *st), (v, routed_, st), path, AT_FDCWD)
+ROUTED(int, __lxstat, 0, (int v, const char *path, struct stat *st), (v, routed_, st), path, AT_FDCWD)
+ROUTED(int, __xstat64, 0, (int v, const char *path, struct stat64 *st), (v, routed_, st), path,
+       AT_FDCWD)
+ROUTED(int, __lxstat64, 0, (int v, const char *path, struct stat64 *st), (v, routed_, st), path,
+       AT_FDCWD)
+ROUTED(int, __fxstatat, 0, (int v, int d, const char *path, struct stat *st, int f),
+       (v, d, routed_, st, f), path, d)
+ROUTED(int, __fxstatat64, 0, (int v, int d, const char *path, struct stat64 *st, int f),
+       (v, d, routed_, st, f), path, d)
+ROUTED(int, statx, 0, (int d, const char *path, int f, unsigned int m, struct statx *st),
+       (d, routed_, f, m, st), path, d)
+ROUTED(int, access, 0, (const char *path, int m), (routed_, m), path, AT_FDCWD)
+ROUTED(int, faccessat, 0, (int d, const char *path, int m, int f), (d, routed_, m, f), path, d)
+ROUTED(int, euidaccess, 0, (const char *path, int m), (routed_, m), path, AT_FDCWD)
+ROUTED(DIR *, opendir, 0, (const char *path), (routed_), path, AT_FDCWD)
+ROUTED(ssize_t, readlink, 0, (const char *restrict path, char *restrict b, size_t n), (routed_, b, n),
+       path, AT_FDCWD)
+ROUTED(ssize_t, readlinkat, 0, (int d, const char *restrict path, char *restrict b, size_t n),
+       (d, routed_, b, n), path, d)
+ROUTED(int, chdir, 0, (const char *path), (routed_), path, AT_FDCWD)
+ROUTED(int, mkdir, 1, (const char *path, mode_t m), (routed_, m), path, AT_FDCWD)
+ROUTED(int, mkdirat, 1, (int d, const char *path, mode_t m), (d, routed_, m), path, d)
+ROUTED(int, rmdir, 1, (const char *path), (routed_), path, AT_FDCWD)
+ROUTED(int, unlink, 1, (const char *path), (routed_), path, AT_FDCWD)
+ROUTED(int, unlinkat, 1, (int d, const char *path, int f), (d, routed_, f), path, d)
+ROUTED(int, truncate, 1, (const char *path, off_t n), (routed_, n), path, AT_FDCWD)
+
+typedef int (*rename_fn)(const char *, const char *);
+static rename_fn real_rename;
+EXPORT int rename(const char *from, const char *to) {
+    if (real_rename == NULL)
+        real_rename = (rename_fn)dlsym(RTLD_NEXT, "rename");
+    char a[PATH_MAX], b[PATH_MAX];
+    const char *f = route(AT_FDCWD, from, 1, a, "a rename");
+    const char *t = route(AT_FDCWD, to, 1, b, "a rename");
+    return real_rename(f, t);
+}
+
+typedef int (*renameat_fn)(int, const char *, int, const char *);
+static renameat_fn real_renameat;
+EXPORT int renameat(int fd, const char *from, int td, const char *to) {
+    if (real_renameat == NULL)
+        real_renameat = (renameat_fn)dlsym(RTLD_NEXT, "renameat");
+    char a[PATH_MAX], b[PATH_MAX];
+    const char *f = route(fd, from, 1, a, "a rename");
+    const char *t = route(td, to, 1, b, "a rename");
+    return real_renameat(fd, f, td, t);
+}
+
+typedef int (*renameat2_fn)(int, const char *, int, const char *, unsigned int);
+static renameat2_fn real_renameat2;
+EXPORT int renameat2(int fd, const char *from, int td, const char *to, unsigned int flags) {
+    if (real_renameat2 == NULL)
+        real_renameat2 = (renameat2_fn)dlsym(RTLD_NEXT, "renameat2");
+    char a[PATH_MAX], b[PATH_MAX];
+    const char *f = route(fd, from, 1, a, "a rename");
+    const char *t = route(td, to, 1, b, "a rename");
+    return real_renameat2(fd, f, td, t, flags);
+}
+
+/* A life's `start`: its slot (the file retrylab wrote for this pid), its worker's directory
+ * as the working directory, and the variables that name them. */
+static void enter_storage(uint64_t worker) {
+    if (storage_root[0] == 0)
+        return;
+    char f[PATH_MAX];
+    snprintf(f, sizeof f, "%s/lives/%ld", storage_root, raw_n(SYS_getpid, 0, 0, 0, 0));
+    int fd = (int)raw_n(SYS_openat, AT_FDCWD, (long)f, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    long n = raw_n(SYS_read, fd, (long)slot_dir, PATH_MAX - 1, 0);
+    raw_n(SYS_close, fd, 0, 0, 0);
+    if (n <= 0)
+        return;
+    slot_dir[n] = 0;
+    while (n > 0 && slot_dir[n - 1] == '\n')
+        slot_dir[--n] = 0;
+    snprintf(worker_dir, sizeof worker_dir, "%s/w%llu", slot_dir, (unsigned long long)worker);
+    char run[PATH_MAX], tmp[PATH_MAX];
+    snprintf(run, sizeof run, "%s/run", slot_dir);
+    snprintf(tmp, sizeof tmp, "%s/tmp", worker_dir);
+    raw_n(SYS_chdir, (long)worker_dir, 0, 0, 0);
+    setenv("RETRYLAB_RUN_DIR", run, 1);
+    setenv("RETRYLAB_WORKER_DIR", worker_dir, 1);
+    setenv("HOME", worker_dir, 1);
+    setenv("TMPDIR", tmp, 1);
+    started = 1;
 }
 
 static ssize_t random_read(void *cookie, char *buf, size_t n) {
@@ -596,16 +939,24 @@ static FILE *random_file(void) {
     return fopencookie(NULL, "r", io);
 }
 
+static int mode_writes(const char *mode) {
+    return mode != NULL && (strchr(mode, 'w') != NULL || strchr(mode, 'a') != NULL ||
+                            strchr(mode, '+') != NULL);
+}
+
 EXPORT FILE *fopen(const char *path, const char *mode) {
     if (is_random_path(path))
         return random_file();
-    return get_fopen()(path, mode);
+    char buf[PATH_MAX];
+    return get_fopen()(route(AT_FDCWD, path, mode_writes(mode), buf, "an fopen for writing"), mode);
 }
 
 EXPORT FILE *fopen64(const char *path, const char *mode) {
     if (is_random_path(path))
         return random_file();
-    return get_fopen64()(path, mode);
+    char buf[PATH_MAX];
+    return get_fopen64()(route(AT_FDCWD, path, mode_writes(mode), buf, "an fopen for writing"),
+                         mode);
 }
 
 EXPORT int close(int fd) {
@@ -628,8 +979,8 @@ static struct {
     int in_value;  /* after ':' at depth 1, before ',' or '}' */
     int num_active;
     uint64_t num;
-    int have_now, have_seed, is_start;
-    uint64_t now, seed;
+    int have_now, have_seed, have_worker, is_start;
+    uint64_t now, seed, worker;
 } scan;
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -642,6 +993,9 @@ static void scan_end_value(void) {
         } else if (strcmp(scan.key, "seed") == 0) {
             scan.have_seed = 1;
             scan.seed = scan.num;
+        } else if (strcmp(scan.key, "worker") == 0) {
+            scan.have_worker = 1;
+            scan.worker = scan.num;
         }
     }
     scan.num_active = 0;
@@ -679,6 +1033,8 @@ static void scan_byte(unsigned char c) {
         if (scan.depth == 0) {
             if (scan.is_start && scan.have_seed)
                 rng_seed(scan.seed);
+            if (scan.is_start && scan.have_worker)
+                enter_storage(scan.worker);
             if (scan.have_now)
                 __atomic_store_n(&now_ms, (int64_t)scan.now, __ATOMIC_RELEASE);
         }
@@ -758,6 +1114,13 @@ EXPORT long syscall(long number, ...) {
 #endif
     case SYS_getrandom:
         return getrandom((void *)a[0], (size_t)a[1], (unsigned int)a[2]);
+    case SYS_statx: {
+        char buf[PATH_MAX];
+        const char *p = route((int)a[0], (const char *)a[1], 0, buf, "statx");
+        return raw6(number, a[0], (long)p, a[2], a[3], a[4], 0);
+    }
+    case SYS_openat:
+        return do_open((int)a[0], (const char *)a[1], (int)a[2], (mode_t)a[3]);
     case SYS_read:
         return read((int)a[0], (void *)a[1], (size_t)a[2]);
     case SYS_nanosleep:
@@ -781,4 +1144,9 @@ __attribute__((constructor)) static void shim_init(void) {
     if (s != NULL && *s)
         fd_in = atoi(s);
     rng_seed(0);
+    if (raw_n(SYS_getcwd, (long)launch_dir, sizeof launch_dir, 0, 0) < 0)
+        launch_dir[0] = 0;
+    const char *r = getenv("RETRYLAB_STORAGE");
+    if (r != NULL && *r && absolute(AT_FDCWD, r, storage_root) != 0)
+        storage_root[0] = 0;
 }

@@ -352,7 +352,7 @@ fn both_in_python_are_the_built_ins_seed_by_seed_with_a_volatile_journal() {
 /// What the port cannot do: at a restart the built-in journal resumes every unresolved
 /// operation the worker owned, also one whose calls were all answered (the agent gave up on
 /// it); an external executor acts only inside a call it was given (docs/executor-protocol.md,
-/// section 9: no background work outside a call), and a restart redelivers only the calls
+/// section 10: no background work outside a call), and a restart redelivers only the calls
 /// still owed an answer. On this seed of a model where the agent gives up, the first
 /// intent's operation is unresolved when the worker crashes during the second intent's call:
 /// the built-in sends its key twice more after the restart, the port cannot.

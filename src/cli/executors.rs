@@ -22,6 +22,11 @@ pub(super) fn add_executors(cli: &Cli, ctx: &mut Ctx) -> Result<(), CliError> {
             "--executor-turn-timeout-ms: must be at least 1".into(),
         ));
     }
+    crate::external::storage::configure(
+        cli.executor_storage.as_deref(),
+        cli.executor_storage_max_mb,
+    )
+    .map_err(CliError::Input)?;
     let mut added: Vec<&'static dyn Design> = ctx.designs.added().to_vec();
     for w in wanted {
         start(cli, ctx, w, &mut added)?;
@@ -191,6 +196,12 @@ fn replay_flags(cli: &Cli, ctx: &mut Ctx) {
     }
     if cli.executor_unmapped == super::UnmappedRequests::Warn {
         ctx.flags.push_str(" --executor-unmapped warn");
+    }
+    if cli.executor_storage_max_mb != crate::external::storage::DEFAULT_MAX_FILE_MB {
+        ctx.flags.push_str(&format!(
+            " --executor-storage-max-mb {}",
+            cli.executor_storage_max_mb
+        ));
     }
     if cli.executor_turn_timeout_ms != 10_000 {
         ctx.flags.push_str(&format!(

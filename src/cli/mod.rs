@@ -156,6 +156,23 @@ pub struct Cli {
         global = true
     )]
     executor_unmapped: UnmappedRequests,
+    /// Where external executors' files go. Every run gets empty directories of its own:
+    /// `RETRYLAB_RUN_DIR`, shared by the run's workers, and `RETRYLAB_WORKER_DIR` per worker
+    /// (its working directory and `HOME`; `TMPDIR` below it), in a private directory that
+    /// the command makes in DIR (by default `TMPDIR`) and removes when it ends. Relative
+    /// reads of the project's files keep working; writes land in the run's storage
+    /// (docs/executor-protocol.md, section 9).
+    #[arg(long = "executor-storage", value_name = "DIR", global = true)]
+    executor_storage: Option<std::path::PathBuf>,
+    /// The largest file an external executor may write, in MiB (its `RLIMIT_FSIZE`): a write
+    /// beyond it fails (`EFBIG`).
+    #[arg(
+        long = "executor-storage-max-mb",
+        value_name = "MIB",
+        default_value_t = crate::external::storage::DEFAULT_MAX_FILE_MB,
+        global = true
+    )]
+    executor_storage_max_mb: u64,
 }
 
 /// Which process a worker life of an external executor runs in (`--executor-lives`).

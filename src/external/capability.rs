@@ -153,12 +153,12 @@ const CAPABILITIES: &[Capability] = &[
     row(
         "ExecCtx::set_timer_within",
         &[],
-        "no message in version 1: a delay the world chooses within a range; a process's own jitter is drawn from its seed, not enumerated by `explore` (section 9)",
+        "no message in version 1: a delay the world chooses within a range; a process's own jitter is drawn from its seed, not enumerated by `explore` (section 10)",
     ),
     row(
         "ExecCtx::set_periodic_timer",
         &[],
-        "no message in version 1: background work outside a call (a sweeper) is not in the protocol yet (section 9)",
+        "no message in version 1: background work outside a call (a sweeper) is not in the protocol yet (section 10)",
     ),
     row(
         "ExecCtx::report",

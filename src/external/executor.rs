@@ -112,6 +112,10 @@ pub struct External {
     last_sent: String,
     /// A protocol error stopped it: it does nothing more.
     dead: bool,
+    /// The run's workers (each has a directory of the run's storage).
+    workers: u32,
+    /// `workers.journal: volatile`: a restarted worker's directory is empty.
+    volatile: bool,
 }
 
 impl External {
@@ -134,7 +138,16 @@ impl External {
             history: StableHasher::new(),
             last_sent: String::new(),
             dead: false,
+            workers: 1,
+            volatile: false,
         }
+    }
+
+    /// The run's `workers`, and whether a crash loses a worker's directory (`volatile`).
+    pub fn with_storage(mut self, workers: u32, volatile: bool) -> Self {
+        self.workers = workers;
+        self.volatile = volatile;
+        self
     }
 
     /// Whether the process declared async mode in its `hello`.
@@ -267,11 +280,28 @@ impl External {
     }
 
     /// Starts (or restarts) the worker's process life.
-    fn start(&mut self, ctx: &mut ExecCtx<'_>) {
+    fn start(&mut self, ctx: &mut ExecCtx<'_>, restart: bool) {
         if !self.ensure_process(ctx) {
             return;
         }
         let (w, inc) = (ctx.worker().0, ctx.incarnation());
+        // The run's storage: empty at the run's start (worker 0 starts first), a volatile
+        // worker's directory empty again after its crash; then the life's slot for the shim.
+        let pid = self.process.as_ref().map_or(0, Process::pid);
+        let storage = if !restart && w == 0 {
+            super::storage::begin_run(self.workers)
+        } else if restart && self.volatile {
+            super::storage::lose_worker(w)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| super::storage::enter(pid));
+        if let Err(e) = storage {
+            self.shared
+                .fail(format!("executor {}: {e}", self.shared.name));
+            self.dead = true;
+            return;
+        }
         let seed = seed_of(w, inc);
         self.history = StableHasher::new();
         ("start", w, inc, seed, ctx.now()).hash(&mut self.history);
@@ -400,14 +430,14 @@ impl External {
 
 impl Executor for External {
     fn on_start(&mut self, ctx: &mut ExecCtx<'_>) {
-        self.start(ctx);
+        self.start(ctx, false);
     }
 
     /// A new process (this executor is new: the crashed one's process was killed) starts
     /// with the store as the crash left it, and the calls its worker had not answered are
     /// delivered again.
     fn on_restart(&mut self, ctx: &mut ExecCtx<'_>) {
-        self.start(ctx);
+        self.start(ctx, true);
         let worker = ctx.worker();
         for op in ctx.journal_ref().open_ops(worker) {
             let Some((o, s)) = ctx.journal_ref().parts(op) else {

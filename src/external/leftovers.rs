@@ -90,7 +90,12 @@ pub(crate) struct TempDir {
 impl TempDir {
     /// A new directory named `PREFIX-XXXXXX`.
     pub(crate) fn new(prefix: &str) -> Result<Self, String> {
-        let base = std::env::temp_dir();
+        Self::new_in(&std::env::temp_dir(), prefix)
+    }
+
+    /// A new directory named `PREFIX-XXXXXX` in `base`.
+    pub(crate) fn new_in(base: &Path, prefix: &str) -> Result<Self, String> {
+        let base = base.to_path_buf();
         let template = base.join(format!("{prefix}-XXXXXX"));
         let mut bytes = CString::new(template.as_os_str().as_bytes())
             .map_err(|_| "a NUL byte in the temporary directory's path".to_string())?

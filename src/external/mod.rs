@@ -22,6 +22,7 @@ pub(crate) mod message;
 pub(crate) mod process;
 mod schema;
 pub(crate) mod shim;
+pub(crate) mod storage;
 pub(crate) mod to_exec;
 
 pub use capability::{Capability, capabilities, capabilities_markdown};
@@ -429,7 +430,10 @@ impl ExternalDesign {
     fn external_in(&self, model: &crate::model::Model) -> executor::External {
         let mut face = face::Face::new(&model.provider.http);
         face.should_retry = model.provider.should_retry.clone();
-        executor::External::new(Arc::clone(&self.shared), &model.executor, face)
+        executor::External::new(Arc::clone(&self.shared), &model.executor, face).with_storage(
+            model.workers.count,
+            model.workers.journal == crate::model::Durability::Volatile,
+        )
     }
 
     /// The first protocol error of any of its processes, with the executor named.

@@ -127,8 +127,11 @@ impl Process {
             // No .pyc beside the user's scripts: a run leaves their tree as it was.
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .process_group(0);
-        // Clocks and entropy below the interpreter: the simulator's (shim.rs).
+        // Clocks and entropy below the interpreter: the simulator's (shim.rs); files: the
+        // run's own storage (storage.rs).
         cmd.env("LD_PRELOAD", super::shim::preload()?);
+        cmd.env("RETRYLAB_STORAGE", super::storage::root()?);
+        let max_file = super::storage::max_file_bytes() as libc::rlim_t;
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -138,6 +141,14 @@ impl Process {
             cmd.pre_exec(move || {
                 // Move both ends above 4 first, so that placing one on 3 or 4 cannot close
                 // the other; dup2 onto 3 and 4 then clears close-on-exec on the copies.
+                // The storage's size bound: no file the executor writes grows beyond it.
+                let limit = libc::rlimit {
+                    rlim_cur: max_file,
+                    rlim_max: max_file,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 let a = libc::fcntl(in_fd, libc::F_DUPFD_CLOEXEC, 10);
                 let b = libc::fcntl(out_fd, libc::F_DUPFD_CLOEXEC, 10);
                 if a < 0 || b < 0 || libc::dup2(a, 3) < 0 || libc::dup2(b, 4) < 0 {

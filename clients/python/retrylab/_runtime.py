@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import ctypes
 import gc
 import inspect
 import json
@@ -10,6 +11,7 @@ import math
 import os
 import signal
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Sequence
@@ -706,6 +708,7 @@ class Runtime:
             if self.on_reset is not None:
                 self.on_reset()
         _virtual.seed(message["seed"])
+        _sync_storage_environment()
         self.started = message
 
     def context(self, message: dict[str, Any]) -> tuple[Callable[..., Any], Context]:
@@ -801,6 +804,44 @@ def _note_receipt(ctx: Context, body: bytes) -> None:
         return
     if isinstance(value, dict) and isinstance(value.get("id"), str):
         ctx.receipt = value["id"]
+
+
+#: The variables retrylab's shim sets at each ``start`` (docs/executor-protocol.md, section 9).
+_STORAGE_VARIABLES = ("RETRYLAB_RUN_DIR", "RETRYLAB_WORKER_DIR", "HOME", "TMPDIR")
+
+
+def _sync_storage_environment() -> None:
+    """``os.environ`` as the shim left the process's environment at this ``start``: the
+    run's storage (``os.environ`` is a copy made when the interpreter started, and a forked
+    life inherits its zygote's); and ``tempfile``'s cached directory forgotten. Nothing
+    without the shim (this client's tests, production)."""
+    getenv = _libc_getenv()
+    if getenv is None:
+        return
+    for name in _STORAGE_VARIABLES:
+        value = getenv(name.encode())
+        if value is not None:
+            os.environ[name] = os.fsdecode(value)
+    tempfile.tempdir = None
+
+
+def _libc_getenv() -> Callable[[bytes], bytes | None] | None:
+    """libc's ``getenv`` when retrylab's shim is loaded in this process, else ``None``."""
+    global _GETENV
+    if _GETENV is False:
+        try:
+            libc = ctypes.CDLL(None)
+            libc.retrylab_shim_version  # the shim's marker: loaded, or AttributeError
+            fn = libc.getenv
+            fn.restype = ctypes.c_char_p
+            fn.argtypes = [ctypes.c_char_p]
+            _GETENV = fn
+        except (OSError, AttributeError):
+            _GETENV = None
+    return _GETENV  # type: ignore[return-value]
+
+
+_GETENV: Any = False
 
 
 def fork_hazard() -> str | None:

@@ -428,6 +428,9 @@ def install(strict: bool = True) -> None:
     Until the simulator's ``start`` arrives, the clock reads ``now_ms`` 0 and the entropy
     stream is seeded with 0.
     """
+    # Read by retrylab's shim: in strict mode a write outside the run's storage is refused
+    # (docs/executor-protocol.md, section 9).
+    os.environ["RETRYLAB_STRICT"] = "1" if strict else "0"
     if _state.installed:
         if strict != _state.strict:
             if strict:

@@ -1,0 +1,136 @@
+//! The run's own storage (docs/executor-protocol.md, section 9): every run of an external
+//! executor gets a directory of its own, a *slot*, with `run/` (shared by the run's workers:
+//! the deployment's shared volume) and `wN/` for each worker N (its machine's local disk:
+//! the process's working directory, `HOME`, and `tmp/` as `TMPDIR`), made empty when the run
+//! starts, so that nothing one run writes reaches another run or command.
+//!
+//! The slots live in one private directory per command (`retrylab-storage-XXXXXX` in
+//! `TMPDIR`, or in `--executor-storage DIR`), removed when the command ends (leftovers.rs).
+//! A thread runs one world at a time, so each thread has its slot (`sK`), emptied at each
+//! run's start. Before it sends a life's `start`, retrylab writes the life's slot into
+//! `lives/PID`; the shim (shim.rs) reads it at `start` and enters the worker's directory.
+//!
+//! A crash leaves the directories as they are (written bytes survive a process's death);
+//! with `workers.journal: volatile` a restarted worker finds its own directory empty, as a
+//! replaced container would, and the run's `run/` as it was.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use super::leftovers::TempDir;
+
+/// `--executor-storage DIR`: where the command's storage directory is made.
+static BASE: OnceLock<PathBuf> = OnceLock::new();
+/// `--executor-storage-max-mb`: the largest file an executor may write, in MiB.
+static MAX_FILE_MB: AtomicU64 = AtomicU64::new(DEFAULT_MAX_FILE_MB);
+/// The default of `--executor-storage-max-mb`.
+pub const DEFAULT_MAX_FILE_MB: u64 = 1024;
+
+/// Sets the flags' values; the first call wins (a command has one set of flags).
+pub(crate) fn configure(base: Option<&Path>, max_file_mb: u64) -> Result<(), String> {
+    if max_file_mb == 0 {
+        return Err("--executor-storage-max-mb: must be at least 1".into());
+    }
+    MAX_FILE_MB.store(max_file_mb, Ordering::Relaxed);
+    if let Some(b) = base {
+        let meta =
+            std::fs::metadata(b).map_err(|e| format!("--executor-storage {}: {e}", b.display()))?;
+        if !meta.is_dir() {
+            return Err(format!(
+                "--executor-storage {}: not a directory",
+                b.display()
+            ));
+        }
+        let abs = std::path::absolute(b)
+            .map_err(|e| format!("--executor-storage {}: {e}", b.display()))?;
+        let _ = BASE.set(abs);
+    }
+    Ok(())
+}
+
+/// The largest file an executor process may write, in bytes (its `RLIMIT_FSIZE`).
+pub(crate) fn max_file_bytes() -> u64 {
+    MAX_FILE_MB.load(Ordering::Relaxed).saturating_mul(1 << 20)
+}
+
+/// The command's storage directory, made on the first call.
+pub(crate) fn root() -> Result<&'static Path, String> {
+    static ROOT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let base = BASE.get().cloned().unwrap_or_else(std::env::temp_dir);
+        let dir = TempDir::new_in(&base, "retrylab-storage").map_err(|e| {
+            format!("the executors' storage: {e} (--executor-storage DIR puts it elsewhere)")
+        })?;
+        let path = dir.path().to_path_buf();
+        std::fs::create_dir(path.join("lives")).map_err(|e| {
+            format!(
+                "the executors' storage: cannot make {}/lives: {e}",
+                path.display()
+            )
+        })?;
+        // Removed when the command ends (leftovers::Sweep).
+        std::mem::forget(dir);
+        Ok(path)
+    })
+    .as_ref()
+    .map(PathBuf::as_path)
+    .map_err(Clone::clone)
+}
+
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static SLOT: usize = NEXT_SLOT.fetch_add(1, Ordering::Relaxed);
+}
+
+/// This thread's slot: the storage of the run it runs.
+pub(crate) fn slot() -> Result<PathBuf, String> {
+    Ok(root()?.join(format!("s{}", SLOT.with(|s| *s))))
+}
+
+fn make(p: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(p).map_err(|e| {
+        format!(
+            "the run's storage: cannot make {}: {e} (--executor-storage DIR puts it elsewhere)",
+            p.display()
+        )
+    })
+}
+
+fn empty(p: &Path) -> Result<(), String> {
+    match std::fs::remove_dir_all(p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!(
+            "the run's storage: cannot empty {}: {e}",
+            p.display()
+        )),
+    }
+}
+
+/// A run starts with `workers` workers: its slot, empty.
+pub(crate) fn begin_run(workers: u32) -> Result<(), String> {
+    let s = slot()?;
+    empty(&s)?;
+    make(&s.join("run"))?;
+    for w in 0..workers {
+        make(&s.join(format!("w{w}")).join("tmp"))?;
+    }
+    Ok(())
+}
+
+/// Worker `worker`'s directory lost (`workers.journal: volatile`): empty again.
+pub(crate) fn lose_worker(worker: u32) -> Result<(), String> {
+    let w = slot()?.join(format!("w{worker}"));
+    empty(&w)?;
+    make(&w.join("tmp"))
+}
+
+/// Tells the shim of process `pid` which slot its next `start` belongs to.
+pub(crate) fn enter(pid: u32) -> Result<(), String> {
+    let s = slot()?;
+    let f = root()?.join("lives").join(pid.to_string());
+    std::fs::write(&f, s.as_os_str().as_encoded_bytes())
+        .map_err(|e| format!("the run's storage: cannot write {}: {e}", f.display()))
+}
