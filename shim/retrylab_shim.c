@@ -547,10 +547,10 @@ static int is_random_fd(int fd) {
  * The directory the process was started in (the project) is seen through the worker's
  * directory: a path in the project, or a relative one, names the worker's copy if it has
  * one, else the project's file for reading; a write lands in the worker's directory (a
- * project file opened for writing is copied there first). A write elsewhere, outside the
- * run's slot, is refused in strict mode (RETRYLAB_STRICT unset or not "0"); a write before
- * the first `start` (at import, in `init`: every life forked from this process would share
- * the file) is refused whatever the mode. Devices, FIFOs and sockets are not stored files. */
+ * project file opened for writing is copied there first). In strict mode (RETRYLAB_STRICT
+ * unset or not "0") a write elsewhere, outside the run's slot, is refused, and so is a write
+ * before the first `start` (at import, in `init`: every life forked from this process would
+ * share the file). Devices, FIFOs and sockets are not stored files. */
 
 static char launch_dir[PATH_MAX]; /* where the process started: the project */
 static char storage_root[PATH_MAX];
@@ -689,7 +689,7 @@ static const char *route(int dirfd, const char *path, int write, char *buf, cons
     int exists = raw_stat(p, &st) == 0;
     if (write && exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         write = 0; /* a FIFO, a socket, a device: not a stored file */
-    if (write && !started)
+    if (write && !started && strict_files())
         refuse_write(what, p,
                      "before the first `start` (at import or in init): every worker life forked "
                      "from this process would share the file, as no deployed process does; open "
@@ -698,14 +698,15 @@ static const char *route(int dirfd, const char *path, int write, char *buf, cons
         return path;
     char mapped[PATH_MAX];
     const char *q = p;
-    if (!under(p, storage_root) && under(p, launch_dir) && strcmp(launch_dir, "/") != 0) {
+    int strict = strict_files();
+    if (strict && !under(p, storage_root) && under(p, launch_dir) && strcmp(launch_dir, "/") != 0) {
         /* The project, as this worker sees it: its directory over the project's. */
         snprintf(mapped, sizeof mapped, "%s%s", worker_dir, p + strlen(launch_dir));
         q = mapped;
         exists = raw_stat(q, &st) == 0;
     }
     if (write && !under(q, slot_dir)) {
-        if (strict_files())
+        if (strict)
             refuse_write(what, p,
                          "outside the run's storage: a file there outlives the run and is shared "
                          "with every other run; write under RETRYLAB_WORKER_DIR (the working "
@@ -748,10 +749,183 @@ static int writes(int flags) {
            (flags & O_TMPFILE) == O_TMPFILE;
 }
 
+/* The descriptors open for writing on a stored file: their times are virtual. */
+static unsigned char stored_fd[4096];
+
+static int in_storage(int dirfd, const char *path) {
+    char p[PATH_MAX];
+    return started && slot_dir[0] && path != NULL && absolute(dirfd, path, p) == 0 &&
+           under(p, slot_dir);
+}
+
 static int do_open(int dirfd, const char *path, int flags, mode_t mode) {
     char buf[PATH_MAX];
-    const char *p = route(dirfd, path, writes(flags), buf, "an open for writing");
-    return track((int)raw_n(SYS_openat, dirfd, (long)p, flags, mode), path);
+    int w = writes(flags);
+    const char *p = route(dirfd, path, w, buf, "an open for writing");
+    int fd = track((int)raw_n(SYS_openat, dirfd, (long)p, flags, mode), path);
+    if (fd >= 0 && fd < (int)sizeof stored_fd)
+        stored_fd[fd] = w && in_storage(dirfd, p);
+    return fd;
+}
+
+/* A stored file's access and modification times: the virtual wall clock when it was last
+ * written (set when its descriptor is synced or closed). */
+static void stamp(int fd) {
+    if (fd < 0 || fd >= (int)sizeof stored_fd || !stored_fd[fd])
+        return;
+    int known;
+    struct timespec t[2];
+    to_timespec(virtual_ns(CLOCK_REALTIME, &known), &t[0]);
+    t[1] = t[0];
+    raw_n(SYS_utimensat, fd, 0, (long)t, 0);
+}
+
+EXPORT int fsync(int fd) {
+    stamp(fd);
+    return (int)raw_n(SYS_fsync, fd, 0, 0, 0);
+}
+
+EXPORT int fdatasync(int fd) {
+    stamp(fd);
+    return (int)raw_n(SYS_fdatasync, fd, 0, 0, 0);
+}
+
+/* Directories of the run's storage are listed in name order (a filesystem's own order is
+ * a function of its hashes, not of the run). */
+struct sorted_dir {
+    DIR *dir;
+    struct dirent64 *ents;
+    size_t n, i;
+};
+static struct sorted_dir sorted[256];
+static pthread_mutex_t sorted_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef DIR *(*opendir_fn)(const char *);
+typedef DIR *(*fdopendir_fn)(int);
+typedef struct dirent64 *(*readdir64_fn)(DIR *);
+typedef int (*closedir_fn)(DIR *);
+typedef void (*rewinddir_fn)(DIR *);
+static opendir_fn real_opendir;
+static fdopendir_fn real_fdopendir;
+static readdir64_fn real_readdir64;
+static closedir_fn real_closedir;
+static rewinddir_fn real_rewinddir;
+
+static void dir_fns(void) {
+    if (real_readdir64 == NULL) {
+        real_opendir = (opendir_fn)dlsym(RTLD_NEXT, "opendir");
+        real_fdopendir = (fdopendir_fn)dlsym(RTLD_NEXT, "fdopendir");
+        real_closedir = (closedir_fn)dlsym(RTLD_NEXT, "closedir");
+        real_rewinddir = (rewinddir_fn)dlsym(RTLD_NEXT, "rewinddir");
+        real_readdir64 = (readdir64_fn)dlsym(RTLD_NEXT, "readdir64");
+    }
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const struct dirent64 *)a)->d_name, ((const struct dirent64 *)b)->d_name);
+}
+
+/* Reads all of `d` now and keeps its entries sorted, to be served in that order. */
+static DIR *sort_dir(DIR *d) {
+    if (d == NULL)
+        return d;
+    size_t cap = 16, n = 0;
+    struct dirent64 *ents = malloc(cap * sizeof *ents), *e;
+    if (ents == NULL)
+        return d;
+    while ((e = real_readdir64(d)) != NULL) {
+        if (n == cap) {
+            struct dirent64 *more = realloc(ents, 2 * cap * sizeof *ents);
+            if (more == NULL)
+                break;
+            ents = more;
+            cap *= 2;
+        }
+        ents[n++] = *e;
+    }
+    qsort(ents, n, sizeof *ents, by_name);
+    pthread_mutex_lock(&sorted_lock);
+    for (size_t k = 0; k < sizeof sorted / sizeof sorted[0]; k++) {
+        if (sorted[k].dir == NULL) {
+            sorted[k] = (struct sorted_dir){d, ents, n, 0};
+            pthread_mutex_unlock(&sorted_lock);
+            return d;
+        }
+    }
+    pthread_mutex_unlock(&sorted_lock);
+    free(ents); /* too many open at once: this one in the filesystem's order */
+    real_rewinddir(d);
+    return d;
+}
+
+static struct sorted_dir *find_sorted(DIR *d) {
+    for (size_t k = 0; k < sizeof sorted / sizeof sorted[0]; k++)
+        if (sorted[k].dir == d)
+            return &sorted[k];
+    return NULL;
+}
+
+EXPORT DIR *opendir(const char *path) {
+    dir_fns();
+    char buf[PATH_MAX];
+    const char *p = route(AT_FDCWD, path, 0, buf, "opendir");
+    DIR *d = real_opendir(p);
+    return in_storage(AT_FDCWD, p) ? sort_dir(d) : d;
+}
+
+EXPORT DIR *fdopendir(int fd) {
+    dir_fns();
+    DIR *d = real_fdopendir(fd);
+    char link[64], target[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    long r = raw_n(SYS_readlinkat, AT_FDCWD, (long)link, (long)target, PATH_MAX - 1);
+    if (r > 0) {
+        target[r] = 0;
+        if (in_storage(AT_FDCWD, target))
+            return sort_dir(d);
+    }
+    return d;
+}
+
+EXPORT struct dirent64 *readdir64(DIR *d) {
+    dir_fns();
+    pthread_mutex_lock(&sorted_lock);
+    struct sorted_dir *s = find_sorted(d);
+    if (s != NULL) {
+        struct dirent64 *e = s->i < s->n ? &s->ents[s->i++] : NULL;
+        pthread_mutex_unlock(&sorted_lock);
+        return e;
+    }
+    pthread_mutex_unlock(&sorted_lock);
+    return real_readdir64(d);
+}
+
+/* On the 64-bit platforms the shim is for, struct dirent is struct dirent64. */
+_Static_assert(sizeof(struct dirent) == sizeof(struct dirent64), "dirent is dirent64");
+EXPORT struct dirent *readdir(DIR *d) {
+    return (struct dirent *)readdir64(d);
+}
+
+EXPORT void rewinddir(DIR *d) {
+    dir_fns();
+    pthread_mutex_lock(&sorted_lock);
+    struct sorted_dir *s = find_sorted(d);
+    if (s != NULL)
+        s->i = 0;
+    pthread_mutex_unlock(&sorted_lock);
+    real_rewinddir(d);
+}
+
+EXPORT int closedir(DIR *d) {
+    dir_fns();
+    pthread_mutex_lock(&sorted_lock);
+    struct sorted_dir *s = find_sorted(d);
+    if (s != NULL) {
+        free(s->ents);
+        *s = (struct sorted_dir){NULL, NULL, 0, 0};
+    }
+    pthread_mutex_unlock(&sorted_lock);
+    return real_closedir(d);
 }
 
 static mode_t mode_arg(int flags, va_list ap) {
@@ -850,7 +1024,6 @@ ROUTED(int, statx, 0, (int d, const char *path, int f, unsigned int m, struct st
 ROUTED(int, access, 0, (const char *path, int m), (routed_, m), path, AT_FDCWD)
 ROUTED(int, faccessat, 0, (int d, const char *path, int m, int f), (d, routed_, m, f), path, d)
 ROUTED(int, euidaccess, 0, (const char *path, int m), (routed_, m), path, AT_FDCWD)
-ROUTED(DIR *, opendir, 0, (const char *path), (routed_), path, AT_FDCWD)
 ROUTED(ssize_t, readlink, 0, (const char *restrict path, char *restrict b, size_t n), (routed_, b, n),
        path, AT_FDCWD)
 ROUTED(ssize_t, readlinkat, 0, (int d, const char *restrict path, char *restrict b, size_t n),
@@ -962,6 +1135,10 @@ EXPORT FILE *fopen64(const char *path, const char *mode) {
 EXPORT int close(int fd) {
     if (fd >= 0 && fd < MAX_TRACKED)
         __atomic_store_n(&random_fd[fd], 0, __ATOMIC_RELEASE);
+    if (fd >= 0 && fd < (int)sizeof stored_fd && stored_fd[fd]) {
+        stamp(fd);
+        stored_fd[fd] = 0;
+    }
     return (int)raw_n(SYS_close, fd, 0, 0, 0);
 }
 
@@ -1137,6 +1314,46 @@ EXPORT long syscall(long number, ...) {
     default:
         return raw6(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     }
+}
+
+/* ---- dlsym: a library's own symbol, looked up by its handle ----
+ *
+ * `ctypes.CDLL("libc.so.6").clock_gettime` (and any dlopen + dlsym of libc) asks libc's
+ * handle, which preloading does not reach: the lookup would find libc's own clock. For the
+ * symbols this shim serves, such a lookup gets the shim's. */
+
+static const char *const served[] = {
+    "clock_gettime", "gettimeofday", "time", "timespec_get", "clock", "getrandom", "getentropy",
+    "arc4random", "arc4random_buf", "arc4random_uniform", "nanosleep", "clock_nanosleep",
+    "usleep", "sleep", "syscall", "open", "open64", "openat", "openat64", "fopen", "fopen64",
+    "read", "close", "fsync", "fdatasync", "stat", "lstat", "fstatat", "statx", "access",
+    "opendir", "readdir", "readdir64", "closedir", "mkdir", "unlink", "rename", "rmdir",
+    "pthread_cond_timedwait", "pthread_cond_clockwait", "sem_timedwait", "sem_clockwait",
+    "pthread_mutex_timedlock", "pthread_mutex_clocklock", "timerfd_settime", "timer_settime",
+};
+
+typedef void *(*dlsym_fn)(void *, const char *);
+static dlsym_fn real_dlsym;
+
+static dlsym_fn get_real_dlsym(void) {
+    if (real_dlsym == NULL) {
+        static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5"};
+        for (size_t i = 0; i < sizeof versions / sizeof versions[0] && real_dlsym == NULL; i++)
+            real_dlsym = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    }
+    return real_dlsym;
+}
+
+EXPORT void *dlsym(void *restrict handle, const char *restrict name) {
+    dlsym_fn real = get_real_dlsym();
+    if (real == NULL)
+        return NULL;
+    if (handle != RTLD_NEXT && handle != RTLD_DEFAULT && name != NULL) {
+        for (size_t i = 0; i < sizeof served / sizeof served[0]; i++)
+            if (strcmp(name, served[i]) == 0)
+                return real(RTLD_DEFAULT, name);
+    }
+    return real(handle, name);
 }
 
 __attribute__((constructor)) static void shim_init(void) {

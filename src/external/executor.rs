@@ -580,6 +580,10 @@ impl Executor for External {
             return false;
         }
         h.write_u64(self.history.finish());
+        // The run's files: what a later life of any worker may read (storage.rs).
+        if let Some(files) = super::storage::digest() {
+            h.write_u64(files);
+        }
         let mut own = StableHasher::new();
         if self.is_async() {
             (

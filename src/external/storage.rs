@@ -134,3 +134,49 @@ pub(crate) fn enter(pid: u32) -> Result<(), String> {
     std::fs::write(&f, s.as_os_str().as_encoded_bytes())
         .map_err(|e| format!("the run's storage: cannot write {}: {e}", f.display()))
 }
+
+/// A digest of this thread's slot as it stands: every directory's and file's path relative
+/// to the slot, in name order, and each file's bytes (not its times, which are kept out of
+/// every comparison). `explore` folds it into a world's fingerprint, so that two states
+/// whose executors wrote different files are never taken for one. `None` before any run.
+pub(crate) fn digest() -> Option<u64> {
+    use std::hash::Hasher;
+    let s = slot().ok()?;
+    if !s.exists() {
+        return None;
+    }
+    let mut h = crate::sim::hash::StableHasher::new();
+    fold(&s, &s, &mut h);
+    Some(h.finish())
+}
+
+fn fold(slot: &Path, dir: &Path, h: &mut crate::sim::hash::StableHasher) {
+    use std::hash::Hasher;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        let rel = p.strip_prefix(slot).unwrap_or(&p);
+        h.write(rel.as_os_str().as_encoded_bytes());
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            h.write_u8(b'd');
+            fold(slot, &p, h);
+        } else if meta.is_file() {
+            h.write_u8(b'f');
+            if let Ok(bytes) = std::fs::read(&p) {
+                h.write_u64(bytes.len() as u64);
+                h.write(&bytes);
+            }
+        } else {
+            h.write_u8(b'o');
+            if let Ok(target) = std::fs::read_link(&p) {
+                h.write(target.as_os_str().as_encoded_bytes());
+            }
+        }
+    }
+}

@@ -241,6 +241,9 @@ export function install(options: { strict?: boolean } = {}): void {
 
   // Strict mode: real sockets, DNS and threads would make a run depend on the real world.
   strictMode = options.strict ?? true;
+  // Read by retrylab's shim: in strict mode a write outside the run's storage, or before the
+  // first `start`, is refused (docs/executor-protocol.md, section 9).
+  process.env.RETRYLAB_STRICT = strictMode ? "1" : "0";
   if (strictMode) {
     patch(
       netModule.Socket.prototype,
