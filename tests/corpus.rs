@@ -75,7 +75,13 @@ pub(crate) fn run(model: &str, name: &str, spec: String, seeds: &str, extra: &[&
 }
 
 /// The totals of `run`, which must exit 0.
-pub(crate) fn totals(model: &str, name: &str, spec: String, seeds: &str, extra: &[&str]) -> serde_json::Value {
+pub(crate) fn totals(
+    model: &str,
+    name: &str,
+    spec: String,
+    seeds: &str,
+    extra: &[&str],
+) -> serde_json::Value {
     totals_at(&run(model, name, spec, seeds, extra), 0)
 }
 

@@ -21,13 +21,15 @@
 //! - Entropy in C: a key from SQLite's `randomblob(16)`, judged by its figures as the same
 //!   tool with a `uuid4` key.
 //!
-//! Every run's storage is under `CARGO_TARGET_TMPDIR` (`--executor-storage`) and is removed
-//! when the command ends; after every run, the repository's root and tests/corpus hold no
-//! new file. The interpreters are tests/corpus.rs's.
+//! After every command, the repository's root and tests/corpus hold no new file; run as the
+//! binary, each command leaves its `--executor-storage` directory (under
+//! `CARGO_TARGET_TMPDIR`) empty, whether the executor ran or was refused. The interpreters are
+//! tests/corpus.rs's.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::Command;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -72,42 +74,42 @@ fn source_tree() -> BTreeSet<String> {
     names
 }
 
-/// Runs `f` with a storage directory of its own (`--executor-storage DIR`, under target/tmp,
-/// to pass to every command it runs), then asserts that the commands removed their storage
-/// and that no new file appeared in the repository's root or in tests/corpus.
-fn in_storage<T>(f: impl FnOnce(&str) -> T) -> T {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let dir = scratch().join(format!(
-        "storage-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// The storage directory passed to every command of these tests (`--executor-storage`).
+/// In the test binary the commands run in one process, where the storage directory is made
+/// by the first command that starts an executor and kept by the later ones (`configure`'s
+/// first call wins; only the binary's `main` removes it): this one when a test of this file
+/// comes first. `the_binary_leaves_no_storage_and_no_file_in_the_project` runs the binary,
+/// one process per command, and checks what each leaves.
+fn storage() -> &'static str {
+    static DIR: OnceLock<String> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = scratch().join("storage");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.display().to_string()
+    })
+}
+
+/// Runs `f`, then asserts that no new file appeared in the repository's root or in
+/// tests/corpus.
+fn untouched<T>(f: impl FnOnce() -> T) -> T {
     let before = source_tree();
-    let out = f(dir.to_str().expect("a UTF-8 path"));
+    let out = f();
     let after = source_tree();
     let new: Vec<&String> = after.difference(&before).collect();
     assert!(new.is_empty(), "files written in the source tree: {new:?}");
-    let left: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert!(left.is_empty(), "storage left behind: {left:?}");
-    std::fs::remove_dir(&dir).unwrap();
     out
 }
 
 /// The totals of tests/corpus/`script` run as design `x` on `seeds` seeds of `model`, with
 /// its storage under target/tmp.
 fn figures(model: &str, script: &str, seeds: &str) -> Value {
-    in_storage(|storage| {
+    untouched(|| {
         totals(
             model,
             "x",
             py("x", script),
             seeds,
-            &["--executor-storage", storage],
+            &["--executor-storage", storage()],
         )
     })
 }
@@ -144,13 +146,13 @@ fn assert_figures(what: &str, t: &Value, want: &[(&str, u64)]) {
 /// among its last lines.
 #[track_caller]
 fn assert_refused(what: &str, model: &str, script: &str, why: &str) {
-    let out = in_storage(|storage| {
+    let out = untouched(|| {
         run(
             model,
             "x",
             py("x", script),
             "20",
-            &["--executor-storage", storage],
+            &["--executor-storage", storage()],
         )
     });
     assert_eq!(out.code, 2, "{what}\n{}\n{}", out.stdout, out.stderr);
@@ -160,7 +162,11 @@ fn assert_refused(what: &str, model: &str, script: &str, why: &str) {
         "{what}\n{}",
         out.stderr
     );
-    assert!(out.stderr.contains(why), "{what}: no {why:?} in\n{}", out.stderr);
+    assert!(
+        out.stderr.contains(why),
+        "{what}: no {why:?} in\n{}",
+        out.stderr
+    );
 }
 
 // --- A. Files: the run's own storage ----------------------------------------------------
@@ -218,9 +224,17 @@ fn a_json_key_file_opened_with_a_relative_path_is_the_workers_disk() {
 #[test]
 fn a_keys_file_next_to_the_module_is_the_workers_copy() {
     let t = figures(LOST, "b41_keys_beside_module.py", "200");
-    assert_figures("b41_keys_beside_module.py, lost reply", &t, &KEY_REUSED_BY_THE_REPLAN);
+    assert_figures(
+        "b41_keys_beside_module.py, lost reply",
+        &t,
+        &KEY_REUSED_BY_THE_REPLAN,
+    );
     let t = figures(CRASH, "b41_keys_beside_module.py", "500");
-    assert_figures("b41_keys_beside_module.py, crash", &t, &KEY_KEPT_BY_THE_CRASH);
+    assert_figures(
+        "b41_keys_beside_module.py, crash",
+        &t,
+        &KEY_KEPT_BY_THE_CRASH,
+    );
     assert!(!Path::new("tests/corpus/b41_ticket_keys.json").exists());
 }
 
@@ -394,6 +408,55 @@ fn a_sqlite_result_cache_gives_the_stores_figures() {
     }
 }
 
+/// The binary, one process per command, each with a storage directory of its own under
+/// target/tmp: whether the executor ran (a crash among its seeds) or was refused before its
+/// `hello` or in a call, the command removes its storage when it ends, and nothing reaches
+/// the project.
+#[test]
+fn the_binary_leaves_no_storage_and_no_file_in_the_project() {
+    for (model, script, first, code) in [
+        (CRASH, "b41_json_key_file.py", "70", 0),
+        (CRASH, "b41_sqlite_key.py", "70", 0),
+        (CRASH, "b41_sqlite_result_cache.py", "70", 0),
+        (LOST, "b41_tempfile_body.py", "0", 0),
+        (LOST, "b41_keys_beside_module.py", "0", 0),
+        (LOST, "b41_sqlite_module_conn.py", "0", 2),
+        (LOST, "b41_tempdir_at_import.py", "0", 2),
+        (LOST, "b41_home_cache_keys.py", "0", 2),
+    ] {
+        let dir = scratch().join(format!("binary-{script}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = untouched(|| {
+            Command::new(env!("CARGO_BIN_EXE_retrylab"))
+                .args([
+                    "run",
+                    model,
+                    "--design",
+                    "x",
+                    "--seeds",
+                    "10",
+                    "--first-seed",
+                    first,
+                ])
+                .arg("--executor-storage")
+                .arg(&dir)
+                .arg("--executor")
+                .arg(py("x", script))
+                .output()
+                .unwrap()
+        });
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{script}\n{stderr}");
+        let left: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(left.is_empty(), "{script}: storage left behind: {left:?}");
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}
+
 // --- B. Clocks below the interpreter ----------------------------------------------------
 
 /// The budget's figures on the lost reply, 200 seeds: attempt 1's reply is lost and it times
@@ -461,13 +524,13 @@ fn a_sleep_bound_before_retrylab_is_refused() {
 #[test]
 fn a_node_budget_on_process_hrtime_bigint_gives_the_controls_figures() {
     let control = budget_control();
-    let t = in_storage(|storage| {
+    let t = untouched(|| {
         totals(
             LOST,
             "x",
             node("x", "b41_budget_hrtime.js"),
             "200",
-            &["--executor-storage", storage],
+            &["--executor-storage", storage()],
         )
     });
     assert_eq!(t, control);
@@ -482,14 +545,14 @@ fn a_key_from_sqlite_randomblob_is_judged_as_a_uuid4_key() {
     let t = figures(LOST, "b41_sqlite_randomblob_key.py", "200");
     assert_figures("b41_sqlite_randomblob_key.py", &t, &KEY_PER_CALL_RESENT);
     assert_eq!(t, figures(LOST, "b41_uuid4_key.py", "200"));
-    let out = in_storage(|storage| {
+    let out = untouched(|| {
         let mut a = args(&[
             "explore",
             LOST,
             "--design",
             "x",
             "--executor-storage",
-            storage,
+            storage(),
             "--executor",
         ]);
         a.push(py("x", "b41_sqlite_randomblob_key.py"));
