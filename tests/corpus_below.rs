@@ -286,6 +286,37 @@ fn a_sqlite_key_journal_connected_per_call_keeps_the_key_as_the_store_does() {
         assert_figures(&format!("b41_sqlite_key.py on {model}"), &sqlite, want);
         assert_eq!(sqlite, store, "{model}: SQLite and the store differ");
     }
+    // Seeds 70 to 79 (crashes after the send at 73 and 76): the disk is the same whatever the
+    // kind of worker life, forked (the default), new or reused.
+    for (model, effects) in [(CRASH.to_string(), 10), (volatile_crash(), 12)] {
+        let lives: Vec<Value> = ["fork", "fresh", "reuse"]
+            .iter()
+            .map(|lives| {
+                untouched(|| {
+                    totals(
+                        &model,
+                        "x",
+                        py("x", "b41_sqlite_key.py"),
+                        "10",
+                        &[
+                            "--first-seed",
+                            "70",
+                            "--executor-lives",
+                            lives,
+                            "--executor-storage",
+                            storage(),
+                        ],
+                    )
+                })
+            })
+            .collect();
+        assert_eq!(lives[0]["effects"], effects, "{model}");
+        assert_eq!(lives[0], lives[1], "{model}: forked and new lives differ");
+        assert_eq!(
+            lives[0], lives[2],
+            "{model}: forked and reused lives differ"
+        );
+    }
 }
 
 /// A key per call, tenacity's resend replayed: one ticket on every seed, as deployed.
