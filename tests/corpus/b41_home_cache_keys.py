@@ -8,8 +8,6 @@ import json
 import os
 import uuid
 
-import httpx
-
 import retrylab
 
 CACHE_DIR = os.path.expanduser("~/.cache/ticket-tool")

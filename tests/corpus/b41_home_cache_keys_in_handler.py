@@ -6,8 +6,6 @@ import json
 import os
 import uuid
 
-import httpx
-
 import retrylab
 
 http = retrylab.httpx_client(timeout=5.0)

@@ -11,8 +11,6 @@ import json
 import os
 import uuid
 
-import httpx
-
 import retrylab
 
 KEYS_FILE = "idempotency_keys.json"

@@ -7,8 +7,6 @@ import json
 import uuid
 from pathlib import Path
 
-import httpx
-
 import retrylab
 
 KEYS_FILE = Path(__file__).with_name("b41_ticket_keys.json")

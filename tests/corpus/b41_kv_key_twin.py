@@ -5,8 +5,6 @@ agent's replan.
 
 import uuid
 
-import httpx
-
 import retrylab
 
 http = retrylab.httpx_client(timeout=5.0)
