@@ -35,14 +35,14 @@ const CRASH: &str = "models/bad/crash_after_send_rare.json";
 const LOST: &str = "models/ticket_lost_response.json";
 
 /// `NAME=PYTHON tests/corpus/SCRIPT`.
-fn py(name: &str, script: &str) -> String {
+pub(crate) fn py(name: &str, script: &str) -> String {
     let script: PathBuf = ["tests", "corpus", script].iter().collect();
     format!("{name}={} {}", python(), script.display())
 }
 
 /// `NAME=NODE .../SCRIPT`: tests/corpus/SCRIPT copied beside the Node examples' stage (so
 /// that `p-retry` and `retrylab` resolve from its node_modules).
-fn node(name: &str, script: &str) -> String {
+pub(crate) fn node(name: &str, script: &str) -> String {
     static COPIED: OnceLock<PathBuf> = OnceLock::new();
     let dir = COPIED.get_or_init(|| {
         let dir = crate::node_examples::stage().join("examples/node/corpus");
@@ -64,7 +64,7 @@ fn node(name: &str, script: &str) -> String {
 }
 
 /// `run MODEL --design NAME --seeds SEEDS --format json EXTRA... --executor SPEC`.
-fn run(model: &str, name: &str, spec: String, seeds: &str, extra: &[&str]) -> Outcome {
+pub(crate) fn run(model: &str, name: &str, spec: String, seeds: &str, extra: &[&str]) -> Outcome {
     let mut a = args(&[
         "run", model, "--design", name, "--seeds", seeds, "--format", "json",
     ]);
@@ -75,7 +75,13 @@ fn run(model: &str, name: &str, spec: String, seeds: &str, extra: &[&str]) -> Ou
 }
 
 /// The totals of `run`, which must exit 0.
-fn totals(model: &str, name: &str, spec: String, seeds: &str, extra: &[&str]) -> serde_json::Value {
+pub(crate) fn totals(
+    model: &str,
+    name: &str,
+    spec: String,
+    seeds: &str,
+    extra: &[&str],
+) -> serde_json::Value {
     totals_at(&run(model, name, spec, seeds, extra), 0)
 }
 

@@ -18,6 +18,7 @@ mod bundled_models;
 mod check_verdicts;
 mod configured;
 mod corpus;
+mod corpus_below;
 mod custom_design_example;
 mod designs;
 mod diagrams;
