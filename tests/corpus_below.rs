@@ -17,9 +17,9 @@
 //!   `retrylab`, `datetime.now()`, `time.clock_gettime`, SQLite's `julianday('now')`, with a
 //!   `threading.Event().wait` as its pause, and in Node on `process.hrtime.bigint()`: each
 //!   gives the control's figures (61 of 200 seeds spend the budget on the lost reply; a real
-//!   clock would spend none). Measured on libc's `clock_gettime` through
-//!   `ctypes.CDLL("libc.so.6")` it does not (a finding: that test is ignored, and fails); with
-//!   `sleep` bound by `from time import` too, the pause is refused.
+//!   clock would spend none), and so does one measured on libc's `clock_gettime` through
+//!   `ctypes.CDLL("libc.so.6")` (a finding of this corpus, fixed: the shim serves `dlsym`);
+//!   with `sleep` bound by `from time import` too, the pause is refused.
 //! - Entropy in C: a key from SQLite's `randomblob(16)`, judged by its figures as the same
 //!   tool with a `uuid4` key.
 //!
@@ -537,15 +537,12 @@ fn a_budget_on_clocks_the_client_patches_or_the_shim_serves_gives_the_controls_f
     }
 }
 
-/// FINDING (left failing, ignored): `ctypes.CDLL("libc.so.6").clock_gettime` reads the
-/// machine's clock. dlsym on libc's own handle finds libc's definition, not the preloaded
-/// shim's (`ctypes.CDLL(None)` finds the shim's), so the budget is measured in real time,
-/// which does not move during virtual sleeps and timeouts: attempt 2 gets 2 s, no seed spends
-/// the budget, and the run shows 200 tickets where the deployed tool makes 261. The docs
-/// (docs/your-executor.md, "Clocks and entropy below the interpreter") say a clock read
-/// through `ctypes` is virtual. `getrandom` through the same handle is the machine's too.
+/// `ctypes.CDLL("libc.so.6").clock_gettime`: a lookup in libc's own handle, which
+/// preloading does not reach, so the shim also serves `dlsym` for the symbols it replaces
+/// (found by this corpus: before that, the budget was measured in real time, which does not
+/// move during virtual sleeps and timeouts, and the run showed 200 tickets where the deployed
+/// tool makes 261).
 #[test]
-#[ignore = "finding: ctypes.CDLL(\"libc.so.6\") binds libc's clock_gettime, not the shim's"]
 fn a_budget_on_libc_clock_gettime_through_ctypes_gives_the_controls_figures() {
     let control = budget_control();
     let t = figures(LOST, "b41_budget_ctypes.py", "200");

@@ -337,6 +337,33 @@ fn journaled_in_reused_processes_gives_the_forked_processes_totals() {
     assert_eq!(t["remote_calls"], 1014);
 }
 
+/// journaled.py's records in SQLite on the run's shared disk (issue 41): the run's own
+/// storage, kept by a crash, gives the store's figures seed by seed, and `explore` the same
+/// certificate in as many runs (the run's files are part of each state's fingerprint).
+#[test]
+fn journaled_with_its_records_in_sqlite_gives_the_stores_totals_and_certificate() {
+    let t = totals(CRASH, "journaled_sqlite", "journaled_sqlite.py", "1000");
+    assert_eq!(t, totals(CRASH, "journaled", "journaled.py", "1000"));
+    assert_eq!(t["effects"], 1000);
+    assert_eq!(t["duplicate_effects"], 0);
+    assert_eq!(t["remote_calls"], 1014);
+    let mut a = args(&[
+        "explore",
+        CRASH,
+        "--design",
+        "journaled_sqlite",
+        "--executor",
+    ]);
+    a.push(executor("journaled_sqlite", "journaled_sqlite.py"));
+    let out = retrylab(&a);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("certified for 2 faults: no property is violated by any schedule within the bound (844 runs, complete)"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn journaled_memory_key_duplicates_where_a_crash_lost_its_key() {
     let t = totals(CRASH, "memory", "journaled_memory_key.py", "1000");

@@ -180,3 +180,34 @@ fn fold(slot: &Path, dir: &Path, h: &mut crate::sim::hash::StableHasher) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The digest follows the files' names and bytes, not their times.
+    #[test]
+    fn the_digest_is_the_files_names_and_bytes() {
+        begin_run(2).unwrap();
+        let s = slot().unwrap();
+        let empty = digest().unwrap();
+        std::fs::write(s.join("w0").join("journal.db"), b"one").unwrap();
+        let one = digest().unwrap();
+        assert_ne!(one, empty);
+        // The same bytes written again, later: the same state.
+        std::fs::write(s.join("w0").join("journal.db"), b"one").unwrap();
+        assert_eq!(digest().unwrap(), one);
+        // The same bytes in the other worker's directory: another state.
+        std::fs::remove_file(s.join("w0").join("journal.db")).unwrap();
+        std::fs::write(s.join("w1").join("journal.db"), b"one").unwrap();
+        let other = digest().unwrap();
+        assert_ne!(other, one);
+        assert_ne!(other, empty);
+        // A new run starts empty.
+        begin_run(2).unwrap();
+        assert_eq!(digest().unwrap(), empty);
+        lose_worker(0).unwrap();
+        assert_eq!(digest().unwrap(), empty);
+        let _ = std::fs::remove_dir_all(root().unwrap());
+    }
+}
