@@ -222,17 +222,19 @@ static void write_all(int fd, const char *s) {
 }
 
 static void refuse_sleep(const char *what, int64_t ns) {
-    char line[400];
+    char line[600];
     snprintf(line, sizeof line,
-             "retrylab strict mode violation: %s for %lld ms on the protocol thread, below the "
-             "interpreter: a real sleep while virtual time stands still (sleep through the "
-             "client: Python's time.sleep once retrylab is imported, ctx.sleep, or await "
-             "asyncio.sleep; a C extension that sleeps cannot run under the simulator); the "
-             "executor exits with status 4\n",
+             "retrylab strict mode violation: %s for %lld ms below the interpreter, outside a "
+             "tool call of a sync process (at import, in init or on_reset, between calls, or in "
+             "an async process, whose event loop it would block): no protocol sleep can be sent "
+             "there, and a real sleep would pass while virtual time stands still (sleep in the "
+             "handler, or await asyncio.sleep); the executor exits with status 4\n",
              what, (long long)((ns + 999999) / 1000000));
     write_all(2, line);
     _exit(EXIT_REFUSED);
 }
+
+static int virtual_sleep(const char *what, int64_t ns);
 
 /* ---- timed waits: a virtual deadline to the same remaining real time ---- */
 
@@ -304,31 +306,30 @@ static int threads(void) {
 }
 
 /* A timed wait of the protocol thread on a lock that is taken, in a process with no other
- * thread: nothing can release it, so it can only time out, after a real wait while virtual
- * time stands still. Refused, as a sleep is. */
-static void refuse_lone_wait(const char *what, clockid_t id, const struct timespec *abs) {
+ * thread: nothing can release it, so it can only time out. Served as a virtual sleep to its
+ * deadline (returns 1: the caller then tries once more and times out); 0 for any other
+ * wait, which waits on the real clock. */
+static int lone_wait(const char *what, clockid_t id, const struct timespec *abs) {
     if (!is_main_thread() || threads() != 1)
-        return;
+        return 0;
     int known;
     int64_t left = from_timespec(abs) - virtual_ns(id, &known);
-    if (!known || left <= 0)
-        return;
-    char line[600];
-    snprintf(line, sizeof line,
-             "retrylab strict mode violation: %s with a deadline %lld ms away on a lock that is "
-             "taken, in a process with no other thread: nothing can release it, so the wait can "
-             "only time out, after a real wait while virtual time stands still (wait through the "
-             "client: threading.Event.wait and Condition.wait sleep in virtual time, or "
-             "time.sleep); the executor exits with status 4\n",
-             what, (long long)((left + 999999) / 1000000));
-    write_all(2, line);
-    _exit(EXIT_REFUSED);
+    if (!known)
+        return 0;
+    if (left > 0)
+        virtual_sleep(what, left);
+    return 1;
 }
 
 EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs) {
     if (sem_trywait(s) == 0)
         return 0;
-    refuse_lone_wait("sem_timedwait", CLOCK_REALTIME, abs);
+    if (lone_wait("sem_timedwait", CLOCK_REALTIME, abs)) {
+        if (sem_trywait(s) == 0)
+            return 0;
+        errno = ETIMEDOUT;
+        return -1;
+    }
     struct timespec d = real_deadline(CLOCK_REALTIME, abs);
     return get_sem_timedwait()(s, &d);
 }
@@ -336,7 +337,12 @@ EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs) {
 EXPORT int sem_clockwait(sem_t *s, clockid_t id, const struct timespec *abs) {
     if (sem_trywait(s) == 0)
         return 0;
-    refuse_lone_wait("a timed lock acquire (sem_clockwait)", id, abs);
+    if (lone_wait("a timed lock acquire (sem_clockwait)", id, abs)) {
+        if (sem_trywait(s) == 0)
+            return 0;
+        errno = ETIMEDOUT;
+        return -1;
+    }
     struct timespec d = real_deadline(id, abs);
     return get_sem_clockwait()(s, id, &d);
 }
@@ -344,7 +350,8 @@ EXPORT int sem_clockwait(sem_t *s, clockid_t id, const struct timespec *abs) {
 EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs) {
     if (pthread_mutex_trylock(m) == 0)
         return 0;
-    refuse_lone_wait("pthread_mutex_timedlock", CLOCK_REALTIME, abs);
+    if (lone_wait("pthread_mutex_timedlock", CLOCK_REALTIME, abs))
+        return pthread_mutex_trylock(m) == 0 ? 0 : ETIMEDOUT;
     struct timespec d = real_deadline(CLOCK_REALTIME, abs);
     return get_pthread_mutex_timedlock()(m, &d);
 }
@@ -352,7 +359,8 @@ EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ab
 EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t id, const struct timespec *abs) {
     if (pthread_mutex_trylock(m) == 0)
         return 0;
-    refuse_lone_wait("pthread_mutex_clocklock", id, abs);
+    if (lone_wait("pthread_mutex_clocklock", id, abs))
+        return pthread_mutex_trylock(m) == 0 ? 0 : ETIMEDOUT;
     struct timespec d = real_deadline(id, abs);
     return get_pthread_mutex_clocklock()(m, id, &d);
 }
@@ -406,7 +414,7 @@ EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, 
     if (ns <= 0)
         return 0;
     if (is_main_thread())
-        refuse_sleep("clock_nanosleep", ns);
+        return virtual_sleep("clock_nanosleep", ns);
     struct timespec r;
     to_timespec(ns, &r);
     /* clock_nanosleep returns the error, not -1 with errno. */
@@ -416,7 +424,7 @@ EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, 
 EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
     int64_t ns = from_timespec(req);
     if (ns > 0 && is_main_thread())
-        refuse_sleep("nanosleep", ns);
+        return virtual_sleep("nanosleep", ns);
     return real_sleep(req, rem);
 }
 
@@ -1144,11 +1152,14 @@ EXPORT int close(int fd) {
 
 /* ---- the channel: now_ms and start.seed from the bytes the process reads ---- */
 
-/* A scanner of the newline-delimited JSON the simulator sends: the top-level keys `now_ms`
- * and `seed` (numbers), `type` (a string); applied at each line's end. The simulator's
- * messages are objects whose values hold no top-level-looking key: a string's quotes are
- * escaped, nested objects are deeper. */
-static struct {
+/* A scanner of the newline-delimited JSON on the channel: the top-level keys `now_ms`,
+ * `seed` and `worker` (numbers), `type` and `mode` (strings); applied at each line's end.
+ * The messages are objects whose values hold no top-level-looking key: a string's quotes are
+ * escaped, nested objects are deeper. One scanner reads what the simulator sends, one what
+ * the process sends (only its kinds matter: a call ends with `result`; `hello` says the
+ * mode). */
+struct scanner {
+    int out; /* the process's messages */
     int depth, in_string, escape;
     char str[16];
     int str_len;   /* -1: the string is longer than str */
@@ -1156,119 +1167,215 @@ static struct {
     int in_value;  /* after ':' at depth 1, before ',' or '}' */
     int num_active;
     uint64_t num;
-    int have_now, have_seed, have_worker, is_start;
+    int have_now, have_seed, have_worker;
     uint64_t now, seed, worker;
-} scan;
+    char type[16], mode[16];
+};
 
+static struct scanner scan_in = {.out = 0}, scan_out = {.out = 1};
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fd_out = 4;
+/* A sync process handles a call: from its `invoke` to its `result` (a sleep may be sent). */
+static volatile int in_call;
+static volatile int async_mode;
 
-static void scan_end_value(void) {
-    if (scan.num_active) {
-        if (strcmp(scan.key, "now_ms") == 0) {
-            scan.have_now = 1;
-            scan.now = scan.num;
-        } else if (strcmp(scan.key, "seed") == 0) {
-            scan.have_seed = 1;
-            scan.seed = scan.num;
-        } else if (strcmp(scan.key, "worker") == 0) {
-            scan.have_worker = 1;
-            scan.worker = scan.num;
+static void scan_end_value(struct scanner *s) {
+    if (s->num_active) {
+        if (strcmp(s->key, "now_ms") == 0) {
+            s->have_now = 1;
+            s->now = s->num;
+        } else if (strcmp(s->key, "seed") == 0) {
+            s->have_seed = 1;
+            s->seed = s->num;
+        } else if (strcmp(s->key, "worker") == 0) {
+            s->have_worker = 1;
+            s->worker = s->num;
         }
     }
-    scan.num_active = 0;
-    scan.num = 0;
-    scan.in_value = 0;
-    scan.key[0] = 0;
+    s->num_active = 0;
+    s->num = 0;
+    s->in_value = 0;
+    s->key[0] = 0;
 }
 
-static void scan_byte(unsigned char c) {
-    if (scan.in_string) {
-        if (scan.escape) {
-            scan.escape = 0;
-            scan.str_len = -1; /* no key we watch has an escape */
+static void scan_line_end(struct scanner *s) {
+    if (s->depth != 0)
+        return;
+    if (s->out) {
+        if (strcmp(s->type, "result") == 0)
+            in_call = 0;
+        else if (strcmp(s->type, "hello") == 0 && strcmp(s->mode, "async") == 0)
+            async_mode = 1;
+        return;
+    }
+    int start = strcmp(s->type, "start") == 0;
+    if (start && s->have_seed)
+        rng_seed(s->seed);
+    if (start && s->have_worker)
+        enter_storage(s->worker);
+    if (s->have_now)
+        __atomic_store_n(&now_ms, (int64_t)s->now, __ATOMIC_RELEASE);
+    if (strcmp(s->type, "invoke") == 0)
+        in_call = 1;
+    else if (start)
+        in_call = 0;
+}
+
+static void scan_byte(struct scanner *s, unsigned char c) {
+    if (s->in_string) {
+        if (s->escape) {
+            s->escape = 0;
+            s->str_len = -1; /* no key we watch has an escape */
         } else if (c == '\\') {
-            scan.escape = 1;
+            s->escape = 1;
         } else if (c == '"') {
-            scan.in_string = 0;
-            if (scan.str_len >= 0)
-                scan.str[scan.str_len] = 0;
+            s->in_string = 0;
+            if (s->str_len >= 0)
+                s->str[s->str_len] = 0;
             else
-                scan.str[0] = 0;
-            if (scan.depth == 1 && scan.in_value && strcmp(scan.key, "type") == 0 &&
-                strcmp(scan.str, "start") == 0)
-                scan.is_start = 1;
-        } else if (scan.str_len >= 0) {
-            if (scan.str_len < (int)sizeof scan.str - 1)
-                scan.str[scan.str_len++] = (char)c;
+                s->str[0] = 0;
+            if (s->depth == 1 && s->in_value) {
+                if (strcmp(s->key, "type") == 0)
+                    memcpy(s->type, s->str, sizeof s->type);
+                else if (strcmp(s->key, "mode") == 0)
+                    memcpy(s->mode, s->str, sizeof s->mode);
+            }
+        } else if (s->str_len >= 0) {
+            if (s->str_len < (int)sizeof s->str - 1)
+                s->str[s->str_len++] = (char)c;
             else
-                scan.str_len = -1;
+                s->str_len = -1;
         }
         return;
     }
     switch (c) {
-    case '\n':
-        if (scan.depth == 0) {
-            if (scan.is_start && scan.have_seed)
-                rng_seed(scan.seed);
-            if (scan.is_start && scan.have_worker)
-                enter_storage(scan.worker);
-            if (scan.have_now)
-                __atomic_store_n(&now_ms, (int64_t)scan.now, __ATOMIC_RELEASE);
-        }
-        memset(&scan, 0, sizeof scan);
+    case '\n': {
+        scan_line_end(s);
+        int out = s->out;
+        memset(s, 0, sizeof *s);
+        s->out = out;
         return;
+    }
     case '"':
-        scan.in_string = 1;
-        scan.str_len = 0;
+        s->in_string = 1;
+        s->str_len = 0;
         return;
     case '{':
     case '[':
-        scan.depth++;
+        s->depth++;
         return;
     case '}':
     case ']':
-        if (scan.depth == 1)
-            scan_end_value();
-        scan.depth--;
+        if (s->depth == 1)
+            scan_end_value(s);
+        s->depth--;
         return;
     case ':':
-        if (scan.depth == 1 && !scan.in_value) {
-            memcpy(scan.key, scan.str, sizeof scan.key);
-            scan.in_value = 1;
+        if (s->depth == 1 && !s->in_value) {
+            memcpy(s->key, s->str, sizeof s->key);
+            s->in_value = 1;
         }
         return;
     case ',':
-        if (scan.depth == 1)
-            scan_end_value();
+        if (s->depth == 1)
+            scan_end_value(s);
         return;
     default:
-        if (scan.depth == 1 && scan.in_value && c >= '0' && c <= '9') {
-            scan.num_active = 1;
-            scan.num = scan.num * 10 + (uint64_t)(c - '0');
+        if (s->depth == 1 && s->in_value && c >= '0' && c <= '9') {
+            s->num_active = 1;
+            s->num = s->num * 10 + (uint64_t)(c - '0');
         }
         return;
     }
 }
 
-static void scan_bytes(const void *buf, ssize_t n) {
+static void scan_bytes(struct scanner *s, const void *buf, ssize_t n) {
     if (n <= 0)
         return;
     pthread_mutex_lock(&scan_lock);
     const unsigned char *p = buf;
     for (ssize_t i = 0; i < n; i++)
-        scan_byte(p[i]);
+        scan_byte(s, p[i]);
     pthread_mutex_unlock(&scan_lock);
 }
+
+/* Bytes from the simulator that the shim read while it waited for its own answer (a
+ * `cancel` that came before a `wake`), handed to the process's next reads first. */
+static char pending[65536];
+static size_t pending_len;
 
 EXPORT ssize_t read(int fd, void *buf, size_t n) {
     if (is_random_fd(fd)) {
         fill(buf, n);
         return (ssize_t)n;
     }
-    ssize_t r = raw_n(SYS_read, fd, (long)buf, (long)n, 0);
+    ssize_t r;
+    if (fd == fd_in && pending_len > 0) {
+        r = (ssize_t)(n < pending_len ? n : pending_len);
+        memcpy(buf, pending, (size_t)r);
+        memmove(pending, pending + r, pending_len - (size_t)r);
+        pending_len -= (size_t)r;
+    } else {
+        r = raw_n(SYS_read, fd, (long)buf, (long)n, 0);
+    }
     if (fd == fd_in)
-        scan_bytes(buf, r);
+        scan_bytes(&scan_in, buf, r);
     return r;
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n) {
+    ssize_t r = raw_n(SYS_write, fd, (long)buf, (long)n, 0);
+    if (fd == fd_out)
+        scan_bytes(&scan_out, buf, r);
+    return r;
+}
+
+/* A sleep of the protocol thread below the interpreter, during a call of a sync process: a
+ * protocol `sleep` of the whole milliseconds (rounded up), then the simulator's `wake`, as
+ * the clients' own sleeps are. Anywhere else it is refused. */
+static int virtual_sleep(const char *what, int64_t ns) {
+    if (!in_call || async_mode)
+        refuse_sleep(what, ns);
+    static uint64_t next_id = (uint64_t)1 << 52; /* far from the client's own ids */
+    uint64_t id = next_id++;
+    char msg[128], want[64];
+    snprintf(msg, sizeof msg, "{\"type\":\"sleep\",\"msg_id\":%llu,\"ms\":%lld}\n",
+             (unsigned long long)id, (long long)((ns + 999999) / 1000000));
+    snprintf(want, sizeof want, "\"in_reply_to\":%llu,", (unsigned long long)id);
+    write_all(fd_out, msg);
+    static char acc[65536];
+    size_t len = 0;
+    for (;;) {
+        if (len == sizeof acc)
+            _exit(EXIT_REFUSED);
+        long r = raw_n(SYS_read, fd_in, (long)acc + (long)len, (long)(sizeof acc - len), 0);
+        if (r <= 0)
+            _exit(0); /* the simulator is gone */
+        len += (size_t)r;
+        char *line = acc, *nl;
+        while ((nl = memchr(line, '\n', len - (size_t)(line - acc))) != NULL) {
+            size_t k = (size_t)(nl - line) + 1;
+            int wake = memmem(line, k, "\"type\":\"wake\"", 13) != NULL &&
+                       memmem(line, k, want, strlen(want)) != NULL;
+            if (wake) {
+                scan_bytes(&scan_in, line, (ssize_t)k);
+                size_t rest = len - (size_t)(line - acc) - k;
+                if (pending_len + rest <= sizeof pending) {
+                    memcpy(pending + pending_len, nl + 1, rest);
+                    pending_len += rest;
+                }
+                return 0;
+            }
+            if (pending_len + k <= sizeof pending) {
+                memcpy(pending + pending_len, line, k);
+                pending_len += k;
+            }
+            line += k;
+        }
+        size_t rest = len - (size_t)(line - acc);
+        memmove(acc, line, rest);
+        len = rest;
+    }
 }
 
 /* ---- syscall(): the clock and entropy calls made through it ---- */
@@ -1360,6 +1467,9 @@ __attribute__((constructor)) static void shim_init(void) {
     const char *s = getenv("RETRYLAB_FD_IN");
     if (s != NULL && *s)
         fd_in = atoi(s);
+    const char *o = getenv("RETRYLAB_FD_OUT");
+    if (o != NULL && *o)
+        fd_out = atoi(o);
     rng_seed(0);
     if (raw_n(SYS_getcwd, (long)launch_dir, sizeof launch_dir, 0, 0) < 0)
         launch_dir[0] = 0;

@@ -65,6 +65,7 @@ mod same_bytes;
 mod scenarios;
 mod shard_explore;
 mod shard_merge;
+mod shim_limits;
 mod sizes;
 mod stacks;
 mod thread_key;
