@@ -1089,6 +1089,7 @@ static void enter_storage(uint64_t worker) {
         return;
     long n = raw_n(SYS_read, fd, (long)slot_dir, PATH_MAX - 1, 0);
     raw_n(SYS_close, fd, 0, 0, 0);
+    raw_n(SYS_unlinkat, AT_FDCWD, (long)f, 0, 0); /* read once: the lives directory stays small */
     if (n <= 0)
         return;
     slot_dir[n] = 0;

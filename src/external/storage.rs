@@ -109,9 +109,40 @@ fn empty(p: &Path) -> Result<(), String> {
     }
 }
 
+/// The names in directory `p`, sorted; `None` if it cannot be read.
+fn names(p: &Path) -> Option<Vec<std::ffi::OsString>> {
+    let mut v: Vec<_> = std::fs::read_dir(p)
+        .ok()?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    v.sort();
+    Some(v)
+}
+
+/// Whether slot `s` holds exactly the empty directories of a run with `workers` workers
+/// (the previous run wrote nothing): reading four small directories costs far less than
+/// removing and making them again.
+fn is_clean(s: &Path, workers: u32) -> bool {
+    let mut want: Vec<std::ffi::OsString> = (0..workers).map(|w| format!("w{w}").into()).collect();
+    want.push("run".into());
+    want.sort();
+    if names(s).as_ref() != Some(&want) || names(&s.join("run")).is_none_or(|n| !n.is_empty()) {
+        return false;
+    }
+    (0..workers).all(|w| {
+        let dir = s.join(format!("w{w}"));
+        names(&dir).as_deref() == Some(&["tmp".into()][..])
+            && names(&dir.join("tmp")).is_some_and(|n| n.is_empty())
+    })
+}
+
 /// A run starts with `workers` workers: its slot, empty.
 pub(crate) fn begin_run(workers: u32) -> Result<(), String> {
     let s = slot()?;
+    if is_clean(&s, workers) {
+        return Ok(());
+    }
     empty(&s)?;
     make(&s.join("run"))?;
     for w in 0..workers {
