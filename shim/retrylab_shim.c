@@ -788,13 +788,18 @@ static void stamp(int fd) {
     raw_n(SYS_utimensat, fd, 0, (long)t, 0);
 }
 
+static void commit_point(int fd);
+
+/* A commit: a crash point (the simulator may end the process in it), then the real call. */
 EXPORT int fsync(int fd) {
     stamp(fd);
+    commit_point(fd);
     return (int)raw_n(SYS_fsync, fd, 0, 0, 0);
 }
 
 EXPORT int fdatasync(int fd) {
     stamp(fd);
+    commit_point(fd);
     return (int)raw_n(SYS_fdatasync, fd, 0, 0, 0);
 }
 
@@ -1179,6 +1184,9 @@ static int fd_out = 4;
 /* A sync process handles a call: from its `invoke` to its `result` (a sleep may be sent). */
 static volatile int in_call;
 static volatile int async_mode;
+/* The simulator reads what the process sends: from a line it sent to the message that ends
+ * the process's turn (`ready`, `idle`; in sync mode `http`, `sleep`, `result` too). */
+static volatile int in_turn;
 
 static void scan_end_value(struct scanner *s) {
     if (s->num_active) {
@@ -1207,8 +1215,13 @@ static void scan_line_end(struct scanner *s) {
             in_call = 0;
         else if (strcmp(s->type, "hello") == 0 && strcmp(s->mode, "async") == 0)
             async_mode = 1;
+        if (strcmp(s->type, "ready") == 0 || strcmp(s->type, "idle") == 0 ||
+            (!async_mode && (strcmp(s->type, "http") == 0 || strcmp(s->type, "sleep") == 0 ||
+                             strcmp(s->type, "result") == 0)))
+            in_turn = 0;
         return;
     }
+    in_turn = 1;
     int start = strcmp(s->type, "start") == 0;
     if (start && s->have_seed)
         rng_seed(s->seed);
@@ -1334,16 +1347,14 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n) {
 /* A sleep of the protocol thread below the interpreter, during a call of a sync process: a
  * protocol `sleep` of the whole milliseconds (rounded up), then the simulator's `wake`, as
  * the clients' own sleeps are. Anywhere else it is refused. */
-static int virtual_sleep(const char *what, int64_t ns) {
-    if (!in_call || async_mode)
-        refuse_sleep(what, ns);
-    static uint64_t next_id = (uint64_t)1 << 52; /* far from the client's own ids */
-    uint64_t id = next_id++;
-    char msg[128], want[64];
-    snprintf(msg, sizeof msg, "{\"type\":\"sleep\",\"msg_id\":%llu,\"ms\":%lld}\n",
-             (unsigned long long)id, (long long)((ns + 999999) / 1000000));
+static uint64_t next_shim_id = (uint64_t)1 << 52; /* far from the client's own ids */
+
+/* Waits for the simulator's answer of `type` to the shim's request `id`; the lines that come
+ * before it (a `cancel`) are kept for the process's next reads. */
+static void await_answer(const char *type, uint64_t id) {
+    char want_type[48], want[64];
+    snprintf(want_type, sizeof want_type, "\"type\":\"%s\"", type);
     snprintf(want, sizeof want, "\"in_reply_to\":%llu,", (unsigned long long)id);
-    write_all(fd_out, msg);
     static char acc[65536];
     size_t len = 0;
     for (;;) {
@@ -1356,16 +1367,16 @@ static int virtual_sleep(const char *what, int64_t ns) {
         char *line = acc, *nl;
         while ((nl = memchr(line, '\n', len - (size_t)(line - acc))) != NULL) {
             size_t k = (size_t)(nl - line) + 1;
-            int wake = memmem(line, k, "\"type\":\"wake\"", 13) != NULL &&
-                       memmem(line, k, want, strlen(want)) != NULL;
-            if (wake) {
+            int answer = memmem(line, k, want_type, strlen(want_type)) != NULL &&
+                         memmem(line, k, want, strlen(want)) != NULL;
+            if (answer) {
                 scan_bytes(&scan_in, line, (ssize_t)k);
                 size_t rest = len - (size_t)(line - acc) - k;
                 if (pending_len + rest <= sizeof pending) {
                     memcpy(pending + pending_len, nl + 1, rest);
                     pending_len += rest;
                 }
-                return 0;
+                return;
             }
             if (pending_len + k <= sizeof pending) {
                 memcpy(pending + pending_len, line, k);
@@ -1377,6 +1388,58 @@ static int virtual_sleep(const char *what, int64_t ns) {
         memmove(acc, line, rest);
         len = rest;
     }
+}
+
+/* A sleep of the protocol thread below the interpreter, during a call of a sync process: a
+ * protocol `sleep` of the whole milliseconds (rounded up), then the simulator's `wake`, as
+ * the clients' own sleeps are. Anywhere else it is refused. */
+static int virtual_sleep(const char *what, int64_t ns) {
+    if (!in_call || async_mode)
+        refuse_sleep(what, ns);
+    uint64_t id = next_shim_id++;
+    char msg[128];
+    snprintf(msg, sizeof msg, "{\"type\":\"sleep\",\"msg_id\":%llu,\"ms\":%lld}\n",
+             (unsigned long long)id, (long long)((ns + 999999) / 1000000));
+    write_all(fd_out, msg);
+    await_answer("wake", id);
+    return 0;
+}
+
+/* An fsync of a stored file during the process's turn, on the thread that speaks the
+ * protocol: a protocol `commit` naming the file (relative to the run's storage), then the
+ * simulator's `committed`, or the end of the process there (a crash at a commit). Elsewhere
+ * (between turns, on another thread) a commit is no crash point. */
+static void commit_point(int fd) {
+    if (fd < 0 || fd >= (int)sizeof stored_fd || !stored_fd[fd] || !started || !in_turn ||
+        !is_main_thread())
+        return;
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    long r = raw_n(SYS_readlinkat, AT_FDCWD, (long)link, (long)path, PATH_MAX - 1);
+    if (r <= 0)
+        return;
+    path[r] = 0;
+    const char *rel = under(path, slot_dir) ? path + strlen(slot_dir) + 1 : path;
+    char file[PATH_MAX * 2];
+    size_t o = 0;
+    for (const char *c = rel; *c && o + 8 < sizeof file; c++) {
+        unsigned char b = (unsigned char)*c;
+        if (b == '"' || b == '\\') {
+            file[o++] = '\\';
+            file[o++] = (char)b;
+        } else if (b < 0x20) {
+            o += (size_t)snprintf(file + o, sizeof file - o, "\\u%04x", b);
+        } else {
+            file[o++] = (char)b;
+        }
+    }
+    file[o] = 0;
+    uint64_t id = next_shim_id++;
+    char msg[PATH_MAX * 2 + 96];
+    snprintf(msg, sizeof msg, "{\"type\":\"commit\",\"msg_id\":%llu,\"file\":\"%s\"}\n",
+             (unsigned long long)id, file);
+    write_all(fd_out, msg);
+    await_answer("committed", id);
 }
 
 /* ---- syscall(): the clock and entropy calls made through it ---- */

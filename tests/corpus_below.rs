@@ -604,3 +604,147 @@ fn a_key_from_sqlite_randomblob_is_judged_as_a_uuid4_key() {
         out.stdout
     );
 }
+
+// --- D. Crashes at storage commits --------------------------------------------------------
+
+/// crash_after_send_rare with its worker crashing at storage commits (`at_commit`) or at the
+/// turns' crash points only (`turns`), with probability 1/20 each, at most once.
+fn crash_model(kind: &str) -> String {
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(CRASH).unwrap()).unwrap();
+    let m = m.as_object_mut().unwrap();
+    m.remove("$schema");
+    m["name"] = format!("crash_{kind}").into();
+    m["workers"]["crash"] = match kind {
+        "at_commit" => serde_json::json!({"at_commit": "1/20"}),
+        _ => {
+            serde_json::json!({"before_dispatch": "1/20", "after_send": "1/20", "after_reply": "1/20"})
+        }
+    };
+    let path = scratch().join(format!("crash_{kind}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(m).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+/// `explore` at one fault of tests/executors/two_commits.py (`order`: `cleanup-first` or
+/// `record-first`) on `model`.
+fn explore_two_commits(model: &str, order: &str) -> retrylab::cli::Outcome {
+    untouched(|| {
+        let mut a = args(&[
+            "explore",
+            model,
+            "--design",
+            "x",
+            "--max-faults",
+            "1",
+            "--executor-storage",
+            storage(),
+            "--executor",
+        ]);
+        a.push(format!(
+            "x={} tests/executors/two_commits.py {order}",
+            crate::common::python::python()
+        ));
+        retrylab(&a)
+    })
+}
+
+/// A tool that makes two SQLite commits in the turn after the provider's answer, the key
+/// deleted before the receipt is recorded: a crash between them leaves neither, and the
+/// restarted worker creates a second ticket under a new key. Crashes between turns never
+/// fall there (certified, 1048 runs); a crash at a storage commit does, and `explore` finds
+/// it: the worker dies at the run's 13th commit, an fsync of the SQLite journal of the second
+/// transaction. The same tool recording first, then deleting, is certified.
+#[test]
+fn a_crash_between_two_commits_of_one_turn_is_found_by_explore() {
+    let turns = explore_two_commits(&crash_model("turns"), "cleanup-first");
+    assert_eq!(turns.code, 0, "{}\n{}", turns.stdout, turns.stderr);
+    assert!(
+        turns.stdout.contains("certified for 1 fault: no property is violated by any schedule within the bound (1048 runs, complete)"),
+        "{}",
+        turns.stdout
+    );
+    let commits = crash_model("at_commit");
+    let found = explore_two_commits(&commits, "cleanup-first");
+    assert_eq!(found.code, 1, "{}\n{}", found.stdout, found.stderr);
+    for line in [
+        "no_duplicate violated by a run with 1 fault",
+        "x: dies at storage commit 13 (an fsync of w0/effects.db-journal)",
+        "worker 0 crashes at storage commit 13; restarts at 1030 ms",
+        "outcome: intent 0: completed (duplicate effect r1 of r0)",
+    ] {
+        assert!(found.stdout.contains(line), "{line}\n{}", found.stdout);
+    }
+    let fixed = explore_two_commits(&commits, "record-first");
+    assert_eq!(fixed.code, 0, "{}\n{}", fixed.stdout, fixed.stderr);
+    assert!(
+        fixed.stdout.contains("certified for 1 fault: no property is violated by any schedule within the bound (919 runs, complete)"),
+        "{}",
+        fixed.stdout
+    );
+}
+
+/// A scripted crash at the run's 13th storage commit replays the counterexample without a
+/// search; commit 0 and a crash_worker at `at_commit` are refused with the field.
+#[test]
+fn a_scripted_crash_at_a_commit_is_the_counterexample() {
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(CRASH).unwrap()).unwrap();
+    let m = m.as_object_mut().unwrap();
+    m.remove("$schema");
+    m["workers"]["crash"] = serde_json::json!({});
+    m.insert(
+        "faults".into(),
+        serde_json::json!([{"crash_at_commit": {"commit": 13}}]),
+    );
+    let path = scratch().join("scripted_commit_crash.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let spec = |order: &str| {
+        format!(
+            "x={} tests/executors/two_commits.py {order}",
+            crate::common::python::python()
+        )
+    };
+    let path = path.display().to_string();
+    let t = untouched(|| {
+        totals(
+            &path,
+            "x",
+            spec("cleanup-first"),
+            "1",
+            &["--executor-storage", storage()],
+        )
+    });
+    assert_eq!(t["duplicate_effects"], 1, "{t}");
+    let t = untouched(|| {
+        totals(
+            &path,
+            "x",
+            spec("record-first"),
+            "1",
+            &["--executor-storage", storage()],
+        )
+    });
+    assert_eq!(t["duplicate_effects"], 0, "{t}");
+    for (fault, field, why) in [
+        (
+            serde_json::json!({"crash_at_commit": {"commit": 0}}),
+            "faults[0].crash_at_commit.commit",
+            "storage commits are numbered from 1",
+        ),
+        (
+            serde_json::json!({"crash_worker": {"attempt": 1, "point": "at_commit"}}),
+            "faults[0].crash_worker.point",
+            "at_commit is not a point of an attempt",
+        ),
+    ] {
+        m.insert("faults".into(), serde_json::json!([fault]));
+        let bad = scratch().join("bad_commit_crash.json");
+        std::fs::write(&bad, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+        let out = retrylab(&args(&["check", bad.to_str().unwrap()]));
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(field) && out.stderr.contains(why),
+            "{}",
+            out.stderr
+        );
+    }
+}

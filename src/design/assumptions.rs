@@ -152,12 +152,9 @@ pub fn crashes_max(m: &Model) -> u64 {
     let scripted = m
         .faults
         .iter()
-        .filter(|f| matches!(f, Fault::CrashWorker { .. }))
+        .filter(|f| matches!(f, Fault::CrashWorker { .. } | Fault::CrashAtCommit { .. }))
         .count() as u64;
-    let c = &m.workers.crash;
-    let random = [c.before_dispatch, c.after_send, c.after_reply]
-        .iter()
-        .any(|r| !r.is_zero());
+    let random = m.workers.crash.any();
     scripted
         + if random {
             u64::from(m.workers.max_crashes)

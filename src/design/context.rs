@@ -40,6 +40,10 @@ pub enum ExecCommand {
     },
     /// An age the design compares against ([`ExecCtx::declare_threshold`]).
     Threshold { ms: Millis },
+    /// The worker's process died at the run's storage commit `commit` (an external
+    /// executor's `fsync`, `workers.crash.at_commit`): the world crashes the worker here, after
+    /// the commands before it.
+    CrashAtCommit { commit: u32 },
 }
 
 /// The timeout of a send whose client never gives up ([`ExecCtx::send_with_timeout`]).
@@ -69,7 +73,13 @@ pub struct ExecCtx<'a> {
     claims: &'a mut Vec<CallClaim>,
     /// The should-retry header of the answer being handled (name, value), if it carries one.
     should_retry: Option<(&'a str, bool)>,
+    /// What decides a crash at a storage commit.
+    commits: Commits<'a>,
 }
+
+/// What the world lends a step for its storage commits (external executors): asked at each
+/// commit, it numbers it in the run and says whether the worker crashes there.
+pub(crate) type Commits<'a> = &'a mut dyn FnMut(WorkerId) -> (u32, bool);
 
 /// What the world lends an executor for one step: where its commands, mints, trace lines and
 /// claims go, and the journal.
@@ -79,6 +89,7 @@ pub(crate) struct Lent<'a> {
     pub minted: &'a mut Minted,
     pub trace: &'a mut Trace,
     pub claims: &'a mut Vec<CallClaim>,
+    pub commits: Commits<'a>,
 }
 
 impl<'a> ExecCtx<'a> {
@@ -96,6 +107,7 @@ impl<'a> ExecCtx<'a> {
             minted,
             trace,
             claims,
+            commits,
         } = lent;
         ExecCtx {
             now,
@@ -107,11 +119,24 @@ impl<'a> ExecCtx<'a> {
             trace,
             claims,
             should_retry,
+            commits,
         }
     }
 }
 
 impl ExecCtx<'_> {
+    /// The worker's process commits a file of the run's storage: whether it dies there (a
+    /// scripted `crash_at_commit`, or `workers.crash.at_commit` while the crash budget lasts).
+    /// On a crash the world is told ([`ExecCommand::CrashAtCommit`]); the caller stops the
+    /// process's turn. The commit's number in the run comes with the answer.
+    pub(crate) fn commit(&mut self) -> (u32, bool) {
+        let (n, crashed) = (self.commits)(self.worker);
+        if crashed {
+            self.out.push(ExecCommand::CrashAtCommit { commit: n });
+        }
+        (n, crashed)
+    }
+
     /// Current virtual time.
     pub fn now(&self) -> Millis {
         self.now

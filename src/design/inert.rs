@@ -443,15 +443,34 @@ fn read_span(m: &Model, reads: u32) -> Millis {
 
 fn workers(m: &Model, warn: &mut Warn<'_>) {
     let w = &m.workers;
-    let c = &w.crash;
-    let random = [c.before_dispatch, c.after_send, c.after_reply]
-        .iter()
-        .any(|r| !r.is_zero());
+    let random = w.crash.any();
     if random && w.max_crashes == 0 {
         warn(
             "workers.max_crashes",
             "0 with a crash probability in workers.crash: no random crash ever happens; use workers.max_crashes 1 or more, or crash probabilities 0".into(),
         );
+    }
+    let has_commit_crash = !w.crash.at_commit.is_zero()
+        || m.faults
+            .iter()
+            .any(|f| matches!(f, crate::model::Fault::CrashAtCommit { .. }));
+    if has_commit_crash {
+        let known = crate::design::names();
+        let built_in: Vec<&str> = m
+            .designs
+            .iter()
+            .map(String::as_str)
+            .filter(|d| known.contains(d))
+            .collect();
+        if !built_in.is_empty() {
+            warn(
+                "workers.crash.at_commit",
+                format!(
+                    "crashes at storage commits apply to external executors only (an fsync of a file of the run's storage): the built-in designs ({}) have no storage commits, and meet none of these crashes",
+                    built_in.join(", ")
+                ),
+            );
+        }
     }
     if w.redelivery_ms.is_some() {
         let known = crate::design::names();

@@ -87,18 +87,11 @@ pub fn named_thresholds(model: &Model) -> Vec<Threshold> {
     add(p.retention_ms, "provider.retention_ms");
     add(p.retention_max_ms, "provider.retention_max_ms");
     add(p.in_progress_expiry_ms, "provider.in_progress_expiry_ms");
-    let random_crash = w.max_crashes > 0
-        && [
-            w.crash.before_dispatch,
-            w.crash.after_send,
-            w.crash.after_reply,
-        ]
-        .iter()
-        .any(|r| !r.is_zero());
+    let random_crash = w.max_crashes > 0 && w.crash.any();
     let scripted_crash = model
         .faults
         .iter()
-        .any(|f| matches!(f, Fault::CrashWorker { .. }));
+        .any(|f| matches!(f, Fault::CrashWorker { .. } | Fault::CrashAtCommit { .. }));
     if random_crash || scripted_crash {
         add(Some(w.restart_delay_ms), "workers.restart_delay_ms");
     }

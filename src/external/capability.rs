@@ -204,6 +204,11 @@ const CAPABILITIES: &[Capability] = &[
     ),
     row(
         "",
+        &["commit", "committed"],
+        "a storage commit below the interpreter (an `fsync` of a file of the run's storage), sent by the preloaded shim, not by clients: a crash point (`workers.crash.at_commit`). A Rust design's journal writes are part of its turn",
+    ),
+    row(
+        "",
         &["shutdown"],
         "defined for clients (exit 0); this simulator closes the channel instead, which means the same",
     ),

@@ -636,12 +636,15 @@ impl Executor for External {
 
 impl Drop for External {
     /// The worker is gone (a crash, or the end of the worlds of a command): its process goes
-    /// back to the design, which resets it for the next worker, or kills it.
+    /// back to the design, which resets it for the next worker, or it is killed, and waited
+    /// for: the worker's next life may open the files it held locked.
     fn drop(&mut self) {
-        if let Some(p) = self.process.take()
-            && !self.dead
-        {
-            self.shared.give_back(p);
+        if let Some(mut p) = self.process.take() {
+            if self.dead || self.shared.lives != super::Lives::Reuse {
+                p.kill_and_wait();
+            } else {
+                self.shared.give_back(p);
+            }
         }
     }
 }

@@ -137,6 +137,17 @@ pub enum FromExec {
     },
     /// Async mode: the process has nothing runnable; the turn ends.
     Idle {},
+    /// Sent by the preloaded shim (section 9), not by a client: the process commits a file of
+    /// the run's storage (an `fsync` or `fdatasync` of a descriptor open for writing on it)
+    /// during a turn, on the thread that speaks the protocol. It waits in the call for
+    /// `committed`; the worker may crash there instead (`workers.crash.at_commit`,
+    /// `crash_at_commit`), and the answer never comes.
+    Commit {
+        /// The request's id (the shim's own, from 2^52).
+        msg_id: u64,
+        /// The file, relative to the run's storage (`w0/journal.db`, `run/state.json`).
+        file: String,
+    },
 }
 
 /// The modes a `hello` may name (the schema of `hello.mode`; read as text, so that another
@@ -237,14 +248,16 @@ impl FromExec {
             FromExec::Log { .. } => "log",
             FromExec::Idle {} => "idle",
             FromExec::Forked { .. } => "forked",
+            FromExec::Commit { .. } => "commit",
         }
     }
 }
 
 /// Every message `type` of [`FromExec`], as written (the schema's test checks it is all of
 /// them).
-pub const KINDS: [&str; 11] = [
+pub const KINDS: [&str; 12] = [
     "hello", "init_ok", "ready", "http", "sleep", "kv", "result", "state", "log", "idle", "forked",
+    "commit",
 ];
 
 /// Reads one line: the message, or the protocol error code and what is wrong.

@@ -389,6 +389,22 @@ impl Process {
     }
 }
 
+impl Process {
+    /// Kills the process and waits until it is gone: its file locks released (a SQLite
+    /// transaction it held open), as a crashed worker's restart needs before its next life
+    /// opens the same files. A spawned process is waited for by [`Process::kill`] already; a
+    /// forked one is reaped by its zygote, and waited for here (at most 2 s).
+    pub fn kill_and_wait(&mut self) {
+        self.kill();
+        if let Origin::Forked(pid) = self.origin {
+            let start = Instant::now();
+            while !gone(pid) && start.elapsed() < Duration::from_secs(2) {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
         self.kill();

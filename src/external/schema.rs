@@ -118,7 +118,7 @@ mod tests {
         sorted.sort();
         assert_eq!(sorted, read, "message::KINDS and FromExec");
         let to = kinds(&s, "ToExec");
-        assert_eq!(to.len(), 11, "{to:?}");
+        assert_eq!(to.len(), 12, "{to:?}");
         // Every field of every message has a description.
         for def in ["FromExec", "ToExec"] {
             for kind in s["$defs"][def]["oneOf"].as_array().unwrap() {

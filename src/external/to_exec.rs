@@ -130,6 +130,13 @@ pub enum ToExec {
         /// Virtual milliseconds since the run began.
         now_ms: u64,
     },
+    /// The answer to `commit` (to the preloaded shim, section 9): the commit goes on.
+    Committed {
+        /// The `msg_id` of the `commit`.
+        in_reply_to: u64,
+        /// Virtual milliseconds since the run began.
+        now_ms: u64,
+    },
     /// The simulator refuses a message; the process is killed after it.
     Error {
         /// Why.

@@ -513,6 +513,26 @@ pub struct CrashModel {
     /// Probability of a crash after the reply arrived, before it is recorded.
     #[serde(default)]
     pub after_reply: Ratio,
+    /// Probability of a crash at a storage commit of an external executor: an `fsync` or
+    /// `fdatasync` of a file of the run's storage (a SQLite commit makes two or three) during a
+    /// turn. The process dies before the call returns; what it wrote before stays, so a crash
+    /// can fall between two commits of one turn. Built-in designs have no storage commits.
+    #[serde(default)]
+    pub at_commit: Ratio,
+}
+
+impl CrashModel {
+    /// Whether any random crash is possible (a crash point with a probability above 0).
+    pub fn any(&self) -> bool {
+        [
+            self.before_dispatch,
+            self.after_send,
+            self.after_reply,
+            self.at_commit,
+        ]
+        .iter()
+        .any(|r| !r.is_zero())
+    }
 }
 
 crate::sim::named_enum! {
@@ -528,6 +548,10 @@ crate::sim::named_enum! {
         AfterSend => "after_send",
         /// The reply arrived but the worker dies before recording it.
         AfterReply => "after_reply",
+        /// An external executor's process commits a file of the run's storage (an `fsync`);
+        /// it dies before the call returns. Not a point of an attempt: scripted as
+        /// `crash_at_commit`.
+        AtCommit => "at_commit",
     }
 }
 
@@ -754,6 +778,17 @@ pub enum Fault {
         #[schemars(example = &"after_send")]
         point: CrashPoint,
         /// Only if this worker handles the attempt.
+        #[serde(default)]
+        worker: Option<u32>,
+    },
+    /// The worker that makes this storage commit crashes there (an external executor's
+    /// `fsync` of a file of the run's storage during a turn, counted from 1 across the run in
+    /// the order they happen): what it wrote before stays, the commit does not return.
+    CrashAtCommit {
+        /// The storage commit, numbered from 1 across the run.
+        #[schemars(example = 2)]
+        commit: u32,
+        /// Only if this worker makes the commit.
         #[serde(default)]
         worker: Option<u32>,
     },

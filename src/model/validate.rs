@@ -390,7 +390,7 @@ fn fault(p: &mut Problems, i: usize, f: &Fault, workers: u32) {
         Fault::SlowProcessing { attempt, .. } => Some(("slow_processing", *attempt)),
         Fault::Reroute { attempt, .. } => Some(("reroute", *attempt)),
         Fault::Reject { attempt } => Some(("reject", *attempt)),
-        Fault::Pause { .. } => None,
+        Fault::Pause { .. } | Fault::CrashAtCommit { .. } => None,
     };
     if let Some((kind, 0)) = attempt {
         p.push((
@@ -400,9 +400,26 @@ fn fault(p: &mut Problems, i: usize, f: &Fault, workers: u32) {
     }
     match f {
         Fault::CrashWorker {
+            point: CrashPoint::AtCommit,
+            ..
+        } => p.push((
+            at("crash_worker.point"),
+            "at_commit is not a point of an attempt: a crash at a storage commit is scripted as crash_at_commit {commit: N} (the run's Nth commit), or drawn with workers.crash.at_commit".into(),
+        )),
+        Fault::CrashWorker {
             worker: Some(w), ..
         } if *w >= workers => p.push((
             at("crash_worker.worker"),
+            format!("worker {w} does not exist: workers.count is {workers} (workers are numbered from 0)"),
+        )),
+        Fault::CrashAtCommit { commit: 0, .. } => p.push((
+            at("crash_at_commit.commit"),
+            "storage commits are numbered from 1".into(),
+        )),
+        Fault::CrashAtCommit {
+            worker: Some(w), ..
+        } if *w >= workers => p.push((
+            at("crash_at_commit.worker"),
             format!("worker {w} does not exist: workers.count is {workers} (workers are numbered from 0)"),
         )),
         Fault::Pause { duration_ms: 0, .. } => {

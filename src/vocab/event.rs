@@ -157,6 +157,13 @@ pub enum WorkerEvent {
         attempt: AttemptId,
         restart_at_ms: Millis,
     },
+    /// A worker process dies at a storage commit of its executor (an `fsync` of a file of
+    /// the run's storage), the run's `commit`th.
+    CrashesAtCommit {
+        worker: WorkerId,
+        commit: u32,
+        restart_at_ms: Millis,
+    },
     /// A worker process restarts.
     Restarts {
         worker: WorkerId,
@@ -416,7 +423,7 @@ impl WorkerEvent {
             | ConnectionReset { attempt, .. }
             | Replied { attempt, .. }
             | Crashes { attempt, .. } => About::attempt(attempt),
-            Restarts { .. } => About::default(),
+            Restarts { .. } | CrashesAtCommit { .. } => About::default(),
         }
     }
 
@@ -431,6 +438,7 @@ impl WorkerEvent {
             | ConnectionReset { worker, .. }
             | Replied { worker, .. }
             | Crashes { worker, .. }
+            | CrashesAtCommit { worker, .. }
             | Restarts { worker, .. } => Some(worker),
         }
     }

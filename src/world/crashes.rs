@@ -25,6 +25,8 @@ impl World<'_> {
             CrashPoint::BeforeDispatch => c.before_dispatch,
             CrashPoint::AfterSend => c.after_send,
             CrashPoint::AfterReply => c.after_reply,
+            // Asked through the step's context, at the commit itself (turns.rs).
+            CrashPoint::AtCommit => return false,
         };
         let crashed = ch.chance(Purpose::WorkerCrash, p);
         self.random_crashes += u32::from(crashed);
@@ -32,6 +34,26 @@ impl World<'_> {
     }
 
     pub(super) fn crash(&mut self, worker: WorkerId, attempt: AttemptId, point: CrashPoint) {
+        self.crash_with(worker, |restart_at_ms| WorkerEvent::Crashes {
+            worker,
+            point: point.name(),
+            attempt,
+            restart_at_ms,
+        });
+    }
+
+    /// `worker`'s process dies at the run's storage commit `commit`.
+    pub(super) fn crash_at_commit(&mut self, worker: WorkerId, commit: u32) {
+        self.crash_with(worker, |restart_at_ms| WorkerEvent::CrashesAtCommit {
+            worker,
+            commit,
+            restart_at_ms,
+        });
+    }
+
+    /// `worker` crashes: every open attempt of it is closed unanswered, its journal's volatile
+    /// part is lost, its restart is due; `event` (given the restart's time) says how.
+    fn crash_with(&mut self, worker: WorkerId, event: impl FnOnce(Millis) -> WorkerEvent) {
         self.workers[worker.0 as usize].crash();
         for i in 0..self.transport.attempts.len() {
             let a = &mut self.transport.attempts[i];
@@ -45,12 +67,7 @@ impl World<'_> {
         self.journal.get_mut().crash(worker);
         let restart_at = self.now + self.model.workers.restart_delay_ms;
         self.trace
-            .log(self.now, Component::Executor, || WorkerEvent::Crashes {
-                worker,
-                point: point.name(),
-                attempt,
-                restart_at_ms: restart_at,
-            });
+            .log(self.now, Component::Executor, || event(restart_at));
         self.push(restart_at, Event::WorkerRestart { worker });
     }
 

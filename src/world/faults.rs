@@ -22,6 +22,7 @@ pub struct Faults {
     drop_request: Vec<(u32, Index)>,
     drop_reply: Vec<(u32, Index)>,
     crash_worker: Vec<(u32, CrashPoint, Option<u32>, Index)>,
+    crash_commit: Vec<(u32, Option<u32>, Index)>,
     crash_provider: Vec<(u32, Index)>,
     slow: Vec<(u32, Millis, Index)>,
     reroute: Vec<(u32, u32, Index)>,
@@ -33,6 +34,8 @@ pub struct Faults {
     /// This run's create number of each attempt (by attempt id), `None` for reads.
     numbers: Vec<Option<u32>>,
     creates: u32,
+    /// The run's storage commits so far (external executors' `fsync`s during turns).
+    commits: u32,
 }
 
 impl Faults {
@@ -50,6 +53,7 @@ impl Faults {
                     point,
                     worker,
                 } => f.crash_worker.push((attempt, point, worker, i)),
+                Fault::CrashAtCommit { commit, worker } => f.crash_commit.push((commit, worker, i)),
                 Fault::CrashProvider { attempt } => f.crash_provider.push((attempt, i)),
                 Fault::SlowProcessing { attempt, ms } => f.slow.push((attempt, ms, i)),
                 Fault::Reroute { attempt, region } => f.reroute.push((attempt, region, i)),
@@ -81,6 +85,7 @@ impl Faults {
             drop_request: _,
             drop_reply: _,
             crash_worker: _,
+            crash_commit: _,
             crash_provider: _,
             slow: _,
             reroute: _,
@@ -89,9 +94,11 @@ impl Faults {
             fired: _,
             numbers,
             creates,
+            commits,
         } = self;
         numbers.hash(h);
         creates.hash(h);
+        commits.hash(h);
     }
 
     /// Per fault of the model, whether it fired in the runs since the last call; clears.
@@ -115,6 +122,7 @@ impl Faults {
     pub(crate) fn reset(&mut self) {
         self.numbers.clear();
         self.creates = 0;
+        self.commits = 0;
     }
 
     /// The executor asks to send `attempt`; creates are numbered for the faults.
@@ -146,6 +154,7 @@ impl Faults {
     /// others: no symmetry between it and them).
     pub fn names_worker(&self, w: WorkerId) -> bool {
         self.crash_worker.iter().any(|c| c.2 == Some(w.0))
+            || self.crash_commit.iter().any(|c| c.1 == Some(w.0))
             || self.pauses.iter().any(|p| p.1 == Some(w.0))
     }
 
@@ -157,6 +166,19 @@ impl Faults {
             .iter()
             .find(|&&(n, p, w, _)| n == c && p == point && w.is_none_or(|w| w == worker.0))
             .is_some_and(|&(.., i)| self.fire(i))
+    }
+
+    /// Worker `worker` makes a storage commit: its number in the run, and whether a scripted
+    /// crash names it.
+    pub fn commit(&mut self, worker: WorkerId) -> (u32, bool) {
+        self.commits += 1;
+        let n = self.commits;
+        let hit = self
+            .crash_commit
+            .iter()
+            .find(|&&(c, w, _)| c == n && w.is_none_or(|w| w == worker.0))
+            .is_some_and(|&(.., i)| self.fire(i));
+        (n, hit)
     }
 
     pub fn rejects(&self, a: AttemptId) -> bool {

@@ -56,6 +56,20 @@ impl World<'_> {
             return;
         };
         let mut out = std::mem::take(&mut self.exec_out);
+        let (faults, random_crashes) = (&mut self.faults, &mut self.random_crashes);
+        let (max_crashes, p) = (
+            self.model.workers.max_crashes,
+            self.model.workers.crash.at_commit,
+        );
+        let mut commits = |w: WorkerId| {
+            let (n, scripted) = faults.commit(w);
+            let crashed = scripted
+                || (*random_crashes < max_crashes && ch.chance(Purpose::WorkerCrash, p) && {
+                    *random_crashes += 1;
+                    true
+                });
+            (n, crashed)
+        };
         let mut ctx = ExecCtx::new(
             self.now,
             (worker, self.workers[worker.0 as usize].incarnation),
@@ -65,6 +79,7 @@ impl World<'_> {
                 minted: &mut self.transport.minted,
                 trace: &mut self.trace,
                 claims: &mut self.records.call_claims,
+                commits: &mut commits,
             },
             should_retry.map(|v| (self.model.provider.should_retry.header.as_str(), v)),
         );
@@ -143,6 +158,10 @@ impl World<'_> {
                     spread_ms,
                 } => self.set_timer(worker, at_ms, spread_ms, tag, periodic, ch),
                 ExecCommand::Threshold { ms } => ch.learn_threshold(ms),
+                ExecCommand::CrashAtCommit { commit } => {
+                    self.crash_at_commit(worker, commit);
+                    break;
+                }
                 ExecCommand::Report {
                     call,
                     issue,

@@ -107,6 +107,7 @@ impl External {
                 };
                 self.on_result(ctx, claim)
             }
+            FromExec::Commit { msg_id, file } => self.on_commit(ctx, msg_id, &file),
             FromExec::Ready {} if of == TurnOf::Start => Next::End,
             FromExec::Idle {} if of == TurnOf::Work && self.is_async() => Next::End,
             FromExec::Idle {} if !self.is_async() => self.turn_rule(
@@ -137,6 +138,30 @@ impl External {
                 }
             }
             None => Next::End,
+        }
+    }
+
+    /// `commit` (from the shim): a crash point. The process dies here (the world crashes the
+    /// worker after the turn's earlier commands; what it wrote stays), or is told to go on.
+    fn on_commit(&mut self, ctx: &mut ExecCtx<'_>, msg_id: u64, file: &str) -> Next {
+        let (n, crashed) = ctx.commit();
+        if crashed {
+            let name = self.shared.name.clone();
+            ctx.note_about(None, self.busy, || {
+                format!("{name}: dies at storage commit {n} (an fsync of {file})")
+            });
+            // The world drops this executor (its process killed) when it carries out the crash.
+            self.dead = true;
+            return Next::End;
+        }
+        let answer = crate::external::to_exec::ToExec::Committed {
+            in_reply_to: msg_id,
+            now_ms: ctx.now(),
+        };
+        if self.send(ctx, answer) {
+            Next::Read
+        } else {
+            Next::End
         }
     }
 

@@ -156,6 +156,14 @@ impl fmt::Display for WorkerEvent {
                 f,
                 "{worker} crashes {point} of {attempt}; restarts at {restart_at_ms} ms"
             ),
+            CrashesAtCommit {
+                worker,
+                commit,
+                restart_at_ms,
+            } => write!(
+                f,
+                "{worker} crashes at storage commit {commit}; restarts at {restart_at_ms} ms"
+            ),
             Restarts { worker, journal } => {
                 write!(f, "{worker} restarts ({journal} journal) and recovers")
             }
@@ -462,6 +470,14 @@ mod tests {
                     should_retry: Some("true".to_string()),
                 }),
                 format!("worker 0: reply to attempt 2: {reply} (should-retry: true)"),
+            ),
+            (
+                text(WorkerEvent::CrashesAtCommit {
+                    worker: w,
+                    commit: 3,
+                    restart_at_ms: 9000,
+                }),
+                "worker 0 crashes at storage commit 3; restarts at 9000 ms".to_string(),
             ),
             (
                 text(WorkerEvent::Crashes {
