@@ -36,6 +36,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -565,6 +566,10 @@ static char storage_root[PATH_MAX];
 static char slot_dir[PATH_MAX];   /* this life's slot, once `start` came */
 static char worker_dir[PATH_MAX]; /* slot/wN */
 static volatile int started;
+/* A crash may lose the worker's machine (workers.crash.machine_loss): each file of the
+ * worker's directory has its committed bytes kept in slot/.synced/wN/..., for retrylab to put
+ * back (storage.rs, lose_unsynced). */
+static int keep_synced;
 
 static int strict_files(void) {
     const char *v = getenv("RETRYLAB_STRICT");
@@ -673,6 +678,59 @@ static void copy_file(const char *from, const char *to, mode_t mode) {
     raw_n(SYS_close, in, 0, 0, 0);
 }
 
+/* The path of `p`'s committed bytes (slot/.synced/...) if `p` (absolute, normalised) is in
+ * the worker's directory and they are kept; 0 otherwise. */
+static int synced_path(const char *p, char *out) {
+    if (!keep_synced || !started || !under(p, worker_dir))
+        return 0;
+    return snprintf(out, PATH_MAX, "%s/.synced/%s", slot_dir, p + strlen(slot_dir) + 1) <
+           PATH_MAX;
+}
+
+/* mkdir -p of the directories of `p`, below `top`. */
+static void make_dirs_below(const char *top, const char *p) {
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s", p);
+    for (char *q = d + strlen(top) + 1; (q = strchr(q, '/')) != NULL; q++) {
+        *q = 0;
+        raw_n(SYS_mkdirat, AT_FDCWD, (long)d, 0700, 0);
+        *q = '/';
+    }
+}
+
+/* The file `p` (absolute) is durable as it is now: its bytes kept as committed. */
+static void keep_committed(const char *p) {
+    char k[PATH_MAX];
+    if (!synced_path(p, k))
+        return;
+    make_dirs_below(slot_dir, k);
+    raw_n(SYS_unlinkat, AT_FDCWD, (long)k, 0, 0);
+    copy_file(p, k, 0600);
+}
+
+/* A name in the worker's directory moved (`to` NULL: removed; `dir`: a directory): its
+ * committed bytes follow it. */
+static void move_committed(int fd, const char *from, int td, const char *to, int dir) {
+    char a[PATH_MAX], b[PATH_MAX], ka[PATH_MAX], kb[PATH_MAX];
+    if (!keep_synced || absolute(fd, from, a) != 0)
+        return;
+    int have = synced_path(a, ka);
+    if (to == NULL) {
+        if (have)
+            raw_n(SYS_unlinkat, AT_FDCWD, (long)ka, dir ? AT_REMOVEDIR : 0, 0);
+        return;
+    }
+    if (absolute(td, to, b) != 0 || !synced_path(b, kb))
+        return;
+    struct stat st;
+    if (have && raw_stat(ka, &st) == 0) {
+        make_dirs_below(slot_dir, kb);
+        raw_n(SYS_renameat, AT_FDCWD, (long)ka, AT_FDCWD, (long)kb);
+    } else {
+        raw_n(SYS_unlinkat, AT_FDCWD, (long)kb, 0, 0);
+    }
+}
+
 static void refuse_write(const char *what, const char *path, const char *why) {
     char line[PATH_MAX + 900];
     snprintf(line, sizeof line,
@@ -746,8 +804,10 @@ static const char *route(int dirfd, const char *path, int write, char *buf, cons
         return buf;
     }
     make_parents(q);
-    if (in_project && S_ISREG(ls.st_mode))
+    if (in_project && S_ISREG(ls.st_mode)) {
         copy_file(lower, q, ls.st_mode);
+        keep_committed(q); /* the machine's copy of the code was on its disk */
+    }
     snprintf(buf, PATH_MAX, "%s", q);
     return buf;
 }
@@ -790,17 +850,39 @@ static void stamp(int fd) {
 
 static void commit_point(int fd);
 
+/* The stored file open as `fd` is committed: its bytes kept, if a machine loss may come. */
+static void keep_committed_fd(int fd) {
+    if (!keep_synced || fd < 0 || fd >= (int)sizeof stored_fd || !stored_fd[fd])
+        return;
+    struct stat st;
+    if (raw_n(SYS_fstat, fd, (long)&st, 0, 0) != 0 || st.st_nlink == 0 || !S_ISREG(st.st_mode))
+        return;
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    long r = raw_n(SYS_readlinkat, AT_FDCWD, (long)link, (long)path, PATH_MAX - 1);
+    if (r <= 0)
+        return;
+    path[r] = 0;
+    keep_committed(path);
+}
+
 /* A commit: a crash point (the simulator may end the process in it), then the real call. */
 EXPORT int fsync(int fd) {
     stamp(fd);
     commit_point(fd);
-    return (int)raw_n(SYS_fsync, fd, 0, 0, 0);
+    int r = (int)raw_n(SYS_fsync, fd, 0, 0, 0);
+    if (r == 0)
+        keep_committed_fd(fd);
+    return r;
 }
 
 EXPORT int fdatasync(int fd) {
     stamp(fd);
     commit_point(fd);
-    return (int)raw_n(SYS_fdatasync, fd, 0, 0, 0);
+    int r = (int)raw_n(SYS_fdatasync, fd, 0, 0, 0);
+    if (r == 0)
+        keep_committed_fd(fd);
+    return r;
 }
 
 /* Directories of the run's storage are listed in name order (a filesystem's own order is
@@ -1044,9 +1126,24 @@ ROUTED(ssize_t, readlinkat, 0, (int d, const char *restrict path, char *restrict
 ROUTED(int, chdir, 0, (const char *path), (routed_), path, AT_FDCWD)
 ROUTED(int, mkdir, 1, (const char *path, mode_t m), (routed_, m), path, AT_FDCWD)
 ROUTED(int, mkdirat, 1, (int d, const char *path, mode_t m), (d, routed_, m), path, d)
-ROUTED(int, rmdir, 1, (const char *path), (routed_), path, AT_FDCWD)
-ROUTED(int, unlink, 1, (const char *path), (routed_), path, AT_FDCWD)
-ROUTED(int, unlinkat, 1, (int d, const char *path, int f), (d, routed_, f), path, d)
+/* A name removed from the worker's directory takes its committed bytes with it. */
+#define REMOVING(name, params, args, dirfd_expr, dir_expr)                                     \
+    typedef int(*name##_fn) params;                                                          \
+    static name##_fn real_##name;                                                            \
+    EXPORT int name params {                                                                 \
+        if (real_##name == NULL)                                                             \
+            real_##name = (name##_fn)dlsym(RTLD_NEXT, #name);                                \
+        char buf_[PATH_MAX];                                                                 \
+        const char *routed_ = route(dirfd_expr, path, 1, buf_, #name);                       \
+        int r_ = real_##name args;                                                           \
+        if (r_ == 0)                                                                         \
+            move_committed(dirfd_expr, routed_, AT_FDCWD, NULL, dir_expr);                   \
+        return r_;                                                                           \
+    }
+
+REMOVING(rmdir, (const char *path), (routed_), AT_FDCWD, 1)
+REMOVING(unlink, (const char *path), (routed_), AT_FDCWD, 0)
+REMOVING(unlinkat, (int d, const char *path, int f), (d, routed_, f), d, (f & AT_REMOVEDIR) != 0)
 ROUTED(int, truncate, 1, (const char *path, off_t n), (routed_, n), path, AT_FDCWD)
 
 typedef int (*rename_fn)(const char *, const char *);
@@ -1057,7 +1154,10 @@ EXPORT int rename(const char *from, const char *to) {
     char a[PATH_MAX], b[PATH_MAX];
     const char *f = route(AT_FDCWD, from, 1, a, "a rename");
     const char *t = route(AT_FDCWD, to, 1, b, "a rename");
-    return real_rename(f, t);
+    int r = real_rename(f, t);
+    if (r == 0)
+        move_committed(AT_FDCWD, f, AT_FDCWD, t, 0);
+    return r;
 }
 
 typedef int (*renameat_fn)(int, const char *, int, const char *);
@@ -1068,7 +1168,10 @@ EXPORT int renameat(int fd, const char *from, int td, const char *to) {
     char a[PATH_MAX], b[PATH_MAX];
     const char *f = route(fd, from, 1, a, "a rename");
     const char *t = route(td, to, 1, b, "a rename");
-    return real_renameat(fd, f, td, t);
+    int r = real_renameat(fd, f, td, t);
+    if (r == 0)
+        move_committed(fd, f, td, t, 0);
+    return r;
 }
 
 typedef int (*renameat2_fn)(int, const char *, int, const char *, unsigned int);
@@ -1079,7 +1182,10 @@ EXPORT int renameat2(int fd, const char *from, int td, const char *to, unsigned 
     char a[PATH_MAX], b[PATH_MAX];
     const char *f = route(fd, from, 1, a, "a rename");
     const char *t = route(td, to, 1, b, "a rename");
-    return real_renameat2(fd, f, td, t, flags);
+    int r = real_renameat2(fd, f, td, t, flags);
+    if (r == 0)
+        move_committed(fd, f, td, t, 0);
+    return r;
 }
 
 /* A life's `start`: its slot (the file retrylab wrote for this pid), its worker's directory
@@ -1098,8 +1204,12 @@ static void enter_storage(uint64_t worker) {
     if (n <= 0)
         return;
     slot_dir[n] = 0;
-    while (n > 0 && slot_dir[n - 1] == '\n')
-        slot_dir[--n] = 0;
+    char *nl = strchr(slot_dir, '\n');
+    keep_synced = 0;
+    if (nl != NULL) {
+        keep_synced = strncmp(nl + 1, "synced", 6) == 0;
+        *nl = 0;
+    }
     snprintf(worker_dir, sizeof worker_dir, "%s/w%llu", slot_dir, (unsigned long long)worker);
     char run[PATH_MAX], tmp[PATH_MAX];
     snprintf(run, sizeof run, "%s/run", slot_dir);
@@ -1361,6 +1471,12 @@ static void await_answer(const char *type, uint64_t id) {
         if (len == sizeof acc)
             _exit(EXIT_REFUSED);
         long r = raw_n(SYS_read, fd_in, (long)acc + (long)len, (long)(sizeof acc - len), 0);
+        if (r < 0 && (errno == EAGAIN || errno == EINTR)) {
+            /* A runtime made the channel non-blocking (Node's libuv does): wait for it. */
+            struct pollfd p = {.fd = fd_in, .events = POLLIN};
+            raw_n(SYS_ppoll, (long)&p, 1, 0, 0);
+            continue;
+        }
         if (r <= 0)
             _exit(0); /* the simulator is gone */
         len += (size_t)r;

@@ -748,3 +748,143 @@ fn a_scripted_crash_at_a_commit_is_the_counterexample() {
         );
     }
 }
+
+/// crash_after_send_rare whose crash (after the send, 1 in 20, at most once) may also lose
+/// the worker's machine with probability `loss`.
+fn machine_model(loss: &str) -> String {
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(CRASH).unwrap()).unwrap();
+    let m = m.as_object_mut().unwrap();
+    m.remove("$schema");
+    m["name"] = "crash_machine_loss".into();
+    m["workers"]["crash"] = serde_json::json!({"after_send": "1/20", "machine_loss": loss});
+    let path = scratch().join(format!("machine_loss_{}.json", loss.replace('/', "_")));
+    std::fs::write(&path, serde_json::to_string_pretty(m).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+/// `explore` at two faults of tests/executors/key_file.py (`arg`: `fsync` or nothing).
+fn explore_key_file(model: &str, arg: &str) -> retrylab::cli::Outcome {
+    untouched(|| {
+        let mut a = args(&[
+            "explore",
+            model,
+            "--design",
+            "x",
+            "--max-faults",
+            "2",
+            "--executor-storage",
+            storage(),
+            "--executor",
+        ]);
+        a.push(format!(
+            "x={} tests/executors/key_file.py {arg}",
+            crate::common::python::python()
+        ));
+        retrylab(&a)
+    })
+}
+
+/// A key kept in a JSON file written and closed, never synced: a process's death keeps it
+/// (certified at two faults, 844 runs: the model then offers one fault), the loss of the
+/// machine with it does not, and `explore` finds the duplicate (a crash after the send, then
+/// the machine lost: two faults); the same tool syncing the file before the send is
+/// certified with machine losses too (898 runs), and so are a key file written to a
+/// temporary file, synced and renamed over the old one, and SQLite with a connection per call
+/// (582 runs each: the rename carries the committed bytes to the new name).
+#[test]
+fn a_machine_loss_loses_what_was_not_synced() {
+    let certified = |out: &retrylab::cli::Outcome, runs: &str| {
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        let want = format!(
+            "certified for 2 faults: no property is violated by any schedule within the bound ({runs} runs, complete)"
+        );
+        assert!(out.stdout.contains(&want), "{want}\n{}", out.stdout);
+    };
+    certified(&explore_key_file(&machine_model("0/1"), ""), "844");
+    let machine = machine_model("1/2");
+    let found = explore_key_file(&machine, "");
+    assert_eq!(found.code, 1, "{}\n{}", found.stdout, found.stderr);
+    for line in [
+        "no_duplicate violated by a run with 2 faults",
+        "worker 0 crashes after_send of attempt 1; restarts at 1000 ms",
+        "worker 0's machine is lost: its directory keeps what its commits made durable",
+        "outcome: intent 0: completed (duplicate effect r1 of r0)",
+    ] {
+        assert!(found.stdout.contains(line), "{line}\n{}", found.stdout);
+    }
+    certified(&explore_key_file(&machine, "fsync"), "898");
+    for script in ["b41_json_key_file.py", "b41_sqlite_key.py"] {
+        let out = untouched(|| {
+            let mut a = args(&[
+                "explore",
+                &machine,
+                "--design",
+                "x",
+                "--max-faults",
+                "2",
+                "--executor-storage",
+                storage(),
+                "--executor",
+            ]);
+            a.push(py("x", script));
+            retrylab(&a)
+        });
+        certified(&out, "582");
+    }
+}
+
+/// The JSON key file of b41_json_key_file.py written by Node (`fs.writeSync`, `fs.fsyncSync`,
+/// `fs.renameSync`, `fs.appendFileSync` with relative paths): the same figures as the Python
+/// tool on the lost reply and on the crash window (seeds 70 to 79: 2 of them crash after the
+/// send), durable and volatile; and when every crash loses the machine (a scripted crash after
+/// the first send), the synced key survives it, where key_file.py's unsynced one does not.
+#[test]
+fn a_node_key_file_is_the_workers_disk_as_pythons() {
+    let window = ["--executor-storage", storage(), "--first-seed", "70"];
+    for (model, seeds) in [
+        (LOST.to_string(), "20"),
+        (CRASH.to_string(), "10"),
+        (volatile_crash(), "10"),
+    ] {
+        let node_t = untouched(|| {
+            totals(
+                &model,
+                "x",
+                node("x", "b41_json_key_file.js"),
+                seeds,
+                &window,
+            )
+        });
+        let py_t =
+            untouched(|| totals(&model, "x", py("x", "b41_json_key_file.py"), seeds, &window));
+        assert_eq!(node_t, py_t, "{model}");
+    }
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(CRASH).unwrap()).unwrap();
+    let m = m.as_object_mut().unwrap();
+    m.remove("$schema");
+    m["workers"]["crash"] = serde_json::json!({"machine_loss": 1});
+    m.insert(
+        "faults".into(),
+        serde_json::json!([{"crash_worker": {"attempt": 1, "point": "after_send"}}]),
+    );
+    let path = scratch().join("machine_lost_after_send.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let path = path.display().to_string();
+    let store = ["--executor-storage", storage()];
+    let node_t = untouched(|| totals(&path, "x", node("x", "b41_json_key_file.js"), "10", &store));
+    assert_eq!(node_t["duplicate_effects"], 0, "{node_t}");
+    assert_eq!(node_t["effects"], 10, "{node_t}");
+    let unsynced = untouched(|| {
+        totals(
+            &path,
+            "x",
+            format!(
+                "x={} tests/executors/key_file.py",
+                crate::common::python::python()
+            ),
+            "10",
+            &store,
+        )
+    });
+    assert_eq!(unsynced["duplicate_effects"], 10, "{unsynced}");
+}

@@ -75,6 +75,8 @@ pub struct ExecCtx<'a> {
     should_retry: Option<(&'a str, bool)>,
     /// What decides a crash at a storage commit.
     commits: Commits<'a>,
+    /// The worker restarts after losing its machine (`workers.crash.machine_loss`).
+    machine_lost: bool,
 }
 
 /// What the world lends a step for its storage commits (external executors): asked at each
@@ -120,11 +122,24 @@ impl<'a> ExecCtx<'a> {
             claims,
             should_retry,
             commits,
+            machine_lost: false,
         }
     }
 }
 
 impl ExecCtx<'_> {
+    /// The step is the restart of a worker whose machine was lost with its process.
+    pub(crate) fn with_machine_lost(mut self, lost: bool) -> Self {
+        self.machine_lost = lost;
+        self
+    }
+
+    /// Whether this step restarts a worker whose machine was lost: its files go back to
+    /// what their commits made durable (external executors' storage).
+    pub(crate) fn machine_lost(&self) -> bool {
+        self.machine_lost
+    }
+
     /// The worker's process commits a file of the run's storage: whether it dies there (a
     /// scripted `crash_at_commit`, or `workers.crash.at_commit` while the crash budget lasts).
     /// On a crash the world is told ([`ExecCommand::CrashAtCommit`]); the caller stops the

@@ -116,6 +116,8 @@ pub struct External {
     workers: u32,
     /// `workers.journal: volatile`: a restarted worker's directory is empty.
     volatile: bool,
+    /// `workers.crash.machine_loss` above 0: a crash may lose what was not committed.
+    machine_loss: bool,
 }
 
 impl External {
@@ -140,13 +142,17 @@ impl External {
             dead: false,
             workers: 1,
             volatile: false,
+            machine_loss: false,
         }
     }
 
-    /// The run's `workers`, and whether a crash loses a worker's directory (`volatile`).
-    pub fn with_storage(mut self, workers: u32, volatile: bool) -> Self {
+    /// The run's `workers`, whether a crash loses a worker's directory (`volatile`), and
+    /// whether it may lose what was not committed (`machine_loss`: the shim then keeps each
+    /// file's committed bytes).
+    pub fn with_storage(mut self, workers: u32, volatile: bool, machine_loss: bool) -> Self {
         self.workers = workers;
         self.volatile = volatile;
+        self.machine_loss = machine_loss;
         self
     }
 
@@ -292,10 +298,12 @@ impl External {
             super::storage::begin_run(self.workers)
         } else if restart && self.volatile {
             super::storage::lose_worker(w)
+        } else if restart && ctx.machine_lost() {
+            super::storage::lose_unsynced(w)
         } else {
             Ok(())
         }
-        .and_then(|()| super::storage::enter(pid));
+        .and_then(|()| super::storage::enter(pid, self.machine_loss));
         if let Err(e) = storage {
             self.shared
                 .fail(format!("executor {}: {e}", self.shared.name));

@@ -433,6 +433,7 @@ impl ExternalDesign {
         executor::External::new(Arc::clone(&self.shared), &model.executor, face).with_storage(
             model.workers.count,
             model.workers.journal == crate::model::Durability::Volatile,
+            !model.workers.crash.machine_loss.is_zero(),
         )
     }
 

@@ -153,16 +153,68 @@ pub(crate) fn begin_run(workers: u32) -> Result<(), String> {
 
 /// Worker `worker`'s directory lost (`workers.journal: volatile`): empty again.
 pub(crate) fn lose_worker(worker: u32) -> Result<(), String> {
-    let w = slot()?.join(format!("w{worker}"));
+    let s = slot()?;
+    let w = s.join(format!("w{worker}"));
     empty(&w)?;
+    empty(&s.join(SYNCED).join(format!("w{worker}")))?;
     make(&w.join("tmp"))
 }
 
-/// Tells the shim of process `pid` which slot its next `start` belongs to.
-pub(crate) fn enter(pid: u32) -> Result<(), String> {
+/// Where the shim keeps, beside the slot's directories, the bytes of each file of a worker's
+/// directory as its last commit left them (`.synced/wN/...`), when a crash may lose the
+/// worker's machine (`workers.crash.machine_loss`).
+const SYNCED: &str = ".synced";
+
+/// Worker `worker`'s machine lost (`workers.crash.machine_loss`): each file of its directory
+/// goes back to the bytes its last commit made durable (kept by the shim under `.synced`), and
+/// a file never committed is left empty, as a disk that was never told to flush keeps it.
+/// Names (files made, renamed, removed) stay as they are.
+pub(crate) fn lose_unsynced(worker: u32) -> Result<(), String> {
+    let s = slot()?;
+    let rel = format!("w{worker}");
+    revert(&s.join(&rel), &s.join(SYNCED).join(&rel))
+}
+
+fn revert(dir: &Path, synced: &Path) -> Result<(), String> {
+    let fail = |p: &Path, e: std::io::Error| {
+        format!(
+            "the run's storage: cannot restore {} to its last commit: {e}",
+            p.display()
+        )
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| fail(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| fail(dir, e))?;
+        let path = entry.path();
+        let kept = synced.join(entry.file_name());
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| fail(&path, e))?;
+        if meta.is_dir() {
+            revert(&path, &kept)?;
+        } else if meta.is_file() {
+            match std::fs::read(&kept) {
+                Ok(bytes) => std::fs::write(&path, bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.set_len(0)),
+                Err(e) => Err(e),
+            }
+            .map_err(|e| fail(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Tells the shim of process `pid` which slot its next `start` belongs to, and whether to
+/// keep each file's committed bytes (`synced`: a crash may lose the worker's machine).
+pub(crate) fn enter(pid: u32, synced: bool) -> Result<(), String> {
     let s = slot()?;
     let f = root()?.join("lives").join(pid.to_string());
-    std::fs::write(&f, s.as_os_str().as_encoded_bytes())
+    let mut text = s.as_os_str().as_encoded_bytes().to_vec();
+    if synced {
+        text.extend_from_slice(b"\nsynced");
+    }
+    std::fs::write(&f, text)
         .map_err(|e| format!("the run's storage: cannot write {}: {e}", f.display()))
 }
 

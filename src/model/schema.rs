@@ -517,8 +517,18 @@ pub struct CrashModel {
     /// `fdatasync` of a file of the run's storage (a SQLite commit makes two or three) during a
     /// turn. The process dies before the call returns; what it wrote before stays, so a crash
     /// can fall between two commits of one turn. Built-in designs have no storage commits.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = "0/1"))]
     pub at_commit: Ratio,
+    /// Probability that a crash (at any point) is the loss of the worker's machine or
+    /// container, not only of its process: in the worker's directory each file goes back to
+    /// what its last commit (`fsync`, `fdatasync`) made durable, and a file never committed is
+    /// left empty (names made, renamed or removed stay as they were). A fault of its own,
+    /// drawn at each crash. The run's directory (a shared volume) keeps every write. External
+    /// executors only; 0 (a process death, whose writes the kernel keeps) by default.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = "0/1"))]
+    pub machine_loss: Ratio,
 }
 
 impl CrashModel {

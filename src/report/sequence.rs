@@ -294,7 +294,9 @@ impl Reader {
                 }
             }
             WorkerEvent::TimedOut { .. } | WorkerEvent::ConnectionReset { .. } => mark = Mark::Open,
-            WorkerEvent::Crashes { .. } | WorkerEvent::CrashesAtCommit { .. } => mark = Mark::Crash,
+            WorkerEvent::Crashes { .. }
+            | WorkerEvent::CrashesAtCommit { .. }
+            | WorkerEvent::MachineLost { .. } => mark = Mark::Crash,
             WorkerEvent::Reports { .. } => self.arrow((r, lane), (r, 0), Carries::Call, End::Head),
             WorkerEvent::WaitsForRestart { .. }
             | WorkerEvent::Unanswered { .. }

@@ -72,6 +72,8 @@ crate::sim::named_enum! {
         RequestTimeout => "request_timeout",
         /// Whether the connection is reset instead of the reply arriving.
         ConnectionReset => "connection_reset",
+        /// Whether a worker's crash loses its machine (its writes not yet committed).
+        MachineLoss => "machine_loss",
     }
 }
 
@@ -115,7 +117,8 @@ impl Purpose {
             | Purpose::AuthorizationLoss
             | Purpose::Throttle
             | Purpose::RequestTimeout
-            | Purpose::ConnectionReset => Class::Fault,
+            | Purpose::ConnectionReset
+            | Purpose::MachineLoss => Class::Fault,
             Purpose::Arrival
             | Purpose::AgentThink
             | Purpose::Latency
@@ -431,6 +434,7 @@ mod tests {
             (Purpose::Throttle, Fault),
             (Purpose::RequestTimeout, Fault),
             (Purpose::ConnectionReset, Fault),
+            (Purpose::MachineLoss, Fault),
         ];
         assert_eq!(table.len(), Purpose::COUNT);
         for (i, (p, class)) in table.into_iter().enumerate() {

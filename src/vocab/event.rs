@@ -164,6 +164,8 @@ pub enum WorkerEvent {
         commit: u32,
         restart_at_ms: Millis,
     },
+    /// A crashed worker's machine is lost: its directory keeps only what it committed.
+    MachineLost { worker: WorkerId },
     /// A worker process restarts.
     Restarts {
         worker: WorkerId,
@@ -423,7 +425,7 @@ impl WorkerEvent {
             | ConnectionReset { attempt, .. }
             | Replied { attempt, .. }
             | Crashes { attempt, .. } => About::attempt(attempt),
-            Restarts { .. } | CrashesAtCommit { .. } => About::default(),
+            Restarts { .. } | CrashesAtCommit { .. } | MachineLost { .. } => About::default(),
         }
     }
 
@@ -439,6 +441,7 @@ impl WorkerEvent {
             | Replied { worker, .. }
             | Crashes { worker, .. }
             | CrashesAtCommit { worker, .. }
+            | MachineLost { worker }
             | Restarts { worker, .. } => Some(worker),
         }
     }

@@ -33,8 +33,14 @@ impl World<'_> {
         crashed
     }
 
-    pub(super) fn crash(&mut self, worker: WorkerId, attempt: AttemptId, point: CrashPoint) {
-        self.crash_with(worker, |restart_at_ms| WorkerEvent::Crashes {
+    pub(super) fn crash(
+        &mut self,
+        worker: WorkerId,
+        attempt: AttemptId,
+        point: CrashPoint,
+        ch: &mut dyn Chooser,
+    ) {
+        self.crash_with(worker, ch, |restart_at_ms| WorkerEvent::Crashes {
             worker,
             point: point.name(),
             attempt,
@@ -43,8 +49,8 @@ impl World<'_> {
     }
 
     /// `worker`'s process dies at the run's storage commit `commit`.
-    pub(super) fn crash_at_commit(&mut self, worker: WorkerId, commit: u32) {
-        self.crash_with(worker, |restart_at_ms| WorkerEvent::CrashesAtCommit {
+    pub(super) fn crash_at_commit(&mut self, worker: WorkerId, commit: u32, ch: &mut dyn Chooser) {
+        self.crash_with(worker, ch, |restart_at_ms| WorkerEvent::CrashesAtCommit {
             worker,
             commit,
             restart_at_ms,
@@ -52,8 +58,14 @@ impl World<'_> {
     }
 
     /// `worker` crashes: every open attempt of it is closed unanswered, its journal's volatile
-    /// part is lost, its restart is due; `event` (given the restart's time) says how.
-    fn crash_with(&mut self, worker: WorkerId, event: impl FnOnce(Millis) -> WorkerEvent) {
+    /// part is lost, its restart is due; `event` (given the restart's time) says how. With
+    /// `workers.crash.machine_loss`, whether its machine is lost too is a fault of its own.
+    fn crash_with(
+        &mut self,
+        worker: WorkerId,
+        ch: &mut dyn Chooser,
+        event: impl FnOnce(Millis) -> WorkerEvent,
+    ) {
         self.workers[worker.0 as usize].crash();
         for i in 0..self.transport.attempts.len() {
             let a = &mut self.transport.attempts[i];
@@ -68,6 +80,13 @@ impl World<'_> {
         let restart_at = self.now + self.model.workers.restart_delay_ms;
         self.trace
             .log(self.now, Component::Executor, || event(restart_at));
+        if ch.chance(Purpose::MachineLoss, self.model.workers.crash.machine_loss) {
+            self.workers[worker.0 as usize].machine_lost = true;
+            self.trace
+                .log(self.now, Component::Executor, || WorkerEvent::MachineLost {
+                    worker,
+                });
+        }
         self.push(restart_at, Event::WorkerRestart { worker });
     }
 
@@ -87,6 +106,7 @@ impl World<'_> {
                 journal,
             });
         self.exec(worker, ch, |e, ctx| e.on_restart(ctx));
+        self.workers[worker.0 as usize].machine_lost = false;
         for call in inbox {
             if self.workers[worker.0 as usize].up {
                 self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));

@@ -169,7 +169,7 @@ impl World<'_> {
         if self.crash_check(worker, attempt, CrashPoint::AfterReply, ch) {
             // The reply died with the process: the outcome is unknown to the executor.
             self.unknown_from(attempt);
-            self.crash(worker, attempt, CrashPoint::AfterReply);
+            self.crash(worker, attempt, CrashPoint::AfterReply, ch);
             return;
         }
         if matches!(

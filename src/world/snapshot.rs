@@ -36,6 +36,7 @@ struct WorkerCopy {
     executor: Option<Box<dyn Executor>>,
     inbox: Vec<ToolCall>,
     touched: bool,
+    machine_lost: bool,
 }
 
 /// A world between two events: everything a run can still change.
@@ -82,6 +83,7 @@ impl World<'_> {
                 executor: copy(&w.executor)?,
                 inbox: w.inbox.clone(),
                 touched: w.touched,
+                machine_lost: w.machine_lost,
             });
         }
         Some(Snapshot {
@@ -128,6 +130,7 @@ impl World<'_> {
                 executor,
                 inbox: c.inbox.clone(),
                 touched: c.touched,
+                machine_lost: c.machine_lost,
             };
             if i < self.workers.len() {
                 self.workers[i] = w;

@@ -82,7 +82,8 @@ impl World<'_> {
                 commits: &mut commits,
             },
             should_retry.map(|v| (self.model.provider.should_retry.header.as_str(), v)),
-        );
+        )
+        .with_machine_lost(self.workers[worker.0 as usize].machine_lost);
         f(executor.as_mut(), &mut ctx);
         self.workers[worker.0 as usize].executor = Some(executor);
         self.tag_claims();
@@ -141,13 +142,13 @@ impl World<'_> {
                     let is_create = matches!(request.kind, RequestKind::Create { .. });
                     self.faults.number(attempt, is_create);
                     if self.crash_check(worker, attempt, CrashPoint::BeforeDispatch, ch) {
-                        self.crash(worker, attempt, CrashPoint::BeforeDispatch);
+                        self.crash(worker, attempt, CrashPoint::BeforeDispatch, ch);
                         break;
                     }
                     let timeout_ms = timeout_ms.unwrap_or(self.model.executor.timeout_ms);
                     self.send(worker, attempt, op, request, timeout_ms, ch);
                     if self.crash_check(worker, attempt, CrashPoint::AfterSend, ch) {
-                        self.crash(worker, attempt, CrashPoint::AfterSend);
+                        self.crash(worker, attempt, CrashPoint::AfterSend, ch);
                         break;
                     }
                 }
@@ -159,7 +160,7 @@ impl World<'_> {
                 } => self.set_timer(worker, at_ms, spread_ms, tag, periodic, ch),
                 ExecCommand::Threshold { ms } => ch.learn_threshold(ms),
                 ExecCommand::CrashAtCommit { commit } => {
-                    self.crash_at_commit(worker, commit);
+                    self.crash_at_commit(worker, commit, ch);
                     break;
                 }
                 ExecCommand::Report {

@@ -18,6 +18,9 @@ pub struct Worker {
     /// it is interchangeable with every other worker in the same case. Derived from the
     /// run, not part of the state.
     pub(crate) touched: bool,
+    /// It is down after losing its machine (`workers.crash.machine_loss`): its next life finds
+    /// its directory as its commits left it.
+    pub(crate) machine_lost: bool,
 }
 
 impl Worker {
@@ -28,6 +31,7 @@ impl Worker {
             executor: Some(executor),
             inbox: Vec::new(),
             touched: false,
+            machine_lost: false,
         }
     }
 
@@ -41,10 +45,12 @@ impl Worker {
             executor,
             inbox,
             touched,
+            machine_lost,
         } = self;
         *up = true;
         *incarnation = 0;
         *touched = false;
+        *machine_lost = false;
         inbox.clear();
         if !executor.as_mut().is_some_and(|e| e.reset()) {
             *executor = Some(fresh());
@@ -76,9 +82,11 @@ impl Worker {
             // Whether a symmetry applies is read off the state itself: two states alike in
             // everything hashed have the same automorphisms.
             touched: _,
+            machine_lost,
         } = self;
         up.hash(h);
         incarnation.hash(h);
+        machine_lost.hash(h);
         inbox.hash(h);
         match executor {
             Some(e) => {

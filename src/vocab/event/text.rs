@@ -164,6 +164,10 @@ impl fmt::Display for WorkerEvent {
                 f,
                 "{worker} crashes at storage commit {commit}; restarts at {restart_at_ms} ms"
             ),
+            MachineLost { worker } => write!(
+                f,
+                "{worker}'s machine is lost: its directory keeps what its commits made durable"
+            ),
             Restarts { worker, journal } => {
                 write!(f, "{worker} restarts ({journal} journal) and recovers")
             }
@@ -470,6 +474,11 @@ mod tests {
                     should_retry: Some("true".to_string()),
                 }),
                 format!("worker 0: reply to attempt 2: {reply} (should-retry: true)"),
+            ),
+            (
+                text(WorkerEvent::MachineLost { worker: w }),
+                "worker 0's machine is lost: its directory keeps what its commits made durable"
+                    .to_string(),
             ),
             (
                 text(WorkerEvent::CrashesAtCommit {
