@@ -888,3 +888,43 @@ fn a_node_key_file_is_the_workers_disk_as_pythons() {
     });
     assert_eq!(unsynced["duplicate_effects"], 10, "{unsynced}");
 }
+
+/// Where the storage cannot be: a missing directory, a file, a directory where nothing can be
+/// made (`/proc`): exit 2, naming the path, before any run (the binary: the storage's
+/// location is set once per process).
+#[test]
+fn a_storage_that_cannot_be_made_is_refused_naming_its_path() {
+    for (dir, why) in [
+        (
+            "/nonexistent/storage",
+            "--executor-storage /nonexistent/storage: No such file or directory",
+        ),
+        ("README.md", "--executor-storage README.md: not a directory"),
+        (
+            "/proc",
+            "the executors' storage: cannot make a private directory in /proc",
+        ),
+    ] {
+        let out = untouched(|| {
+            Command::new(env!("CARGO_BIN_EXE_retrylab"))
+                .args([
+                    "run",
+                    LOST,
+                    "--design",
+                    "x",
+                    "--seeds",
+                    "1",
+                    "--executor-storage",
+                    dir,
+                ])
+                .arg("--executor")
+                .arg(py("x", "b41_uuid4_key.py"))
+                .output()
+                .unwrap()
+        });
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{dir}: {stderr}");
+        assert!(stderr.contains(why), "{dir}: {stderr}");
+        assert!(out.stdout.is_empty(), "{dir}");
+    }
+}
