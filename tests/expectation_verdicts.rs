@@ -523,3 +523,30 @@ fn determinism_self_check_catches_state_that_outlives_a_run() {
         Ok(())
     );
 }
+
+/// A violation the model's search finds is said once, as a violation: the `FAIL` line names
+/// the property, and the shrunk run, when it is the seeds' counterexample printed above, is
+/// not printed again.
+#[test]
+fn a_violation_found_by_the_search_is_said_once() {
+    let text = std::fs::read_to_string(model_path("bad/lost_reply_rare.json")).unwrap();
+    let wrong = text.replace(
+        "\"hold\": [\"no_false_success\", \"no_false_failure\", \"no_false_resolution\"],\n      \"violate\": [\"no_duplicate\"]",
+        "\"hold\": [\"no_duplicate\", \"no_false_success\", \"no_false_failure\", \"no_false_resolution\"]",
+    );
+    assert_ne!(wrong, text);
+    let model = TempModel::new("lost_reply_rare_wrong.json", &wrong);
+    let out = retrylab(&["check", model.arg(), "--seeds", "200"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(!text.contains("not certified"), "{text}");
+    assert!(
+        text.contains("FAIL lost_reply_rare new_key_after_replan (explore, within the model's bound): no_duplicate violated by a run with 1 fault"),
+        "{text}"
+    );
+    assert_eq!(text.matches("timeline").count(), 1, "{text}");
+    assert!(
+        text.contains("the same run as seed 39's shrunk counterexample above\n"),
+        "{text}"
+    );
+}

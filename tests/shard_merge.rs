@@ -251,7 +251,7 @@ fn check_in_four_shards_is_the_unsharded_check() {
     );
     assert!(out.contains("first violating seed: 39\n"), "{out}");
     assert!(
-        out.contains("FAIL lost_reply_rare new_key_after_replan: not certified within the model's explore bound"),
+        out.contains("FAIL lost_reply_rare new_key_after_replan (explore, within the model's bound): no_duplicate violated by a run with 1 fault"),
         "{out}"
     );
     assert!(out.ends_with("2 not met\n"), "{out}");

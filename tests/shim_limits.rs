@@ -25,11 +25,29 @@ fn scratch() -> PathBuf {
     dir
 }
 
-/// The binary with `args`: its exit code, stdout and stderr.
+/// The `TMPDIR` of the commands of `logs(_, arg)`: a directory of their own, so that what
+/// a command leaves there is not confused with what another test's command, running at the
+/// same time, has there still.
+fn tmp_of(arg: &str) -> PathBuf {
+    let dir = scratch().join(format!(
+        "tmp-{}",
+        if arg.is_empty() { "plain" } else { arg }
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The binary with `args`, `TMPDIR` the tests' scratch directory: its exit code, stdout and
+/// stderr.
 fn binary(args: &[&str]) -> (i32, String, String) {
+    binary_in(&scratch(), args)
+}
+
+/// The binary with `args` and `TMPDIR` `tmp`.
+fn binary_in(tmp: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_retrylab"))
         .args(args)
-        .env("TMPDIR", scratch())
+        .env("TMPDIR", tmp)
         .output()
         .unwrap();
     (
@@ -49,7 +67,7 @@ fn logs(extra: &[&str], arg: &str) -> Vec<String> {
     let mut a = vec!["trace", LOST, "--design", "r", "--seed", "0"];
     a.extend_from_slice(extra);
     a.extend_from_slice(&["--executor", &spec]);
-    let (code, stdout, stderr) = binary(&a);
+    let (code, stdout, stderr) = binary_in(&tmp_of(arg), &a);
     assert_eq!(code, 0, "{stderr}");
     stdout
         .lines()
@@ -84,7 +102,7 @@ fn a_relative_read_finds_the_project_and_a_relative_write_lands_in_the_runs_stor
         "a relative write reached the project"
     );
     // The command removed its storage.
-    let left: Vec<_> = std::fs::read_dir(scratch())
+    let left: Vec<_> = std::fs::read_dir(tmp_of(""))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())

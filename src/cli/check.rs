@@ -345,13 +345,35 @@ fn render_table(o: &CheckOptions, views: &[ModelView<'_>], tally: &Tally) -> Str
                     );
                 }
                 _ => {
-                    let _ = writeln!(
-                        out,
-                        "\nFAIL {} {design}: not certified within the model's explore bound",
-                        model.name,
-                    );
                     for (text, vector) in &found.violations {
-                        out.push_str(text);
+                        // "PROPERTY violated by a run with N faults (found after ...)": the
+                        // verdict, said once, in the FAIL line.
+                        let text = text.trim_start();
+                        let (first, body) = text.split_once('\n').unwrap_or((text, ""));
+                        let _ = writeln!(
+                            out,
+                            "\nFAIL {} {design} (explore, within the model's bound): {}",
+                            model.name,
+                            first.trim_end()
+                        );
+                        // A seed's shrunk counterexample printed above may be this very run.
+                        let same = failed.iter().find_map(|(j, c)| {
+                            c.as_ref().filter(|c| {
+                                j.design == **design
+                                    && !c.timeline.trim().is_empty()
+                                    && body.contains(c.timeline.trim())
+                            })
+                        });
+                        match same {
+                            Some(c) => {
+                                let _ = writeln!(
+                                    out,
+                                    "the same run as seed {}'s shrunk counterexample above",
+                                    c.seed
+                                );
+                            }
+                            None => out.push_str(body),
+                        }
                         let _ = writeln!(out, "replay: {}", view.search_replay(design, vector));
                     }
                 }

@@ -106,7 +106,6 @@ impl World<'_> {
                 journal,
             });
         self.exec(worker, ch, |e, ctx| e.on_restart(ctx));
-        self.workers[worker.0 as usize].machine_lost = false;
         for call in inbox {
             if self.workers[worker.0 as usize].up {
                 self.exec(worker, ch, |e, ctx| e.on_call(ctx, call));

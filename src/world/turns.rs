@@ -55,6 +55,8 @@ impl World<'_> {
         let Some(mut executor) = self.workers[worker.0 as usize].executor.take() else {
             return;
         };
+        // Set by a crash that lost the machine; the next step is the restart's.
+        let machine_lost = std::mem::take(&mut self.workers[worker.0 as usize].machine_lost);
         let mut out = std::mem::take(&mut self.exec_out);
         let (faults, random_crashes) = (&mut self.faults, &mut self.random_crashes);
         let (max_crashes, p) = (
@@ -83,7 +85,7 @@ impl World<'_> {
             },
             should_retry.map(|v| (self.model.provider.should_retry.header.as_str(), v)),
         )
-        .with_machine_lost(self.workers[worker.0 as usize].machine_lost);
+        .with_machine_lost(machine_lost);
         f(executor.as_mut(), &mut ctx);
         self.workers[worker.0 as usize].executor = Some(executor);
         self.tag_claims();
